@@ -1,0 +1,108 @@
+"""The seams between the episode loop, the agents and their tools."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from sdebench.task import Task
+from sdebench.trajectory import Trajectory
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What one tool call returned to the agent."""
+
+    name: str
+    output: str
+    error: bool = False  # the call was rejected (unknown tool, bad arguments, path outside the workspace)
+    submitted: bool = False  # the call was `submit`
+    duration_s: float = 0.0
+
+
+@runtime_checkable
+class Toolbox(Protocol):
+    """The tools an agent may call in one episode (set by the delivery mode)."""
+
+    def names(self) -> list[str]:
+        """Tool names available in this episode."""
+        ...
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function-tool schemas of the available tools."""
+        ...
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run one tool; never raises (a bad call is an error result)."""
+        ...
+
+
+@dataclass
+class Usage:
+    """Model usage of one agent in one episode (reference agents leave it at zero)."""
+
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    model_s: float = 0.0
+    format_errors: int = 0
+    retries: int = 0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Budgets of one episode, shared by all attempts."""
+
+    max_turns: int = 50
+    max_cost_usd: float = 2.0
+    max_wall_s: float = 1800.0
+
+
+@dataclass
+class AgentContext:
+    """What an agent is given at the start of an episode."""
+
+    task: Task
+    statement: str
+    prompt_additions: list[str]
+    toolbox: Toolbox
+    trajectory: Trajectory
+    limits: Limits
+    seed: int = 0
+    started_at: float = 0.0  # time.monotonic() at episode start, for the wall limit
+
+
+@dataclass
+class RunResult:
+    """Why `Agent.run` returned."""
+
+    stop_reason: str  # submitted | max_turns | max_cost | max_wall | format_errors | error | gave_up
+    turns: int = 0  # agent turns in this run (model calls, or scripted steps)
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+STOP_SUBMITTED = "submitted"
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """An agent acts only through its toolbox; the episode loop owns grading and feedback."""
+
+    name: str
+    usage: Usage
+
+    def start(self, ctx: AgentContext) -> None:
+        """Begin an episode (build the first prompt)."""
+        ...
+
+    def run(self) -> RunResult:
+        """Act until `submit` or a limit; may be called again after `feedback`."""
+        ...
+
+    def feedback(self, text: str) -> None:
+        """Receive the failing output of a grade as a user message before the next `run`."""
+        ...

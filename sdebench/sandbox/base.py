@@ -1,0 +1,82 @@
+"""The sandbox protocol: where every command of an episode or a grade runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+# Output kept per stream: the head and the tail, with a marker in between.
+DEFAULT_OUTPUT_CAP = 64_000
+TRUNCATION_MARKER = "\n[... {n} bytes truncated ...]\n"
+
+
+class SandboxError(RuntimeError):
+    """A sandbox cannot be opened or used (missing backend, engine down, bad config)."""
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What one command did."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    truncated: bool = False
+    duration_s: float = 0.0
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """An open sandbox on one workspace; commands run with the workspace as cwd."""
+
+    workdir: str  # the workspace path as commands inside the sandbox see it
+
+    def exec(self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None) -> ExecResult:
+        """Run `cmd` (a shell string or an argv list) in the workspace."""
+        ...
+
+    def read_file(self, rel: str) -> str:
+        """Read a workspace file."""
+        ...
+
+    def write_file(self, rel: str, content: str) -> None:
+        """Write a workspace file (parents created)."""
+        ...
+
+    def sync_out(self, dest: Path) -> None:
+        """Copy the workspace's current files into the host dir `dest` (for grading)."""
+        ...
+
+    def close(self) -> None:
+        """Release everything the sandbox holds; safe to call twice."""
+        ...
+
+    def __enter__(self) -> Sandbox: ...
+
+    def __exit__(self, *exc) -> None: ...
+
+
+class SandboxFactory(Protocol):
+    """Opens sandboxes of one backend; built from the `sandbox` config group."""
+
+    name: str
+
+    def open(self, workspace: Path) -> Sandbox:
+        """Open a sandbox on the host dir `workspace`."""
+        ...
+
+    def cleanup(self) -> None:
+        """Remove anything left behind by this backend (called at sweep end)."""
+        ...
+
+
+def cap_output(data: bytes, cap: int = DEFAULT_OUTPUT_CAP) -> tuple[str, bool]:
+    """Decode `data`, keeping the head and tail when it exceeds `cap` bytes."""
+    if len(data) <= cap:
+        return data.decode(errors="replace"), False
+    half = cap // 2
+    cut = len(data) - 2 * half
+    text = data[:half].decode(errors="replace") + TRUNCATION_MARKER.format(n=cut) + data[-half:].decode(errors="replace")
+    return text, True

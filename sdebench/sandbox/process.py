@@ -1,0 +1,67 @@
+"""Run one host process with a timeout that kills its whole process group, and capped output."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, TRUNCATION_MARKER, ExecResult, cap_output
+
+
+def run_process(
+    argv: list[str],
+    cwd: str,
+    timeout: float,
+    env: dict[str, str],
+    output_cap: int = DEFAULT_OUTPUT_CAP,
+    preexec_fn=None,
+) -> ExecResult:
+    """Run `argv` in its own session; on timeout kill the group. Output goes to temp files, so
+    a flood of output costs disk, not memory, and is read back capped."""
+    start = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            preexec_fn=preexec_fn,
+        )
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _kill_group(proc.pid)
+            proc.wait()
+        stdout, t1 = _read_capped(out, output_cap)
+        stderr, t2 = _read_capped(err, output_cap)
+    code = proc.returncode if not timed_out else 124
+    return ExecResult(code, stdout, stderr, timed_out, t1 or t2, time.monotonic() - start)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _read_capped(f, cap: int) -> tuple[str, bool]:
+    size = f.seek(0, os.SEEK_END)
+    f.seek(0)
+    if size <= cap:
+        return cap_output(f.read(), cap)
+    half = cap // 2
+    head = f.read(half)
+    f.seek(size - half)
+    tail = f.read(half)
+    marker = TRUNCATION_MARKER.format(n=size - 2 * half)
+    return head.decode(errors="replace") + marker + tail.decode(errors="replace"), True

@@ -1,0 +1,45 @@
+"""The trajectory of an episode: one JSON line per event, flushed as it happens."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+
+class Trajectory:
+    """Appends events to a JSONL file; each write is flushed and fsynced so a kill loses nothing."""
+
+    def __init__(self, path: Path | None, redact: tuple[str, ...] = ()):
+        self.path = Path(path) if path is not None else None
+        self.redact = tuple(r for r in redact if r)
+        self.events = 0
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("")
+
+    def log(self, kind: str, **data: Any) -> None:
+        """Record one event (message, tool call, tool result, grade, limit...)."""
+        self.events += 1
+        if self.path is None:
+            return
+        line = json.dumps({"i": self.events, "t": round(time.time(), 3), "kind": kind, **data}, default=str)
+        for secret in self.redact:
+            line = line.replace(secret, "[REDACTED]")
+        with open(self.path, "a") as f:
+            f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def read(path: Path) -> list[dict[str, Any]]:
+    """Load the events of a trajectory file, skipping a torn last line."""
+    out = []
+    for line in Path(path).read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
