@@ -164,7 +164,7 @@ def litellm_prices(model: str) -> Prices | None:
     litellm = import_litellm()
     try:
         info = litellm.get_model_info(model=model)
-    except Exception:
+    except Exception:  # noqa: BLE001 - litellm raises assorted types for an unmapped model
         return None
     inp, out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
     # a hosted model listed at $0 is a stale map entry, not a free model; local servers configure 0
@@ -206,7 +206,7 @@ def call_cost(pricing: Pricing, response: Any, tokens: TokenCounts) -> tuple[flo
     litellm = import_litellm()
     try:
         cost = litellm.completion_cost(completion_response=response, model=pricing.model)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - any pricing failure becomes one clear error
         raise PricingError(f"litellm cannot price a reply of {pricing.model}: {str(e).splitlines()[0][:200]}") from None
     return float(cost or 0.0), "litellm"
 

@@ -15,7 +15,8 @@ forever) and `at: N` (serve it as the N-th request, 1-based, outside the sequenc
 also be a mapping `{steps: [...], default_usage: {...}, model: NAME}`. When the steps run out the
 server answers 400 "script exhausted", so a run that talks past its script ends visibly.
 
-GET /requests returns what the server received (for assertions); POST /script replaces the script
+GET /requests returns what the server received, with the time it took to answer each
+(`server_s`, for benchmarks); POST /script replaces the script
 and clears the record; `--port 0` picks a free port. The chosen address is printed as the first
 stdout line: `sdebench.testmodel listening on http://127.0.0.1:PORT/v1`.
 """
@@ -96,7 +97,7 @@ def load_script(path: Path) -> Script:
             import yaml  # only needed for YAML scripts
 
             data = yaml.safe_load(text)
-    except Exception as e:  # json.JSONDecodeError or yaml.YAMLError
+    except Exception as e:  # noqa: BLE001 - json.JSONDecodeError or yaml.YAMLError
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ScriptError(f"script {path} is not valid JSON/YAML: {first}") from None
     return parse_script(data)
@@ -225,6 +226,9 @@ def completion_body(model: str, n: int, step: Step) -> dict[str, Any]:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    # headers and body go out as separate writes: without TCP_NODELAY, Nagle plus the client's
+    # delayed ACK would add ~40 ms to every reply
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet: request lines would clutter test output."""
@@ -254,6 +258,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         """POST a chat completion, or a new script to /script."""
+        t0 = time.perf_counter()
         try:
             body = self._body()
         except ValueError:
@@ -280,9 +285,12 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(step.delay_s)
         if step.kind == "error":
             kind = "rate_limit_error" if step.status == 429 else "api_error"
-            self._send(step.status, {"error": {"message": step.message, "type": kind, "code": step.status}})
-            return
-        self._send(200, completion_body(self.server.model.script.model, n, step))
+            status, body = step.status, {"error": {"message": step.message, "type": kind, "code": step.status}}
+        else:
+            status, body = 200, completion_body(self.server.model.script.model, n, step)
+        # the "model's reply time" as the server sees it, so benchmarks can subtract it
+        record["server_s"] = time.perf_counter() - t0
+        self._send(status, body)
 
 
 class _Server(ThreadingHTTPServer):

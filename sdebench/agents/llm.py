@@ -346,7 +346,7 @@ class LLMAgent:
             t0 = time.monotonic()
             try:
                 response = litellm.completion(**kwargs)
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - every failure is classified, logged and reported
                 elapsed = time.monotonic() - t0
                 self.usage.model_s += elapsed
                 msg = self._redact(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
@@ -406,10 +406,10 @@ class LLMAgent:
                 ctx.trajectory.log("format_error", reason="bad_arguments", tool=name, arguments=raw, message=text)
                 self._tool_message(call, text)
                 continue
-            ctx.trajectory.log("tool_call", id=call["id"], name=name, arguments=args)
+            # the call itself is already in the model_call event; one fsynced event per tool keeps turns cheap
             result = ctx.toolbox.call(name, args)
-            ctx.trajectory.log("tool_result", id=call["id"], name=name, output=result.output, error=result.error,
-                               submitted=result.submitted, duration_s=round(result.duration_s, 4))
+            ctx.trajectory.log("tool_result", id=call["id"], name=name, arguments=args, output=result.output,
+                               error=result.error, submitted=result.submitted, duration_s=round(result.duration_s, 4))
             self._tool_message(call, result.output)
             submitted = submitted or result.submitted
         return submitted, faulty
