@@ -388,6 +388,9 @@ class LLMAgent:
             return False, True
         faulty = False
         submitted = False
+        # a toolbox that logs its calls to this trajectory already records each result (output included);
+        # logging it twice would cost a second fsynced write per call
+        toolbox_logs = getattr(ctx.toolbox, "trajectory", None) is ctx.trajectory
         for call in calls:
             name, raw = call["function"]["name"], call["function"]["arguments"]
             if submitted:
@@ -406,10 +409,11 @@ class LLMAgent:
                 ctx.trajectory.log("format_error", reason="bad_arguments", tool=name, arguments=raw, message=text)
                 self._tool_message(call, text)
                 continue
-            # the call itself is already in the model_call event; one fsynced event per tool keeps turns cheap
             result = ctx.toolbox.call(name, args)
-            ctx.trajectory.log("tool_result", id=call["id"], name=name, arguments=args, output=result.output,
-                               error=result.error, submitted=result.submitted, duration_s=round(result.duration_s, 4))
+            if not toolbox_logs:
+                ctx.trajectory.log("tool_result", id=call["id"], name=name, arguments=args, output=result.output,
+                                   error=result.error, submitted=result.submitted,
+                                   duration_s=round(result.duration_s, 4))
             self._tool_message(call, result.output)
             submitted = submitted or result.submitted
         return submitted, faulty
