@@ -139,10 +139,13 @@ def _message_dict(msg: Any) -> dict[str, Any]:
     calls = []
     for i, tc in enumerate(getattr(msg, "tool_calls", None) or []):
         fn = getattr(tc, "function", None)
+        args = getattr(fn, "arguments", None) or ""
+        if not isinstance(args, str):  # some providers hand back an object; the history needs JSON text
+            args = json.dumps(args)
         calls.append({
             "id": getattr(tc, "id", None) or f"call_{i}",
             "type": "function",
-            "function": {"name": getattr(fn, "name", None) or "", "arguments": getattr(fn, "arguments", None) or ""},
+            "function": {"name": getattr(fn, "name", None) or "", "arguments": args},
         })
     if calls:
         out["tool_calls"] = calls
