@@ -93,7 +93,7 @@ def run_tests(
         try:
             raw = sandbox.read_file(report_rel)
         except (OSError, FileNotFoundError, KeyError, RuntimeError):
-            run.error = "no test report: the test process died before writing it (exit %d)" % run.exec.exit_code
+            run.error = f"no test report: the test process died before writing it (exit {run.exec.exit_code})"
             return run
         try:
             data = json.loads(raw)
@@ -107,6 +107,6 @@ def run_tests(
             run.error = f"unreadable test report: {e}"
         if not run.finished and run.error is None:
             run.error = "pytest did not finish"
-    except Exception as e:  # noqa: BLE001 - a run never raises; the reason is kept
+    except Exception as e:  # a run never raises; the reason is kept
         run.error = f"test run failed: {type(e).__name__}: {e}"
     return run
