@@ -214,21 +214,40 @@ class DockerSandbox:
             code = api.exec_inspect(ex["Id"]).get("ExitCode")
         except Exception as e:
             raise SandboxError(f"docker exec failed: {_short(e)}") from None
+        self._reap()
         duration = time.monotonic() - start
         code = -1 if code is None else int(code)
         # 124: timeout sent TERM; 137: it had to KILL. Either way the time was up.
         timed_out = code in (124, 137) and duration >= secs - 0.5
         if timed_out:
-            self._kill_leftovers()
             code = 124
         stdout, t1 = out.text()
         stderr, t2 = err.text()
         return ExecResult(code, stdout, stderr, timed_out, t1 or t2, duration)
 
-    def _kill_leftovers(self) -> None:
-        """Kill every process of the user that escaped timeout's process group."""
-        with contextlib.suppress(Exception):  # best effort; the container dies at close anyway
-            self.container.exec_run(["kill", "-9", "-1"], user=self.opts.user)
+    def _reap(self) -> None:
+        """End every process an exec left behind (daemons, fork-bomb orphans).
+
+        Killing the container's init ends its whole pid namespace at once, which a racing fork
+        bomb cannot outrun; the container then restarts with its files intact.
+        """
+        try:
+            if len(self.client.api.top(self.container.id).get("Processes") or []) <= 1:
+                return
+            self.container.kill()
+            self.container.wait(timeout=30)
+            self.container.start()
+            # The killed namespace's processes leave the pids cgroup asynchronously: wait until a
+            # new process can start, or the next command would fail on a full process table.
+            for _ in range(100):
+                if self.container.exec_run(["true"], user=self.opts.user).exit_code == 0:
+                    return
+                time.sleep(0.1)
+            raise SandboxError("the container did not recover after a command flooded its process table")
+        except SandboxError:
+            raise
+        except Exception as e:
+            raise SandboxError(f"cannot reset the container after a command: {_short(e)}") from None
 
     def read_file(self, rel: str) -> str:
         """Read a workspace file from the container."""
