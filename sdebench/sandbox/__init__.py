@@ -30,7 +30,10 @@ def make_factory(cfg: dict[str, Any] | None = None) -> SandboxFactory:
     backend = cfg.pop("backend", "local")
     if backend == "unsafe_local":
         _mask_list(cfg)  # nothing is hidden without a sandbox; the keys are accepted and ignored
-        return UnsafeLocalFactory(**cfg)
+        try:
+            return UnsafeLocalFactory(**cfg)
+        except TypeError:
+            raise SandboxError(f"unknown sandbox.unsafe_local option(s): {', '.join(sorted(cfg))}") from None
     if backend == "local":
         from sdebench.sandbox.local import LocalFactory, options_from
 

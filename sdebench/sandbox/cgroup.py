@@ -46,6 +46,17 @@ class Cgroup:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
 
+    def drain(self, wait_s: float = 2.0) -> bool:
+        """Kill every process in the cgroup and wait until it is empty; False if it never empties."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            self.kill_all()
+            if not self.pids():
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.005)
+
     def remove(self, wait_s: float = 2.0) -> None:
         """Kill what is left and remove the dirs (retrying while killed processes exit)."""
         deadline = time.monotonic() + wait_s

@@ -383,3 +383,12 @@ def options_from(cfg: dict) -> DockerOptions:
     if extra:
         raise SandboxError(f"unknown sandbox.docker option(s): {', '.join(extra)}")
     return DockerOptions(**cfg)
+
+
+def unavailable_reason(image: str) -> str | None:
+    """Why `sandbox=docker` with `image` cannot run here, or None when it can."""
+    try:
+        DockerFactory(DockerOptions(image=image, client_timeout_s=30))
+    except SandboxError as e:
+        return str(e)
+    return None

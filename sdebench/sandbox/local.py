@@ -154,7 +154,8 @@ class LocalSandbox:
         argv = [*self.limit_prefix(), *self.bwrap_args(), "--", *inner]
         result = run_process(argv, str(self.workspace), timeout, full_env, self.opts.output_cap)
         if self.cgroup is not None:
-            self.cgroup.kill_all()  # belt and braces: the pid namespace is already gone
+            # The pid namespace dies with bubblewrap, asynchronously: wait until it has.
+            self.cgroup.drain()
         return result
 
     # --- files ---------------------------------------------------------------------------
