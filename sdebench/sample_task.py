@@ -46,15 +46,15 @@ def count(items: list[tuple[str, float, int]]) -> int:
     return sum(qty for _, _, qty in items)
 '''
 
-CONFTEST = '''import pytest
+CONFTEST = """import pytest
 
 
 @pytest.fixture
 def items():
     return [("pen", 1.5, 4), ("book", 12.0, 1)]
-'''
+"""
 
-TEST_CART = '''from shop.cart import cart_total, count
+TEST_CART = """from shop.cart import cart_total, count
 
 
 def test_total(items):
@@ -63,16 +63,16 @@ def test_total(items):
 
 def test_count(items):
     assert count(items) == 5
-'''
+"""
 
-TEST_PRICING = '''from shop.pricing import member_price
+TEST_PRICING = """from shop.pricing import member_price
 
 
 def test_members_get_a_discount():
     assert member_price(100.0) < 100.0
-'''
+"""
 
-HIDDEN_PRICING = '''from shop.pricing import member_price
+HIDDEN_PRICING = """from shop.pricing import member_price
 
 
 def test_member_rate_exact():
@@ -81,7 +81,7 @@ def test_member_rate_exact():
 
 def test_member_rate_other_total():
     assert member_price(250.0) == 232.5
-'''
+"""
 
 DOC = """# Pricing
 
@@ -119,7 +119,9 @@ def write_sample_task(dest: Path) -> Task:
         sha = repo.build(Path(tmp) / "repo", commits)
         repo.bundle(Path(tmp) / "repo", dest / "repo.bundle")
     pricing = "shop/pricing.py"
-    (dest / ORACLE_PATCH).write_text(repo.diff_files({pricing: PRICING_BUGGY}, {pricing: PRICING_FIXED.format(rate=0.07)}))
+    (dest / ORACLE_PATCH).write_text(
+        repo.diff_files({pricing: PRICING_BUGGY}, {pricing: PRICING_FIXED.format(rate=0.07)})
+    )
     (dest / CONVENTIONAL_PATCH).write_text(
         repo.diff_files({pricing: PRICING_BUGGY}, {pricing: PRICING_FIXED.format(rate=0.10)})
     )

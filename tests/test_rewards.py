@@ -29,4 +29,9 @@ def test_reward_dict_and_guard_zero():
     d = rewards(True, 1.0, b)
     assert d["binary"] == 1.0 and d["pass_ratio"] == 1.0 and d["shaped"] == b.normalized
     assert d["shaped_breakdown"]["terminal_bonus"] == 0.3
-    assert rewards(False, 0.0, None) == {"binary": 0.0, "pass_ratio": 0.0, "shaped": 0.0, "shaped_breakdown": None}
+    assert rewards(False, 0.0, None) == {
+        "binary": 0.0,
+        "pass_ratio": 0.0,
+        "shaped": 0.0,
+        "shaped_breakdown": None,
+    }

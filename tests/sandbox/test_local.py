@@ -1,3 +1,4 @@
+import contextlib
 import os
 import shutil
 import socket
@@ -11,7 +12,9 @@ from sdebench.sandbox.local import INSTALL_HINT, package_dir
 
 pytestmark = [
     pytest.mark.bwrap,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"),
+    pytest.mark.skipif(
+        shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+    ),
 ]
 
 
@@ -34,7 +37,9 @@ def ws(tmp_path):
 
 @pytest.fixture
 def box(ws, store, tmp_path):
-    factory = make_factory({"backend": "local", "tasks_dir": str(store), "results_dir": str(tmp_path / "results")})
+    factory = make_factory(
+        {"backend": "local", "tasks_dir": str(store), "results_dir": str(tmp_path / "results")}
+    )
     with factory.open(ws) as sb:
         yield sb
 
@@ -63,10 +68,8 @@ def test_network_is_cut(box):
     srv.settimeout(5)
 
     def serve():
-        try:
+        with contextlib.suppress(OSError):
             accepted.append(srv.accept())
-        except OSError:
-            pass
 
     t = threading.Thread(target=serve)
     t.start()
@@ -81,7 +84,10 @@ def test_network_is_cut(box):
 
 
 def test_task_store_home_and_package_are_masked(box, store):
-    r = box.exec(f"ls -A {store}; cat {store}/t1/hidden/test_secret.py; ls -A {package_dir()}; ls -A ~ $HOME", timeout=10)
+    r = box.exec(
+        f"ls -A {store}; cat {store}/t1/hidden/test_secret.py; ls -A {package_dir()}; ls -A ~ $HOME",
+        timeout=10,
+    )
     assert "hidden-answer" not in r.stdout
     assert "t1" not in r.stdout
     assert "grade.py" not in r.stdout
