@@ -26,9 +26,7 @@ def _main(argv):
         try:
             __import__(mod)
         except BaseException as e:  # SystemExit at import is a failed import too
-            result["import_errors"][mod] = "".join(traceback.format_exception_only(type(e), e)).strip()[
-                :MAX_MESSAGE
-            ]
+            result["import_errors"][mod] = "".join(traceback.format_exception_only(type(e), e)).strip()[:MAX_MESSAGE]
 
     tests = result["tests"]
 
@@ -50,16 +48,12 @@ def _main(argv):
             prev = tests.get(report.nodeid, {}).get("outcome")
             if prev in ("failed", "error") and report.when == "teardown":
                 return
-            message = (
-                "" if outcome == "passed" or report.longrepr is None else str(report.longrepr)[-MAX_MESSAGE:]
-            )
+            message = "" if outcome == "passed" or report.longrepr is None else str(report.longrepr)[-MAX_MESSAGE:]
             tests[report.nodeid] = {"outcome": outcome, "message": message}
 
         def pytest_collectreport(self, report):
             if report.failed:
-                result["collect_errors"].append(
-                    {"nodeid": report.nodeid, "message": str(report.longrepr)[-MAX_MESSAGE:]}
-                )
+                result["collect_errors"].append({"nodeid": report.nodeid, "message": str(report.longrepr)[-MAX_MESSAGE:]})
 
     try:
         import pytest

@@ -50,9 +50,7 @@ def _git(path: Path, *args: str, input: bytes | None = None) -> bytes:
         check=False,
     )
     if proc.returncode != 0:
-        raise RepoError(
-            f"git {' '.join(args)} failed in {path}: {proc.stderr.decode(errors='replace').strip()}"
-        )
+        raise RepoError(f"git {' '.join(args)} failed in {path}: {proc.stderr.decode(errors='replace').strip()}")
     return proc.stdout
 
 
@@ -156,9 +154,7 @@ def history(path: Path) -> list[HistoryCommit]:
     out = []
     for sha in shas:
         message = _git(path, "log", "-1", "--format=%B", sha).decode().rstrip("\n")
-        raw = _git(path, "show", "--format=", "--no-color", "--no-renames", "-U3", sha).decode(
-            errors="replace"
-        )
+        raw = _git(path, "show", "--format=", "--no-color", "--no-renames", "-U3", sha).decode(errors="replace")
         out.append(HistoryCommit(sha, message, split_diff(raw)))
     return out
 
@@ -171,9 +167,7 @@ def split_diff(raw: str) -> dict[str, str]:
         if line.startswith("diff --git "):
             current = line.split(" b/", 1)[-1]
             diffs[current] = []
-        elif current is None or line.startswith(
-            ("index ", "--- ", "+++ ", "new file mode", "deleted file mode")
-        ):
+        elif current is None or line.startswith(("index ", "--- ", "+++ ", "new file mode", "deleted file mode")):
             continue
         else:
             diffs[current].append(line)
@@ -231,11 +225,7 @@ def diff_files(before: dict[str, str], after: dict[str, str]) -> str:
             header += "deleted file mode 100644\n"
         lines = list(
             difflib.unified_diff(
-                a,
-                b,
-                "/dev/null" if old is None else f"a/{rel}",
-                "/dev/null" if new is None else f"b/{rel}",
-                n=3,
+                a, b, "/dev/null" if old is None else f"a/{rel}", "/dev/null" if new is None else f"b/{rel}", n=3
             )
         )
         for i, line in enumerate(lines):

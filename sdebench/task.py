@@ -39,11 +39,7 @@ class Tests:
 
     def groups(self) -> dict[str, tuple[str, ...]]:
         """Group name -> ids, in grading order."""
-        return {
-            "FAIL_TO_PASS": self.fail_to_pass,
-            "PASS_TO_PASS": self.pass_to_pass,
-            "HIDDEN_TO_PASS": self.hidden_to_pass,
-        }
+        return {"FAIL_TO_PASS": self.fail_to_pass, "PASS_TO_PASS": self.pass_to_pass, "HIDDEN_TO_PASS": self.hidden_to_pass}
 
 
 @dataclass(frozen=True)
@@ -182,13 +178,8 @@ def load(task_dir: str | Path) -> Task:
     if vals["source"] not in SOURCES:
         raise TaskError(f"{path}: field 'source' must be one of {', '.join(SOURCES)}, got {vals['source']!r}")
     if vals["bottleneck"] not in BOTTLENECKS:
-        raise TaskError(
-            f"{path}: field 'bottleneck' must be one of {', '.join(BOTTLENECKS)}, got {vals['bottleneck']!r}"
-        )
-    groups = {
-        g: tuple(_need(tests, g, list, "tests.", path))
-        for g in ("FAIL_TO_PASS", "PASS_TO_PASS", "HIDDEN_TO_PASS")
-    }
+        raise TaskError(f"{path}: field 'bottleneck' must be one of {', '.join(BOTTLENECKS)}, got {vals['bottleneck']!r}")
+    groups = {g: tuple(_need(tests, g, list, "tests.", path)) for g in ("FAIL_TO_PASS", "PASS_TO_PASS", "HIDDEN_TO_PASS")}
     for g in ("FAIL_TO_PASS", "HIDDEN_TO_PASS"):
         if not groups[g]:
             raise TaskError(f"{path}: field 'tests.{g}' must not be empty")

@@ -97,9 +97,7 @@ def run_tests(
             return run
         try:
             data = json.loads(raw)
-            run.tests = {
-                k: TestResult(str(v["outcome"]), str(v.get("message", ""))) for k, v in data["tests"].items()
-            }
+            run.tests = {k: TestResult(str(v["outcome"]), str(v.get("message", ""))) for k, v in data["tests"].items()}
             run.import_errors = dict(data.get("import_errors", {}))
             run.collect_errors = list(data.get("collect_errors", []))
             run.finished = bool(data.get("finished"))

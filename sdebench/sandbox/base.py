@@ -33,9 +33,7 @@ class Sandbox(Protocol):
 
     workdir: str  # the workspace path as commands inside the sandbox see it
 
-    def exec(
-        self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None
-    ) -> ExecResult:
+    def exec(self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None) -> ExecResult:
         """Run `cmd` (a shell string or an argv list) in the workspace."""
         ...
 
@@ -80,9 +78,5 @@ def cap_output(data: bytes, cap: int = DEFAULT_OUTPUT_CAP) -> tuple[str, bool]:
         return data.decode(errors="replace"), False
     half = cap // 2
     cut = len(data) - 2 * half
-    text = (
-        data[:half].decode(errors="replace")
-        + TRUNCATION_MARKER.format(n=cut)
-        + data[-half:].decode(errors="replace")
-    )
+    text = data[:half].decode(errors="replace") + TRUNCATION_MARKER.format(n=cut) + data[-half:].decode(errors="replace")
     return text, True

@@ -38,9 +38,7 @@ class UnsafeLocalSandbox:
         self.workdir = str(self.workspace)
         self.output_cap = output_cap
 
-    def exec(
-        self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None
-    ) -> ExecResult:
+    def exec(self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None) -> ExecResult:
         """Run `cmd` in the workspace on the host."""
         argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         return run_process(argv, self.workdir, timeout, base_env(env), self.output_cap)
