@@ -89,18 +89,26 @@ def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@dataclass(frozen=True)
+class _BundleRef:
+    """A bundle identified by its content hash alone (its path does not take part in equality)."""
+
+    digest: str
+    path: str = field(compare=False)
+
+
 @lru_cache(maxsize=64)
-def _pristine_cached(bundle: str, digest: str) -> Pristine:
+def _pristine_cached(ref: _BundleRef) -> Pristine:
     # Keyed by the bundle's content hash: a regenerated task never reuses an old tree.
     with tempfile.TemporaryDirectory(prefix="sdebench-pristine-") as tmp:
-        dest = repo_mod.unbundle(Path(bundle), Path(tmp) / "repo")
+        dest = repo_mod.unbundle(Path(ref.path), Path(tmp) / "repo")
         files = tuple((rel, (dest / rel).read_bytes()) for rel in repo_mod.tracked_files(dest))
         return Pristine(repo_mod.head_sha(dest), files)
 
 
 def pristine_tree(task: Task) -> Pristine:
-    """The HEAD tree of `task` (cached per bundle content)."""
-    return _pristine_cached(str(task.bundle.resolve()), _file_digest(task.bundle))
+    """The HEAD tree of `task` (cached per process by bundle content)."""
+    return _pristine_cached(_BundleRef(_file_digest(task.bundle), str(task.bundle.resolve())))
 
 
 # --- path classes -------------------------------------------------------------------------
