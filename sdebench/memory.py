@@ -32,9 +32,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 # Very common English words carry no signal for BM25 over short notes.
-STOPWORDS = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the this to was were will with".split()
-)
+_STOP = "a an and are as at be by for from has have in is it its of on or that the this to was were will with"
+STOPWORDS = frozenset(_STOP.split(" "))
 
 
 @dataclass(frozen=True)
