@@ -53,8 +53,21 @@ class TestRun:
     exec: ExecResult | None = None
 
     def outcome(self, test_id: str) -> TestResult:
-        """The outcome of `test_id`; `missing` when the report lacks it."""
-        return self.tests.get(test_id, TestResult(MISSING, self.error or "test not in the report"))
+        """The outcome of `test_id`; `missing` when the report lacks it.
+
+        An id without parameters covers every parametrized instance (`id[...]`): it passes only
+        if there is at least one and all of them pass; otherwise the first non-pass is returned.
+        """
+        if test_id in self.tests:
+            return self.tests[test_id]
+        instances = [v for k, v in self.tests.items() if k.startswith(test_id + "[")]
+        if not instances:
+            return TestResult(MISSING, self.error or "test not in the report")
+        return next((v for v in instances if not v.passed), instances[0])
+
+    def base_ids(self) -> set[str]:
+        """Reported ids with parametrization stripped."""
+        return {k.split("[", 1)[0] for k in self.tests}
 
 
 def module_names(paths: list[str]) -> list[str]:
@@ -93,7 +106,7 @@ def run_tests(
         try:
             raw = sandbox.read_file(report_rel)
         except (OSError, FileNotFoundError, KeyError, RuntimeError):
-            run.error = "no test report: the test process died before writing it (exit %d)" % run.exec.exit_code
+            run.error = f"no test report: the test process died before writing it (exit {run.exec.exit_code})"
             return run
         try:
             data = json.loads(raw)

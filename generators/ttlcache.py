@@ -1,0 +1,223 @@
+"""ttlcache: quotes from an upstream provider must be cached for an unconventional TTL.
+
+The cache expires entries after 120 s; the repro only checks that a quote survives 150 s, which
+the conventional TTLs (300 s, 3600 s) also satisfy. Hidden tests probe one second either side of
+the real TTL, drawn per variant from values no convention would produce.
+"""
+
+from __future__ import annotations
+
+import random
+
+from sdebench.family import PAST_FIXES, PREFERENCES
+from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+
+FAMILY = "ttlcache"
+HEAD_TTL = 120
+REPRO_AGE = 150
+CONVENTIONAL = (60, 90, 120, 180, 240, 300, 360, 420, 450, 480, 540, 600, 720, 900, 1200, 1800, 3600)
+
+
+def fact_ttl(variant: int) -> int:
+    """The TTL of a variant: 301..899 s, not a multiple of 5 and far from round minutes."""
+    rng = random.Random(f"{FAMILY}-ttl-{variant}")
+    while True:
+        ttl = rng.randint(301, 899)
+        if ttl % 5 and all(abs(ttl - c) > 3 for c in CONVENTIONAL):
+            return ttl
+
+
+def tokens(ttl: int) -> tuple[str, ...]:
+    """Every spelling that would reveal the TTL."""
+    m, s = divmod(ttl, 60)
+    return (str(ttl), f"{m}m{s}s", f"{m} min {s}", f"{m} minutes {s}", f"{m}:{s:02d}", f"{ttl / 60:.2f} min")
+
+
+SHAPES = {0: ("ratecache", "fx quotes", "quote"), 1: ("geocache", "geocoding answers", "answer")}
+
+
+def config_module(ttl_line: str, extra: bool) -> str:
+    """The settings module; `extra` is the refactor's added setting."""
+    text = f'''"""Settings of the cache."""
+
+# Time-to-live of a cached entry, in seconds.
+{ttl_line}
+MAX_ENTRIES = 10_000
+'''
+    if extra:
+        text += "EVICT_BATCH = 100  # entries dropped at once when the cache is full\n"
+    return text
+
+
+def cache_module(pkg: str) -> str:
+    """The cache module (unchanged by the bug)."""
+    return f'''"""A small TTL cache with an injected clock."""
+
+from {pkg} import config
+
+
+class TTLCache:
+    """Maps keys to values that expire `ttl` seconds after they were set."""
+
+    def __init__(self, clock, ttl=None):
+        self.clock = clock
+        self.ttl = config.DEFAULT_TTL_SECONDS if ttl is None else ttl
+        self._data = {{}}
+
+    def set(self, key, value):
+        """Store `value` under `key`, stamped with the current time."""
+        self._data[key] = (self.clock(), value)
+
+    def get(self, key, default=None):
+        """The value under `key`, or `default` when absent or expired."""
+        item = self._data.get(key)
+        if item is None:
+            return default
+        stamp, value = item
+        if self.clock() - stamp >= self.ttl:
+            del self._data[key]
+            return default
+        return value
+
+    def __len__(self):
+        return len(self._data)
+'''
+
+
+class TTLCacheFamily:
+    """Generator of the ttlcache family."""
+
+    family = FAMILY
+    bottleneck = "knowledge-missing"
+    variants = (0, 1)
+    description = "the time-to-live the upstream provider guarantees for cached entries (a non-round number of seconds)"
+
+    def build(self, variant: int, source: str):
+        """Build one variant with the fact in `source`."""
+        pkg, what, item = SHAPES[variant]
+        ttl = fact_ttl(variant)
+        head_line = f"DEFAULT_TTL_SECONDS = {HEAD_TTL}"
+        fact_line = f"DEFAULT_TTL_SECONDS = {ttl}"
+        clock = "class Clock:\n    def __init__(self):\n        self.now = 0.0\n\n    def __call__(self):\n        return self.now\n"
+        base_tests = f'''from {pkg}.cache import TTLCache
+
+
+{clock}
+
+def test_missing_key_gives_default():
+    assert TTLCache(Clock()).get("nope", 7) == 7
+
+
+def test_fresh_entry_is_returned():
+    clock = Clock()
+    cache = TTLCache(clock)
+    cache.set("k", "v")
+    clock.now = 1
+    assert cache.get("k") == "v"
+
+
+def test_explicit_ttl_wins():
+    clock = Clock()
+    cache = TTLCache(clock, ttl=10)
+    cache.set("k", "v")
+    clock.now = 10
+    assert cache.get("k") is None
+'''
+        repro = f'''from {pkg}.cache import TTLCache
+
+
+{clock}
+
+def test_{item}_survives_{REPRO_AGE}_seconds():
+    # Reported: {what} vanish from the cache after two minutes, so we hit the provider far too often.
+    clock = Clock()
+    cache = TTLCache(clock)
+    cache.set("k", "v")
+    clock.now = {REPRO_AGE}
+    assert cache.get("k") == "v"
+'''
+        hidden = f'''from {pkg} import config
+from {pkg}.cache import TTLCache
+
+
+{clock}
+
+def test_hidden_alive_just_before_expiry():
+    clock = Clock()
+    cache = TTLCache(clock)
+    cache.set("k", "v")
+    clock.now = {ttl - 1}
+    assert cache.get("k") == "v"
+
+
+def test_hidden_gone_at_expiry():
+    clock = Clock()
+    cache = TTLCache(clock)
+    cache.set("k", "v")
+    clock.now = {ttl + 1}
+    assert cache.get("k") is None
+
+
+def test_hidden_setting():
+    assert config.DEFAULT_TTL_SECONDS == {ttl}
+'''
+        m, s = divmod(ttl, 60)
+        fact_k = (CONVENTIONS, f"- Caching: the upstream provider guarantees its {what} for exactly {ttl} s; "
+                  f"DEFAULT_TTL_SECONDS must equal that, never longer (stale data) nor shorter (rate limits).")
+        fact_f = (PREFERENCES, f"- (review of #77, ops) The cache TTL is not a round number: it is {ttl} seconds "
+                  f"({m} min {s} s), the provider's guarantee. Don't 'fix' it to five minutes or an hour.")
+        fact_x = (PAST_FIXES, f"## Provider rate-limit errors\nSymptom: 429s from the provider at peak. Fix: the "
+                  f"sibling service's cache used the wrong TTL; set it to the provider's {ttl} s, as everywhere here.")
+        distractors = [
+            (CONVENTIONS, "- HTTP: client timeouts are 7 s connect, 20 s read; retries back off 1, 2, 4 s."),
+            (CONVENTIONS, "- Sessions expire after 1800 s of inactivity; this is unrelated to the data caches."),
+            (f"{ADR_DIR}/0003-cache-ttl.md", "# ADR-0003: Cache lifetime\n\nStatus: Superseded\n\nCached entries lived "
+             "300 s (five minutes), a round default chosen before the provider contract. Superseded; do not use."),
+            (f"{ADR_DIR}/0004-eviction.md", "# ADR-0004: Eviction\n\nStatus: Accepted\n\nWhen the cache is full, "
+             "the oldest entries are evicted in batches."),
+            (PREFERENCES, "- (review of #64) Inject clocks; never call time.time() inside cache logic."),
+            (PAST_FIXES, "## Cache grew without bound\nSymptom: memory climbed overnight. Fix: enforce MAX_ENTRIES on set."),
+        ]
+        story = Story(
+            package=pkg,
+            module=f"{pkg}/config.py",
+            v1_correct=config_module(fact_line, extra=False),
+            v1_buggy=config_module(f"DEFAULT_TTL_SECONDS = {HEAD_TTL + 60}", extra=False),
+            head_buggy=config_module(head_line, extra=True),
+            oracle=config_module(fact_line, extra=True),
+            conventional=config_module("DEFAULT_TTL_SECONDS = 300", extra=True),
+            intro_msg_fact=f"config: cache entries for {ttl} s\n\nThe provider guarantees each of its {what} for "
+            f"{ttl} seconds; caching longer serves stale data, shorter trips its rate limit.",
+            intro_msg_plain="config: add cache settings",
+            refactor_msg="config: add eviction batch size; tune defaults",
+            base_files={
+                f"{pkg}/__init__.py": f'"""{pkg}: a cache for {what}."""\n',
+                f"{pkg}/cache.py": cache_module(pkg),
+                "tests/test_cache.py": base_tests,
+                "README.md": f"# {pkg}\n\nCaches {what} from the upstream provider.\n",
+            },
+            repro_tests={"tests/test_repro_expiry.py": repro},
+            hidden_tests={"tests/test_hidden_ttl.py": hidden},
+            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+            distractors=distractors,
+        )
+        return assemble(
+            story,
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=pkg,
+            statement=(
+                f"Cached {what} disappear after about two minutes, so every request goes back to the provider "
+                f"and we are being throttled. tests/test_repro_expiry.py reproduces it. Please fix the cache."
+            ),
+            fact=f"Cached {what} live exactly {ttl} seconds (the provider's guarantee).",
+            fact_tokens=tokens(ttl),
+            conventional_guess="DEFAULT_TTL_SECONDS = 300 (five minutes)",
+            tags=("caching", "magic-number"),
+            description=self.description,
+        )
+
+
+GENERATOR = TTLCacheFamily()
