@@ -190,7 +190,7 @@ def run_episode(
             traj.log("feedback", intervention=interventions, text=g.feedback)
             agent_obj.feedback(g.feedback)
         rec["final_diff"] = repo_mod.worktree_diff(last_graded)
-    except Exception as e:  # an episode failure is a record, never a crash of the sweep
+    except Exception as e:  # noqa: BLE001 - an episode failure is a record, never a crash of the sweep
         rec["resolved"] = False
         rec["stop_reason"] = "error"
         rec["error"] = f"{type(e).__name__}: {e}"
@@ -199,7 +199,7 @@ def run_episode(
         if sandbox is not None:
             try:
                 sandbox.close()
-            except Exception as e:  # closing must not lose the record
+            except Exception as e:  # noqa: BLE001 - closing must not lose the record
                 traj.log("error", error=f"sandbox close failed: {type(e).__name__}: {e}")
         if not keep_workspace:
             shutil.rmtree(work, ignore_errors=True)

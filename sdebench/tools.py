@@ -171,7 +171,7 @@ class Toolbox:
             output = getattr(self, f"_{name}")(**args)
         except ToolError as e:
             output, error = f"Error: {e}", True
-        except Exception as e:  # a tool never raises to the agent
+        except Exception as e:  # noqa: BLE001 - a tool never raises to the agent
             output, error = f"Error: {type(e).__name__}: {e}", True
         output = truncate(output, self.max_output_chars)
         took = time.monotonic() - start

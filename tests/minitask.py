@@ -1,4 +1,4 @@
-"""Shared fixtures: a small hand-built task family ("mini-pricing") emitted in all five placements.
+"""Test fixtures: a small hand-built task family ("mini-pricing") emitted in all five placements.
 
 The bug: a loyalty discount constant regressed from 0.17 to 0.10. The fact ("the loyalty
 discount is 17 percent") lives in history (H), docs (K), .agent/preferences.md (F),
@@ -9,8 +9,6 @@ test but fails the hidden one.
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 from sdebench import repo
 from sdebench.family import Commit, Memory
@@ -140,24 +138,12 @@ def build_task(out: Path, source: str) -> Task:
     return task
 
 
-@pytest.fixture(scope="session")
-def mini_tasks_dir(tmp_path_factory) -> Path:
-    """A tasks dir holding mini-pricing in all five placements."""
-    out = tmp_path_factory.mktemp("tasks")
-    for source in ("H", "K", "F", "X", "none"):
-        build_task(out, source)
-    return out
-
-
-@pytest.fixture(scope="session")
-def mini_tasks(mini_tasks_dir) -> dict[str, Task]:
-    """The mini-pricing tasks by source."""
-    from sdebench.task import load
-
-    return {p.name.rsplit("-", 1)[-1]: load(p) for p in sorted(mini_tasks_dir.iterdir()) if not p.name.startswith(".")}
+def build_all(out: Path) -> dict[str, Task]:
+    """Emit mini-pricing in all five placements into `out`; tasks by source."""
+    return {source: build_task(out, source) for source in ("H", "K", "F", "X", "none")}
 
 
 def repo_tasks() -> list[Path]:
-    """The emitted benchmark tasks of this checkout (tasks/), if any."""
+    """The emitted benchmark tasks of this checkout (tasks/)."""
     root = ROOT / "tasks"
     return sorted(p.parent for p in root.glob("*/task.toml")) if root.is_dir() else []
