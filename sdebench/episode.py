@@ -132,10 +132,13 @@ def run_episode(
         rec["error"] = f"trajectory not writable: {e}"
     max_interventions = int(cfg.get("max_interventions", DEFAULT_MAX_INTERVENTIONS))
     limits = limits_from(cfg)
-    work = Path(tempfile.mkdtemp(prefix=f"sdebench-{task.id}-", dir=work_root))
+    work: Path | None = None
     sandbox = toolbox = agent_obj = None
     last_graded: Path | None = None
     try:
+        if work_root is not None:
+            Path(work_root).mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f"sdebench-{task.id}-", dir=work_root))
         traj.log("episode_start", **identity(task, cfg), max_interventions=max_interventions)
         prepared = make_delivery(cfg.get("delivery") or {}).prepare(task, work)
         rec["delivery_info"] = prepared.info
@@ -201,7 +204,7 @@ def run_episode(
                 sandbox.close()
             except Exception as e:  # noqa: BLE001 - closing must not lose the record
                 traj.log("error", error=f"sandbox close failed: {type(e).__name__}: {e}")
-        if not keep_workspace:
+        if work is not None and not keep_workspace:
             shutil.rmtree(work, ignore_errors=True)
     if toolbox is not None:
         stats = toolbox.stats()
@@ -221,7 +224,7 @@ def run_episode(
     rec["wall_s"] = time.monotonic() - started
     for k in ("wall_s", "setup_s", "model_s", "tools_s", "grading_s"):
         rec[k] = round(float(rec[k]), 4)
-    if keep_workspace:
+    if keep_workspace and work is not None:
         rec["workspace"] = str(work)
     traj.log("episode_end", resolved=rec["resolved"], interventions=rec["interventions"], stop_reason=rec["stop_reason"], error=rec["error"])
     return rec

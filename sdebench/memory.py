@@ -18,6 +18,7 @@ tokenizer download.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Iterable
@@ -133,6 +134,8 @@ class MemoryIndex:
 
     def __init__(self, items: Iterable[MemoryItem]):
         import bm25s  # imported here: runs that use no memory tool never pay for it
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
 
         self.items = list(items)
         self._bm25 = None

@@ -61,7 +61,12 @@ def _as_set(value) -> set[str] | None:
     """A filter value (None, 'all', 'a,b', a list) as a set of strings; None means any."""
     if value is None or value == "" or value == []:
         return None
-    items = value.split(",") if isinstance(value, str) else [str(v) for v in value]
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, list | tuple | set):
+        items = [str(v) for v in value]
+    else:
+        items = [str(value)]
     items = {i.strip() for i in items if str(i).strip()}
     return None if not items or "all" in items else items
 
@@ -132,9 +137,13 @@ def main(cfg: DictConfig) -> None:
     hc = HydraConfig.get()
     try:
         records = run_job(plain, Path(hc.runtime.output_dir))
-    except RunError as e:
-        print(f"sdebench.run: error: {e}", file=sys.stderr)
-        sys.exit(2)
+    except Exception as e:  # noqa: BLE001 - one line, and a sweep goes on with its other jobs
+        msg = str(e) if isinstance(e, RunError) else f"{type(e).__name__}: {e}"
+        print(f"sdebench.run: error: {msg}", file=sys.stderr, flush=True)
+        if hc.mode == RunMode.RUN:
+            sys.exit(2)
+        log.error("job failed: %s", msg)
+        return
     if hc.mode == RunMode.RUN:
         print("\n" + results.markdown(results.summarize(records)), flush=True)
 
