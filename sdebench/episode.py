@@ -59,8 +59,16 @@ def identity(task: Task, cfg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _grade(task: Task, sandbox, work: Path, n: int, factory: SandboxFactory, grader: Grader) -> tuple[Grade, Path]:
-    """Copy the workspace out of the sandbox and grade the copy; returns the grade and the copy."""
+def _grade(
+    task: Task, sandbox, workspace: Path, work: Path, n: int, factory: SandboxFactory, grader: Grader
+) -> tuple[Grade, Path]:
+    """Grade the agent's files; returns the grade and the host dir that was graded.
+
+    A host-local sandbox (its workdir is the host workspace) is graded in place: the grader makes
+    its own pristine copy. Otherwise the files are first copied out of the sandbox.
+    """
+    if Path(sandbox.workdir) == workspace.resolve():
+        return grader(task, workspace, factory), workspace
     host = work / f"graded-{n}"
     if host.exists():
         shutil.rmtree(host)
@@ -166,10 +174,10 @@ def run_episode(
             rec["turns"] += run.turns
             traj.log("run_end", stop_reason=run.stop_reason, turns=run.turns, error=run.error, extra=run.extra)
             t = time.monotonic()
-            g, graded = _grade(task, sandbox, work, len(rec["attempts"]) + 1, factory, grader)
+            g, graded = _grade(task, sandbox, prepared.workspace, work, len(rec["attempts"]) + 1, factory, grader)
             grade_s = time.monotonic() - t
             rec["grading_s"] += grade_s
-            if last_graded is not None:
+            if last_graded not in (None, graded, prepared.workspace):
                 shutil.rmtree(last_graded, ignore_errors=True)
             last_graded = graded
             rec["attempts"].append(_attempt(len(rec["attempts"]) + 1, run.stop_reason, run.turns, g, grade_s))

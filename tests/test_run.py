@@ -43,8 +43,9 @@ def tasks(tmp_path_factory) -> Path:
     return out
 
 
-def common(tmp_path: Path, tasks: Path) -> list[str]:
-    return [*sandbox_args(tmp_path), f"tasks_dir={tasks}", f"results_dir={tmp_path / 'results'}",
+def common(tmp_path: Path, tasks: Path, sandbox: list[str] | None = None) -> list[str]:
+    sandbox = sandbox_args(tmp_path) if sandbox is None else sandbox
+    return [*sandbox, f"tasks_dir={tasks}", f"results_dir={tmp_path / 'results'}",
             f"hydra.run.dir={tmp_path / 'out'}", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
 
 
@@ -117,9 +118,11 @@ def test_sigkill_halfway_then_rerun_leaves_one_intact_record_per_episode(tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.bwrap
 def test_reference_matrix_on_one_family(tmp_path):
     """The CI check, reduced to one family and variant: every delivery, source and reference agent."""
-    args = ["-m", "experiment=reference_matrix", *common(tmp_path, ROOT / "tasks"), "hydra/launcher=parallel",
+    args = ["-m", "experiment=reference_matrix", *common(tmp_path, ROOT / "tasks", ["sandbox=local"]),
+            "hydra/launcher=parallel",
             "select.family=ttlcache", "select.variant=0", "source=all"]
     r = cli(args, tmp_path, timeout=1800)
     assert r.returncode == 0, r.stderr[-3000:]
