@@ -46,13 +46,15 @@ class TimedSandbox:
     def __init__(self, inner: Any):
         self.inner = inner
         self.spent = 0.0
+        self.cpu = 0.0  # this process's CPU time inside sandbox calls (spawning, waiting, copying)
 
     def _timed(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             return getattr(self.inner, method)(*args, **kwargs)
         finally:
             self.spent += time.perf_counter() - t0
+            self.cpu += time.process_time() - c0
 
     def exec(self, *args: Any, **kwargs: Any) -> Any:
         """Run a command in the sandbox (timed)."""
@@ -76,7 +78,7 @@ class SpanToolbox:
     def __init__(self, inner: Toolbox, sandbox: TimedSandbox):
         self.inner = inner
         self.sandbox = sandbox
-        self.spans: list[tuple[float, float, float]] = []  # start, end, sandbox seconds
+        self.spans: list[tuple[float, float, float, float, float]] = []  # start, end, sandbox s, CPU at end, sandbox CPU
 
     def names(self) -> list[str]:
         """Tool names."""
@@ -88,10 +90,11 @@ class SpanToolbox:
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run the real tool, timing it."""
-        before = self.sandbox.spent
+        before, cpu_before = self.sandbox.spent, self.sandbox.cpu
         t0 = time.monotonic()
         result = self.inner.call(name, arguments)
-        self.spans.append((t0, time.monotonic(), self.sandbox.spent - before))
+        self.spans.append((t0, time.monotonic(), self.sandbox.spent - before, time.process_time(),
+                           self.sandbox.cpu - cpu_before))
         return result
 
 
@@ -122,7 +125,7 @@ def episode(base: str, cfg: dict[str, Any], task: Task, factory: Any, turns: int
     ctx = AgentContext(task=task, statement=task.statement, prompt_additions=prepared.prompt_additions,
                        toolbox=toolbox, trajectory=traj, limits=Limits(max_turns=turns + 5), started_at=time.monotonic())
     agent.start(ctx)
-    t_start = time.monotonic()
+    t_start, cpu_start = time.monotonic(), time.process_time()
     try:
         res = agent.run()
     finally:
@@ -135,12 +138,13 @@ def episode(base: str, cfg: dict[str, Any], task: Task, factory: Any, turns: int
     if not len(server) == len(latency) == len(toolbox.spans) == turns:
         raise SystemExit(f"expected {turns} requests, replies and tool calls; got {len(server)}, {len(latency)}, "
                          f"{len(toolbox.spans)}")
-    out, prev = [], t_start
-    for (t0, t1, box), s, lat in zip(toolbox.spans, server, latency, strict=True):
+    out, prev, prev_cpu = [], t_start, cpu_start
+    for (t0, t1, box, cpu, box_cpu), s, lat in zip(toolbox.spans, server, latency, strict=True):
         wall = t1 - prev
         out.append({"wall": wall, "server": s, "command": box, "overhead": wall - s - box,
-                    "client": lat - s, "toolbox": (t1 - t0) - box, "agent": wall - lat - (t1 - t0)})
-        prev = t1
+                    "client": lat - s, "toolbox": (t1 - t0) - box, "agent": wall - lat - (t1 - t0),
+                    "cpu": cpu - prev_cpu - box_cpu})
+        prev, prev_cpu = t1, cpu
     return out
 
 
@@ -204,9 +208,12 @@ def main() -> int:
     print(f"  max     {max(ms['overhead']):7.2f} ms")
     print(f"  split (medians): litellm call + HTTP on 127.0.0.1 {med('client'):.2f} ms, toolbox around its commands "
           f"{med('toolbox'):.2f} ms, agent (accounting, history, trajectory fsyncs) {med('agent'):.2f} ms")
+    print(f"  harness CPU time per turn (this process, threads included, sandbox calls excluded; little affected "
+          f"by other load on the machine): median {med('cpu'):.2f} ms, p90 {q('cpu', 0.9):.2f} ms")
     print(f"  excluded (medians): model reply at the server {med('server'):.2f} ms, sandbox commands {med('command'):.2f} ms")
     print(f"  one fsynced trajectory write on this disk: median {fsync:.2f} ms (2 per turn: the reply, the tool call)")
     print(f"  warm-up episode (litellm import, first connection): {warm:.2f} s")
+    print(f"  load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     return 0
 
 
