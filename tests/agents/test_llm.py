@@ -396,3 +396,44 @@ def test_importing_the_package_does_not_import_litellm():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "clean"
+
+
+def test_calls_after_submit_in_the_same_reply_are_not_run(rig):
+    r = rig([{"tool_calls": [{"name": "edit_file", "arguments": FIX["arguments"]}, {"name": "submit"},
+                             {"name": "write_file", "arguments": {"path": "calc.py", "content": "broken"}}]},
+             {"tool": "read_file", "arguments": {"path": "calc.py"}}])
+    assert r.agent.run().stop_reason == "submitted"
+    assert [c[0] for c in r.toolbox.calls] == ["edit_file", "submit"]
+    assert (r.tmp / "ws" / "calc.py").read_text() == "def total(xs):\n    return sum(xs)\n"
+    # every call id still gets an answer, so the conversation stays valid if it resumes
+    r.agent.feedback("one more thing")
+    assert r.agent.run().stop_reason == "error"  # the script then runs out: a 400
+    tool_msgs = [m for m in r.requests()[1]["body"]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_msgs] == ["call_1_0", "call_1_1", "call_1_2"]
+    assert "not run" in tool_msgs[2]["content"]
+
+
+def test_backoff_never_outlives_the_wall_budget(rig):
+    r = rig([{"error": 503, "repeat": True}], limits=Limits(max_wall_s=1.0))
+    r.agent.settings = type(r.agent.settings)(
+        prompts=r.agent.settings.prompts, max_format_errors=3,
+        retry=type(r.agent.settings.retry)(max_retries=10, backoff_base_s=5.0, backoff_max_s=5.0, request_timeout_s=5.0),
+    )
+    t0 = time.monotonic()
+    assert r.agent.run().stop_reason == "max_wall"
+    assert time.monotonic() - t0 < 1.0 and len(r.requests()) == 1
+
+
+def test_an_unreachable_server_is_retried_then_reported(tmp_path, key):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    agent = LLMAgent.from_config(_cfg(f"http://127.0.0.1:{port}/v1"))
+    ctx = AgentContext(task=_task(), statement="s", prompt_additions=[], toolbox=FileToolbox(tmp_path),
+                       trajectory=Trajectory(tmp_path / "t.jsonl"), limits=Limits(), started_at=time.monotonic())
+    agent.start(ctx)
+    res = agent.run()
+    assert res.stop_reason == "error" and "gave up after 3 retries" in res.error and "Connection" in res.error
+    assert agent.usage.retries == 3 and agent.usage.model_calls == 0
