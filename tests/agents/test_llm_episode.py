@@ -223,7 +223,9 @@ def test_a_planted_key_reaches_no_output_file(task, tmp_path):
     other = "billing-rounding-v0-H"
     assert load(ROOT / "tasks" / other).oracle_patch == task.oracle_patch
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([*patch_edits(task.oracle_patch), SUBMIT, {"error": 400, "message": f"echo {PLANTED}"}]))
+    env_dump = {"tool": "bash", "arguments": {"command": "env; cat /proc/self/environ"}}  # the sandbox must not pass it on
+    script.write_text(json.dumps([env_dump, *patch_edits(task.oracle_patch), SUBMIT,
+                                  {"error": 400, "message": f"echo {PLANTED}"}]))
     env = {**os.environ, KEY_ENV: PLANTED, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     out = tmp_path / "out"
     with testmodel.subprocess_server(script) as base:
@@ -238,6 +240,8 @@ def test_a_planted_key_reaches_no_output_file(task, tmp_path):
         with urllib.request.urlopen(base.removesuffix("/v1") + "/requests", timeout=10) as r:
             reqs = json.loads(r.read())
     assert reqs and all(q["authorization"] == f"Bearer {PLANTED}" for q in reqs)  # the key did go to the model
+    assert "PATH=" in json.dumps(reqs[1]["body"]["messages"][-1])  # the env dump came back ...
+    assert PLANTED not in json.dumps([q["body"] for q in reqs])  # ... without the key, in no request
     files = [p for p in out.rglob("*") if p.is_file()]
     names = {p.name for p in files}
     assert {"config.yaml", "overrides.yaml", "hydra.yaml"} <= names
