@@ -3,8 +3,8 @@
 The repro calls the public loader (app), which reads every source into a layer (sources) and
 hands the layers to the merge helper (merge), where the precedence lives. At HEAD the layers are
 applied in reverse, so built-in defaults beat everything. The house order is not the common
-defaults < file < environment < command line: one pair is swapped. The repro only checks that a
-file value beats the default, true under both orders; hidden tests probe every pair of layers.
+defaults < file < environment < command line: some pairs are inverted. The repro only checks that a
+file value beats the default, true under every order; hidden tests probe every pair of layers.
 """
 
 from __future__ import annotations
@@ -34,12 +34,14 @@ mh = _helpers()
 FAMILY = "layered-config"
 # Roles, lowest to highest in the common convention.
 CONVENTIONAL = ("default", "file", "env", "cli")
-# House orders (lowest to highest): each swaps one pair of the convention, for a stated reason.
+# House orders (lowest to highest): each inverts part of the convention, for a stated reason.
 ORDERS = {
     "file-over-env": (("default", "env", "file", "cli"),
                       "the deployed config file is authoritative over stray environment variables"),
     "env-over-cli": (("default", "file", "cli", "env"),
                      "the orchestrator's environment is final, even over command-line flags"),
+    "file-final": (("default", "env", "cli", "file"),
+                   "the config file is rendered by the deployment system and nothing may override it"),
 }
 
 
@@ -69,24 +71,22 @@ def house(s: Shape) -> tuple[str, ...]:
     return tuple(s.names[r] for r in ORDERS[s.order][0])
 
 
-def swapped(s: Shape) -> tuple[str, str]:
-    """(lower, higher) layer names of the pair the house order swaps."""
+def swapped(s: Shape) -> list[tuple[str, str]]:
+    """(lower, higher) layer names of every pair the house order inverts."""
     order = ORDERS[s.order][0]
-    for lo, hi in combinations(order, 2):
-        if CONVENTIONAL.index(lo) > CONVENTIONAL.index(hi):
-            return s.names[lo], s.names[hi]
-    raise AssertionError("house order equals the convention")
+    return [(s.names[lo], s.names[hi]) for lo, hi in combinations(order, 2)
+            if CONVENTIONAL.index(lo) > CONVENTIONAL.index(hi)]
 
 
 def tokens(s: Shape) -> tuple[str, ...]:
     """Every spelling that would reveal the order (the whole chain or the swapped pair)."""
     order = house(s)
-    lo, hi = swapped(s)
     chain = (" < ".join(order), "<".join(order), " > ".join(reversed(order)), ", ".join(f'"{n}"' for n in order))
-    pair = (f"{lo} < {hi}", f"{hi} > {lo}", f"{hi} over {lo}", f"{hi} beats {lo}", f"{hi} overrides {lo}",
-            f"{hi} wins over {lo}", f"{hi} takes precedence over {lo}", f"{hi} outranks {lo}",
-            f"{lo} loses to {hi}", f"{hi} layer beats the {lo}", f"{hi} beats the {lo}")
-    return chain + pair
+    pairs = tuple(spelling for lo, hi in swapped(s) for spelling in (
+        f"{lo} < {hi}", f"{hi} > {lo}", f"{hi} over {lo}", f"{hi} beats {lo}", f"{hi} overrides {lo}",
+        f"{hi} wins over {lo}", f"{hi} takes precedence over {lo}", f"{hi} outranks {lo}", f"{lo} loses to {hi}",
+        f"{hi} beats the {lo}"))
+    return chain + pairs
 
 
 def merge(s: Shape, state: str, helper: bool) -> str:
@@ -310,7 +310,7 @@ def test_hidden_merge_helper_directly():
     assert merge_layers(layers)["k"] == ORDER[-1]
     assert origin(layers, "k") == ORDER[-1]
 '''
-    lo, hi = swapped(s)
+    lo, hi = swapped(s)[0]
     chain = " < ".join(house_order)
     why = ORDERS[s.order][1]
     fact_k = (f"{ADR_DIR}/0005-config-layers.md", f"Decision: layers are applied lowest to highest as {chain}; "

@@ -63,13 +63,19 @@ def shape(variant: int) -> Shape:
     return Shape(project, package, codes, cap, tuple(codes[r] for r in order))
 
 
+def token_parts(s: Shape) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The spellings of each part of the policy: the cap, then the precedence."""
+    p = [c.lower() for c in s.precedence]
+    cap = tuple(dict.fromkeys((str(s.cap), WORDS[s.cap], WORDS[s.cap].replace("-", " "))))
+    prec = (" > ".join(p), ">".join(p), " > ".join("#" + c for c in p), ", ".join(p),
+            ", ".join(f'"{c}"' for c in p), " then ".join(p), ", then ".join(p))
+    return cap, prec
+
+
 def tokens(s: Shape) -> tuple[str, ...]:
     """Every spelling that would reveal either part of the policy."""
-    p = [c.lower() for c in s.precedence]
-    spellings = (str(s.cap), WORDS[s.cap], WORDS[s.cap].replace("-", " "),
-                 " > ".join(p), ">".join(p), " > ".join("#" + c for c in p), ", ".join(p),
-                 ", ".join(f'"{c}"' for c in p), " then ".join(p), ", then ".join(p))
-    return tuple(dict.fromkeys(spellings))
+    cap, prec = token_parts(s)
+    return cap + prec
 
 
 def formulas(s: Shape) -> str:
@@ -522,6 +528,10 @@ class MinicalcErrAgg:
     variants = (0, 1)
     description = ("how a workbook's error panel aggregates sub-expression errors: the cap on listed cells and "
                    "which error code wins in a cell (two parts, split across two entries)")
+
+    def token_parts(self, variant: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The fact tokens of each part of the split fact, in the order the parts are placed."""
+        return token_parts(shape(variant))
 
     def build(self, variant: int, source: str):
         """Build one variant with the fact in `source`."""

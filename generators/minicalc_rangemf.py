@@ -79,11 +79,16 @@ def shape(variant: int) -> Shape:
     return Shape(*names, bounds=kinds[variant], floor=floors[variant])
 
 
+def token_parts(s: Shape) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The spellings of each part of the rule: the bounds, then the residual degree."""
+    pct = round(s.floor * 100)
+    return tuple(BOUNDS[s.bounds]["tokens"]), (f"{s.floor}", f".{pct}", f"{pct}%", f"{pct} percent", f"{pct} per cent")
+
+
 def tokens(s: Shape) -> tuple[str, ...]:
     """Every spelling that would reveal either part of the rule."""
-    pct = round(s.floor * 100)
-    return (*BOUNDS[s.bounds]["tokens"], f"{s.floor}", f".{pct}", f"{pct}%", f"{pct} percent",
-            f"{pct} per cent")
+    bounds, floor = token_parts(s)
+    return bounds + floor
 
 
 PARSER = '''"""Parse arithmetic expressions with names and function calls into a tuple AST.
@@ -460,6 +465,10 @@ class MinicalcRangeMF:
     variants = (0, 1)
     description = ("which bounds of a range count as inside and the residual degree a value outside keeps, "
                    "in a calculator's membership helper (two parts, split across two entries)")
+
+    def token_parts(self, variant: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The fact tokens of each part of the split fact, in the order the parts are placed."""
+        return token_parts(shape(variant))
 
     def build(self, variant: int, source: str):
         """Build one variant with the fact in `source`."""

@@ -61,10 +61,16 @@ def shape(variant: int) -> Shape:
                  {"NEWS10": 10, "FRIEND15": 15, "CREW20": 20, "TRADE20": 20, "GOLD20": 20}, cap)
 
 
+def token_parts(s: Shape) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The spellings of each part of the rule: compounding, then the cap."""
+    c = s.cap
+    return COMPOUND_TOKENS, (f"{c}%", f"{c} %", f"{c} percent", f"{c} per cent", f"0.{c}", f"{c}/100")
+
+
 def tokens(s: Shape) -> tuple[str, ...]:
     """Every spelling that would reveal either part of the rule."""
-    c = s.cap
-    return (*COMPOUND_TOKENS, f"{c}%", f"{c} %", f"{c} percent", f"{c} per cent", f"0.{c}", f"{c}/100")
+    compound, cap = token_parts(s)
+    return compound + cap
 
 
 def stacking(s: Shape, state: str, helper: bool) -> str:
@@ -334,6 +340,10 @@ class PromoStacking:
     variants = (0, 1)
     description = ("how several percentage discounts combine at checkout and the cap on the combined discount "
                    "(two parts, split across two entries)")
+
+    def token_parts(self, variant: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The fact tokens of each part of the split fact, in the order the parts are placed."""
+        return token_parts(shape(variant))
 
     def build(self, variant: int, source: str):
         """Build one variant with the fact in `source`."""
