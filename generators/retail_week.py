@@ -188,18 +188,23 @@ def build_story(s: Shape, source: str) -> Story:
     pkg = s.package
     y, m, d = MONDAY
     if s.item == "shift":
-        head = f"from datetime import datetime, timedelta\n\nfrom {pkg}.report import Shift, weekly_hours\n"
+        dt, names = "datetime, timedelta", "Shift, weekly_hours"
         make = ("def item(who, start, hours=2):\n    return Shift(who, start, start + timedelta(hours=hours))\n")
         run, key, one = "weekly_hours", "ann", "2.0"
         raises = 'Shift("ann", datetime(2024, 3, 6, 12), datetime(2024, 3, 6, 11))'
         bad = f"        weekly_hours([{raises}])"
     else:
-        head = f"from datetime import datetime\n\nfrom {pkg}.report import Booking, weekly_counts\n"
+        dt, names = "datetime", "Booking, weekly_counts"
         make = "def item(who, start):\n    return Booking(who, start)\n"
         run, key, one = "weekly_counts", "ann", "1"
         bad = '        weekly_counts([Booking("ann", datetime(2024, 3, 6, 12), guests=0)])'
-    base_tests = f'''{head.replace("from datetime", "import pytest" + chr(10) + chr(10) + "from datetime", 1)}
+    head = f"from datetime import {dt}\n\nfrom {pkg}.report import {names}\n"
+    base_tests = f'''from datetime import {dt}
+
+import pytest
+
 from {pkg}.buckets import group_by_week
+from {pkg}.report import {names}
 
 
 {make}
