@@ -1,9 +1,8 @@
-"""Shared pieces of the multi-hop families: split fact entries and per-source filler commits.
+"""Shared pieces of the multi-hop families: per-source filler commits and keyed draws.
 
-A split fact is a list of (artifact path, entry) per source, every part needed. The entries are
-appended after the distractors, the order `familykit.assemble` uses for its own fact entry, so
-the artifact files are the same whichever way the kit receives them. In H the second part of a
-split fact lives in a filler commit message instead of an artifact.
+A split fact is given to the kit as a list of (artifact path, entry) per source, every part
+needed. In H the second part of a split fact lives in a filler commit message instead of an
+artifact; `filler` builds that commit, fact-free in every other placement.
 """
 
 from __future__ import annotations
@@ -11,13 +10,6 @@ from __future__ import annotations
 import random
 
 from sdebench.family import Commit
-
-Entries = dict[str, list[tuple[str, str]]]
-
-
-def placed(distractors: list[tuple[str, str]], entries: Entries, source: str) -> list[tuple[str, str]]:
-    """The distractors plus the fact entries of `source` (none for H and none)."""
-    return [*distractors, *entries.get(source, [])]
 
 
 def filler(source: str, message: str, h_note: str, files: dict[str, str | None]) -> Commit:

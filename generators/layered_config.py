@@ -366,8 +366,8 @@ def test_hidden_merge_helper_directly():
         },
         repro_tests={"tests/test_repro_file_ignored.py": repro},
         hidden_tests={"tests/test_hidden_precedence.py": hidden},
-        fact_entries={},
-        distractors=mh.placed(distractors, entries, source),
+        fact_entries=entries,
+        distractors=distractors,
         filler=[mh.filler(source, "dump: render merged settings", "", filler_files)],
     )
 

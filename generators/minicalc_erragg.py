@@ -514,8 +514,8 @@ def test_hidden_strongest_of_all():
         },
         repro_tests={"tests/test_repro_panel.py": repro},
         hidden_tests={"tests/test_hidden_aggregation.py": hidden},
-        fact_entries={},
-        distractors=mh.placed(distractors, entries, source),
+        fact_entries=entries,
+        distractors=distractors,
         filler=[mh.filler(source, "export: add to_csv", h_note, filler_files)],
     )
 

@@ -451,8 +451,8 @@ def test_hidden_direct_call_inside():
         },
         repro_tests={"tests/test_repro_band.py": repro},
         hidden_tests={"tests/test_hidden_membership.py": hidden},
-        fact_entries={},
-        distractors=mh.placed(distractors, entries, source),
+        fact_entries=entries,
+        distractors=distractors,
         filler=[mh.filler(source, "format: add as_percent display helper", h_note, filler_files)],
     )
 

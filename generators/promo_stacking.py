@@ -326,8 +326,8 @@ def test_hidden_rate_helper():
         },
         repro_tests={"tests/test_repro_stacking.py": repro},
         hidden_tests={"tests/test_hidden_stacking.py": hidden},
-        fact_entries={},
-        distractors=mh.placed(distractors, entries, source),
+        fact_entries=entries,
+        distractors=distractors,
         filler=[mh.filler(source, "receipt: plain-text rendering", h_note, filler_files)],
     )
 

@@ -331,8 +331,8 @@ def test_hidden_same_day_either_side_of_the_hour():
         },
         repro_tests={"tests/test_repro_weekend.py": repro},
         hidden_tests={"tests/test_hidden_week_boundary.py": hidden},
-        fact_entries={},
-        distractors=mh.placed(distractors, entries, source),
+        fact_entries=entries,
+        distractors=distractors,
         filler=[mh.filler(source, "export: weekly rows for CSV", "", filler_files)],
     )
 

@@ -279,8 +279,8 @@ def test_hidden_words_sharing_one_less_differ():
         },
         repro_tests={"tests/test_repro_false_match.py": repro},
         hidden_tests={"tests/test_hidden_terms.py": hidden},
-        fact_entries={},
-        distractors=mh.placed(distractors, entries, source),
+        fact_entries=entries,
+        distractors=distractors,
         filler=[mh.filler(source, "highlight: mark query words in snippets", "", filler_files)],
     )
 
