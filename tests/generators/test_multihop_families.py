@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sdebench import validate
-from sdebench.family import SOURCES, TaskSpec
+from sdebench.family import SOURCES, TaskSpec, artifact_kind
 from sdebench.generate import load_generator
 
 GENERATORS = Path(__file__).resolve().parents[2] / "generators"
@@ -62,12 +62,17 @@ def test_static_rules_hold_in_every_placement(name):
     assert len(gen.variants) >= 2
     facts = set()
     for variant in gen.variants:
+        paths = set()
         for source in SOURCES:
             spec = gen.build(variant, source)
             problems = (validate.check_structure(spec, gen.family, variant, source)
                         + validate.check_placement(spec) + validate.check_no_future_leak(spec))
             assert [str(p) for p in problems] == []
             facts.add(spec.fact)
+            artifacts = {p: c for p, c in validate.head_tree(spec).items() if artifact_kind(p)}
+            paths.add(frozenset(artifacts))
+            assert any("Status: Superseded" in c for c in artifacts.values()), "no near-miss entry"
+        assert len(paths) == 1, "artifact paths differ between placements"
     assert len(facts) == len(gen.variants), "variants must differ in the fact"
 
 
