@@ -29,6 +29,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -100,7 +101,10 @@ def load_script(path: Path) -> Script:
     except Exception as e:  # noqa: BLE001 - json.JSONDecodeError or yaml.YAMLError
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ScriptError(f"script {path} is not valid JSON/YAML: {first}") from None
-    return parse_script(data)
+    try:
+        return parse_script(data)
+    except ScriptError as e:
+        raise ScriptError(f"script {path}: {e}") from None
 
 
 def _int_map(m: Any, where: str) -> dict[str, int]:
@@ -328,24 +332,23 @@ def in_thread(script: Script, port: int = 0) -> Iterator[_Server]:
 def subprocess_server(script_file: Path, port: int = 0, startup_s: float = 30.0) -> Iterator[str]:
     """Run `python -m sdebench.testmodel` as a child process; yields its api_base URL."""
     argv = [sys.executable, "-m", "sdebench.testmodel", "--script", str(script_file), "--port", str(port)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        url = _read_banner(proc, startup_s)
-        yield url
-    finally:
-        proc.terminate()
+    # stderr goes to a file: an unread pipe could fill up and stall the server
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
         try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
-        if proc.stderr:
-            proc.stderr.close()
+            yield _read_banner(proc, err, startup_s)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
 
 
-def _read_banner(proc: subprocess.Popen, startup_s: float) -> str:
+def _read_banner(proc: subprocess.Popen, err: Any, startup_s: float) -> str:
     # readline blocks; a watchdog kills a child that never prints its banner
     timer = threading.Timer(startup_s, proc.kill)
     timer.start()
@@ -355,8 +358,9 @@ def _read_banner(proc: subprocess.Popen, startup_s: float) -> str:
         timer.cancel()
     m = BANNER.search(line)
     if not m:
-        err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
-        raise RuntimeError(f"test model server did not start: {(line + err).strip()[:500]}")
+        proc.wait(timeout=5)
+        err.seek(0)
+        raise RuntimeError(f"test model server did not start: {(line + err.read()).strip()[:500]}")
     return m.group(1)
 
 

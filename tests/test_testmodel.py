@@ -141,3 +141,11 @@ def test_fixture_scripts_are_valid():
     assert files
     for f in files:
         assert load_script(f).steps, f
+
+
+def test_subprocess_server_reports_why_it_did_not_start(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("steps: [{text: a, error: 500}]\n")
+    with pytest.raises(RuntimeError, match="did not start: error: script .*needs exactly one of"), \
+            testmodel.subprocess_server(bad):
+        pass
