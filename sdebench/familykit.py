@@ -37,15 +37,16 @@ class Story:
     head_buggy: str  # the module at HEAD (after the refactor), buggy
     oracle: str  # head_buggy with the bug fixed
     conventional: str  # head_buggy with the conventional guess applied
-    intro_msg_fact: str  # H: the commit that introduced the rule, stating the fact
+    intro_msg_fact: str  # H: the commit that introduced the rule, stating the fact (part of it if split)
     intro_msg_plain: str  # elsewhere: the same commit, no fact
     refactor_msg: str  # the commit that regressed the rule in H (neutral wording)
     base_files: dict[str, str]  # other code and the existing suite (PASS_TO_PASS)
     repro_tests: dict[str, str]  # visible failing tests, added in the last commit
     hidden_tests: dict[str, str]
-    fact_entries: dict[str, tuple[str, str]]  # 'K' | 'F' | 'X' -> (artifact path, entry text)
+    # 'K' | 'F' | 'X' -> (artifact path, entry text), or a list of them to split a multi-part fact
+    fact_entries: dict[str, tuple[str, str] | list[tuple[str, str]]]
     distractors: list[tuple[str, str]]  # (artifact path, entry) present in every placement
-    filler: list[Commit] = field(default_factory=list)
+    filler: list[Commit] = field(default_factory=list)  # commits between the rule's introduction and the refactor
     extra_oracle: dict[str, str] = field(default_factory=dict)  # other files the fix changes
     repro_msg: str = "tests: add a failing repro for the reported bug"
 
@@ -105,8 +106,8 @@ def assemble(
     memory = standard_memory(project, story.package)
     for path, entry in story.distractors:
         memory.add(path, entry)
-    if source in story.fact_entries:
-        path, entry = story.fact_entries[source]
+    entries = story.fact_entries.get(source, [])
+    for path, entry in [entries] if isinstance(entries, tuple) else entries:
         memory.add(path, entry)
     artifacts = memory.render()
     is_h = source == "H"

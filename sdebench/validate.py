@@ -47,10 +47,10 @@ def normalise(text: str) -> str:
 
 @cache
 def _token_re(token: str) -> re.Pattern[str]:
-    # A token must not be glued to more of the same kind of character: '417' is not found in
-    # '4170' or 'a417', but is found in '417s'; 'half-down' is not found in 'half-downs'.
+    # A token must not be glued to more word characters, except that a number may carry a unit:
+    # '417' is found in '417s' but not in '4170' or 'a417'; 'half_down' is not in 'round_half_down'.
     t = normalise(token)
-    left = r"(?<![0-9])" if t[:1].isdigit() else (r"(?<![a-z0-9_])" if t[:1].isalnum() else "")
+    left = r"(?<![a-z0-9])" if t[:1].isdigit() else (r"(?<![a-z0-9_])" if t[:1].isalnum() else "")
     right = r"(?![0-9])" if t[-1:].isdigit() else (r"(?![a-z0-9_])" if t[-1:].isalnum() else "")
     return re.compile(left + re.escape(t) + right)
 
