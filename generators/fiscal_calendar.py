@@ -288,8 +288,8 @@ class FiscalCalendar:
             bottleneck=self.bottleneck,
             project=s.project,
             statement=(
-                f"The quarterly {s.report} report does not match finance's books: {calendar.month_name[rm]} "
-                f"{s.report} show up in the first quarter, and the fiscal-year labels on the report look off too. "
+                f"The quarterly {s.report} report does not match finance's books: entries dated in "
+                f"{calendar.month_name[rm]} show up in the first quarter, and the fiscal-year labels on the report look off too. "
                 f"tests/test_repro_quarter.py reproduces the quarter problem."
             ),
             fact=f"The fiscal year starts on 1 {calendar.month_name[start]} and is named after the calendar year "

@@ -308,7 +308,7 @@ class Ledger:
             project=s.project,
             statement=(
                 f"{s.payee.capitalize()}s are complaining about their statements: on a 1000.00 payout the "
-                f"{s.fee} we withheld is several times what their contract says, and finance cannot reconcile "
+                f"{s.fee} we withheld is far more than their contract says, and finance cannot reconcile "
                 f"the {s.income} account. tests/test_repro_fee.py shows it. Please fix the payout posting."
             ),
             fact=f"The {s.fee} is {bps} bps of gross, rounded {side} to the cent (the {absorber} absorbs the "

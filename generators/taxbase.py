@@ -294,6 +294,7 @@ class TaxBase:
         """Build one variant with the fact in `source`."""
         story, s, rate, step = build_story(variant)
         step_words = f"whole {s.unit}s" if step == "1" else f"tenths of a {s.unit}"
+        article = "an" if s.thing[0] in "aeiou" else "a"
         return assemble(
             story,
             family=FAMILY,
@@ -302,7 +303,7 @@ class TaxBase:
             bottleneck=self.bottleneck,
             project=s.project,
             statement=(
-                f"The tax on our {s.thing}s is wrong: a {s.thing} worth 100.00 shows 19.00 of tax, and our tax "
+                f"The tax on our {s.thing}s is wrong: {article} {s.thing} worth 100.00 shows 19.00 of tax, and our tax "
                 f"advisor says the amounts on several recent {s.thing}s do not match what we declare. "
                 f"tests/test_repro_tax.py has a reproduction."
             ),
