@@ -51,6 +51,7 @@ class ModelSettings:
     api_key_env: str | None = None
     temperature: float | None = 0.0
     max_tokens: int | None = None
+    send_seed: bool = False  # pass the episode's seed as `seed` (OpenAI, vLLM); Anthropic has no such parameter
     prices: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -67,6 +68,7 @@ class ModelSettings:
             api_key_env=d.get("api_key_env") or None,
             temperature=d.get("temperature"),
             max_tokens=d.get("max_tokens"),
+            send_seed=bool(d.get("send_seed", False)),
             prices=dict(d.get("prices") or {}),
             extra=dict(d.get("extra") or {}),
         )
@@ -327,6 +329,8 @@ class LLMAgent:
             kwargs["temperature"] = m.temperature
         if m.max_tokens is not None:
             kwargs["max_tokens"] = m.max_tokens
+        if m.send_seed and self.ctx is not None:
+            kwargs["seed"] = self.ctx.seed
         key = m.api_key()
         if key is not None:
             kwargs["api_key"] = key

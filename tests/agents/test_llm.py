@@ -191,7 +191,7 @@ def test_fix_at_once_accounts_every_token_and_cent(rig):
     assert first["messages"][0]["role"] == "system" and "NOTE-ADDITION" in first["messages"][1]["content"]
     assert "total() is off by one" in first["messages"][1]["content"]
     assert {t["function"]["name"] for t in first["tools"]} == set(FileToolbox.SCHEMAS)
-    assert first["model"] == "testmodel" and first["max_tokens"] == 256
+    assert first["model"] == "testmodel" and first["max_tokens"] == 256 and "seed" not in first
     assert reqs[1]["body"]["messages"][3] == {"role": "tool", "tool_call_id": "call_1_0", "name": "read_file",
                                               "content": "def total(xs):\n    return sum(xs) + 1\n"}
     # the key went to the server and nowhere into the trajectory
@@ -437,3 +437,10 @@ def test_an_unreachable_server_is_retried_then_reported(tmp_path, key):
     res = agent.run()
     assert res.stop_reason == "error" and "gave up after 3 retries" in res.error and "Connection" in res.error
     assert agent.usage.retries == 3 and agent.usage.model_calls == 0
+
+
+def test_the_episode_seed_is_sent_when_configured(rig):
+    r = rig([SUBMIT], send_seed=True)
+    r.ctx.seed = 7
+    assert r.agent.run().stop_reason == "submitted"
+    assert r.requests()[0]["body"]["seed"] == 7
