@@ -197,7 +197,8 @@ def test_hidden_margin_setting():
                   f"({pct}% of lead-time demand), the company-wide value.")
         distractors = [
             (f"{ADR_DIR}/0003-safety-stock.md", "# ADR-0003: Safety stock\n\nStatus: Superseded by ADR-0005\n\n"
-             f"Reorder points add {int(float(CONVENTIONAL_MARGIN) * 100)}% of lead-time demand as safety stock. "
+             f"Reorder points add {int(float(CONVENTIONAL_MARGIN) * 100)}% of lead-time demand as safety stock "
+             f"(SAFETY_MARGIN = {CONVENTIONAL_MARGIN}). "
              "Superseded: too low once supplier lateness was measured."),
             (f"{ADR_DIR}/0004-cycle-counts.md", "# ADR-0004: Cycle counts\n\nStatus: Accepted\n\nEvery bin is "
              "counted once a quarter; high-value bins once a month."),

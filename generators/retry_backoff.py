@@ -238,7 +238,8 @@ def test_hidden_cap_not_reached_early():
                   f"and MAX_DELAY_SECONDS = {cap}, the platform-wide rule.")
         distractors = [
             (f"{ADR_DIR}/0003-retry-backoff.md", "# ADR-0003: Retry backoff\n\nStatus: Superseded by ADR-0005\n\n"
-             "Double the delay after each failure and cap it at 300 s (five minutes). Superseded after the "
+             "Double the delay after each failure and cap it at 300 s, five minutes (BACKOFF_FACTOR = 2, "
+             "MAX_DELAY_SECONDS = 300). Superseded after the "
              "upstream outage review."),
             (f"{ADR_DIR}/0004-job-leases.md", "# ADR-0004: Job leases\n\nStatus: Accepted\n\nA worker holds a "
              "job lease for 90 s and renews it every 30 s."),

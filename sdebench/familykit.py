@@ -608,7 +608,11 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
     r = random.Random(f"filler:{key}:{modules}:{commits}")
     pkg = vocab.package
     n_sub = max(1, min(len(vocab.areas), round(modules / 6)))
-    subs = r.sample(list(vocab.areas), k=n_sub)
+    areas = [a for a in vocab.areas if not _hits(a, avoid)]
+    n_sub = min(n_sub, len(areas))
+    if not n_sub:
+        raise ValueError("filler: every area name holds an avoided token")
+    subs = r.sample(areas, k=n_sub)
     paths: list[str] = []
     names = [f"{n}_{k}" for n in vocab.nouns for k in _MODULE_KINDS] + [f"{k}" for k in _MODULE_KINDS]
     r.shuffle(names)
@@ -683,6 +687,11 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
             changed = _redraw(r, units[idx], vocab, avoid, keep_seed=keep_seed)
             units = units[:idx] + [changed] + units[idx + 1:]
             kind, fn = ("style" if keep_seed else "tune"), changed.name
+        if _render_module(doc, units, vocab, memo) == _render_module(*state[path], vocab, memo):
+            # The redraw changed nothing visible: make the commit add a definition instead.
+            unit = _draw_unit(r, vocab, {u.name for u in units}, avoid)
+            units = [*units, unit]
+            kind, fn = "add", unit.name
         state[path] = (doc, units)
         msg = next((m for m in (_message(r, kind, path, fn) for _ in range(20)) if not _hits(m, avoid)), f"{kind} {fn}")
         out.append(Commit(msg, {path: _render_module(doc, units, vocab, memo)}))
