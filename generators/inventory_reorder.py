@@ -30,6 +30,9 @@ CONVENTIONAL_MARGIN = "0.25"
 # Variant -> named repo size; variant 2 is the large exploration-heavy repo of variant 0's shape.
 SIZES = {0: "default", 1: "default", 2: "large"}
 
+# The subpackage (among filler ones) that holds the rule module, per shape.
+HOMES = {0: "purchasing", 1: "planning"}
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -144,7 +147,8 @@ class InventoryReorderFamily:
         pct = fact_margin(variant)
         toks = tokens(pct)
         modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks)
+        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                             include=(HOMES[variant % 2],))
         pkg, home = s.package, filler.packages[0]
         mod = f"{home}/{s.rule_module}.py"
         dotted = mod.removesuffix(".py").replace("/", ".")

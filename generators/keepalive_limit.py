@@ -22,6 +22,9 @@ CONVENTIONAL = 100
 SIZES = {0: "default", 1: "default"}
 ROUND = (100, 128, 200, 250, 256, 300, 400, 500, 512, 600, 700, 750, 800, 900, 1000)
 
+# The subpackage (among filler ones) that holds the rule module, per shape.
+HOMES = {0: "transport", 1: "net"}
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -177,7 +180,8 @@ class KeepaliveLimitFamily:
         n = fact_limit(variant)
         toks = tokens(n)
         modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks)
+        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                             include=(HOMES[variant % 2],))
         pkg, home = s.package, filler.packages[0]
         mod = f"{home}/{s.rule_module}.py"
         dotted = mod.removesuffix(".py").replace("/", ".")

@@ -21,6 +21,9 @@ HEAD_ONE_IN = 10
 CONVENTIONAL_ONE_IN = 100
 SIZES = {0: "default", 1: "default"}
 
+# The subpackage (among filler ones) that holds the rule module, per shape.
+HOMES = {0: "ingest", 1: "buffer"}
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -138,8 +141,9 @@ class LogSamplingFamily:
         n = fact_one_in(variant)
         toks = tokens(n)
         modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks)
-        pkg, home = s.package, filler.packages[-1]
+        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                             include=(HOMES[variant % 2],))
+        pkg, home = s.package, filler.packages[0]
         mod = f"{home}/{s.rule_module}.py"
         dotted = mod.removesuffix(".py").replace("/", ".")
         imp = f"from {pkg}.shipping import {s.shipper}\n"

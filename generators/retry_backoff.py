@@ -23,6 +23,9 @@ SIZES = {0: "default", 1: "default"}
 FACTORS = ("1.3", "1.4", "1.6", "1.7", "1.8", "2.2", "2.3", "2.4", "2.6", "2.7")
 ROUND_CAPS = tuple(range(60, 1201, 60)) + (150, 450, 750, 1000)
 
+# The subpackage (among filler ones) that holds the rule module, per shape.
+HOMES = {0: "workers", 1: "executors"}
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -155,8 +158,9 @@ class RetryBackoffFamily:
         factor, cap = fact(variant)
         toks = tokens(factor, cap)
         modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks)
-        pkg, home = s.package, filler.packages[1 % len(filler.packages)]
+        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                             include=(HOMES[variant % 2],))
+        pkg, home = s.package, filler.packages[0]
         mod = f"{home}/{s.rule_module}.py"
         dotted = mod.removesuffix(".py").replace("/", ".")
         imp = f"from {pkg}.scheduler import Scheduler\n"

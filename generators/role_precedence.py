@@ -21,6 +21,9 @@ from sdebench.familykit import ADR_DIR, CONVENTIONS, FillerVocab, Story, assembl
 FAMILY = "role-precedence"
 SIZES = {0: "default", 1: "default"}
 
+# The subpackage (among filler ones) that holds the rule module, per shape.
+HOMES = {0: "access", 1: "permissions"}
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -137,8 +140,9 @@ class RolePrecedenceFamily:
         order = fact_order(variant)
         toks = tokens(order)
         modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks)
-        pkg, home = s.package, filler.packages[2 % len(filler.packages)]
+        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                             include=(HOMES[variant % 2],))
+        pkg, home = s.package, filler.packages[0]
         mod = f"{home}/{s.rule_module}.py"
         dotted = mod.removesuffix(".py").replace("/", ".")
         win, lose = s.repro_pair

@@ -20,6 +20,9 @@ FAMILY = "title-boost"
 SIZES = {0: "default", 1: "default", 2: "large"}
 ROUND = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 
+# The subpackage (among filler ones) that holds the rule module, per shape.
+HOMES = {0: "indexing", 1: "ranking"}
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -139,8 +142,9 @@ class TitleBoostFamily:
         b = float(boost)
         toks = tokens(boost)
         modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks)
-        pkg, home = s.package, filler.packages[-1]
+        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                             include=(HOMES[variant % 2],))
+        pkg, home = s.package, filler.packages[0]
         mod = f"{home}/{s.rule_module}.py"
         dotted = mod.removesuffix(".py").replace("/", ".")
         imp = f"from {pkg}.search import score, search\n"

@@ -595,11 +595,14 @@ def _message(r: random.Random, kind: str, mod: str, fn: str) -> str:
     return f"{prefix}: {body}"
 
 
-def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid: tuple[str, ...] = ()) -> Filler:
+def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid: tuple[str, ...] = (),
+                include: tuple[str, ...] = ()) -> Filler:
     """`modules` filler modules under `vocab.package` and `commits` commits evolving them.
 
     Deterministic in (`vocab`, `key`, `modules`, `commits`, `avoid`); no module text or commit
-    message contains any of the `avoid` tokens (validator semantics). About a fifth of the modules
+    message contains any of the `avoid` tokens (validator semantics). `include` names subpackages that
+    must exist (first in `Filler.packages`), so a family's rule module can live in a fitting one
+    among filler modules. About a fifth of the modules
     first appear in a commit; the rest are in the initial import. The import smoke test
     (`FILLER_TEST`) imports every module of the package, so the filler's own suite is one test.
     """
@@ -608,11 +611,11 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
     r = random.Random(f"filler:{key}:{modules}:{commits}")
     pkg = vocab.package
     n_sub = max(1, min(len(vocab.areas), round(modules / 6)))
-    areas = [a for a in vocab.areas if not _hits(a, avoid)]
-    n_sub = min(n_sub, len(areas))
+    areas = [a for a in vocab.areas if not _hits(a, avoid) and a not in include]
+    n_sub = max(len(include), min(n_sub, len(areas) + len(include)))
     if not n_sub:
         raise ValueError("filler: every area name holds an avoided token")
-    subs = r.sample(areas, k=n_sub)
+    subs = list(include) + r.sample(areas, k=n_sub - len(include))
     paths: list[str] = []
     names = [f"{n}_{k}" for n in vocab.nouns for k in _MODULE_KINDS] + [f"{k}" for k in _MODULE_KINDS]
     r.shuffle(names)
