@@ -213,6 +213,7 @@ def test_hidden_margin_setting():
             (PAST_FIXES, "## Duplicate purchase orders\nSymptom: two POs for one item. Fix: de-duplicate "
              "suggestions by item code before sending."),
         ]
+        early, late = filler.split()
         story = Story(
             package=pkg,
             module=mod,
@@ -236,7 +237,8 @@ def test_hidden_margin_setting():
             hidden_tests={"tests/test_hidden_reorder_point.py": hidden},
             fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
             distractors=distractors,
-            filler=list(filler.commits),
+            filler=early,
+            late_filler=late,
         )
         return assemble(
             story,

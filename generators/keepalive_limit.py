@@ -263,6 +263,7 @@ def test_hidden_connections_opened_for_a_batch():
             (PAST_FIXES, "## Wrong Host header behind the proxy\nSymptom: 404s through the proxy. Fix: keep the "
              "port in the netloc used as pool key."),
         ]
+        early, late = filler.split()
         story = Story(
             package=pkg,
             module=mod,
@@ -286,7 +287,8 @@ def test_hidden_connections_opened_for_a_batch():
             hidden_tests={"tests/test_hidden_keepalive.py": hidden},
             fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
             distractors=distractors,
-            filler=list(filler.commits),
+            filler=early,
+            late_filler=late,
         )
         return assemble(
             story,

@@ -232,6 +232,7 @@ def test_hidden_setting():
             (PAST_FIXES, "## Lost error records on shutdown\nSymptom: the last errors before exit were missing. "
              "Fix: flush the sink in a finally block."),
         ]
+        early, late = filler.split()
         story = Story(
             package=pkg,
             module=mod,
@@ -255,7 +256,8 @@ def test_hidden_setting():
             hidden_tests={"tests/test_hidden_sampling.py": hidden},
             fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
             distractors=distractors,
-            filler=list(filler.commits),
+            filler=early,
+            late_filler=late,
         )
         return assemble(
             story,

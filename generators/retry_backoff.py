@@ -254,6 +254,7 @@ def test_hidden_cap_not_reached_early():
             (PAST_FIXES, "## Jobs ran twice after a deploy\nSymptom: duplicate runs. Fix: the lease was not "
              "renewed across restarts; persist it."),
         ]
+        early, late = filler.split()
         story = Story(
             package=pkg,
             module=mod,
@@ -277,7 +278,8 @@ def test_hidden_cap_not_reached_early():
             hidden_tests={"tests/test_hidden_backoff.py": hidden},
             fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
             distractors=distractors,
-            filler=list(filler.commits),
+            filler=early,
+            late_filler=late,
         )
         return assemble(
             story,

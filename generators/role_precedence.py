@@ -224,6 +224,7 @@ def test_hidden_permissions_follow_precedence(a, b, expected):
              "re-read roles on every permission check."),
         ]
         alpha = tuple(sorted(s.privilege))
+        early, late = filler.split()
         story = Story(
             package=pkg,
             module=mod,
@@ -247,7 +248,8 @@ def test_hidden_permissions_follow_precedence(a, b, expected):
             hidden_tests={"tests/test_hidden_precedence.py": hidden},
             fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
             distractors=distractors,
-            filler=list(filler.commits),
+            filler=early,
+            late_filler=late,
         )
         return assemble(
             story,

@@ -224,6 +224,7 @@ def test_hidden_three_title_hits_against_body_hits():
             (PAST_FIXES, "## Accents broke matching\nSymptom: 'café' never matched. Fix: normalise to NFKD and "
              "drop combining marks before tokenising."),
         ]
+        early, late = filler.split()
         story = Story(
             package=pkg,
             module=mod,
@@ -247,7 +248,8 @@ def test_hidden_three_title_hits_against_body_hits():
             hidden_tests={"tests/test_hidden_title_weight.py": hidden},
             fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
             distractors=distractors,
-            filler=list(filler.commits),
+            filler=early,
+            late_filler=late,
         )
         return assemble(
             story,

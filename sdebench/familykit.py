@@ -8,6 +8,7 @@ every placement:
     c1  the rule's module appears: correct (H: message states the fact) or already buggy (others)
     ..  filler commits
     cR  a refactor: H regresses the rule here; elsewhere the same message with a fact-free diff
+    ..  late filler commits (optional; exploration-heavy families bury the refactor under them)
     cT  the failing repro test is added (HEAD)
 
 Only the designated source carries the fact; every placement has the same artifact paths.
@@ -50,6 +51,8 @@ class Story:
     filler: list[Commit] = field(default_factory=list)  # commits between the rule's introduction and the refactor
     extra_oracle: dict[str, str] = field(default_factory=dict)  # other files the fix changes
     repro_msg: str = "tests: add a failing repro for the reported bug"
+    # Filler committed after the regressing refactor, so the regression is not the latest change.
+    late_filler: list[Commit] = field(default_factory=list)
 
 
 def test_ids(files: dict[str, str]) -> tuple[str, ...]:
@@ -118,6 +121,7 @@ def assemble(
                {story.module: story.v1_correct if is_h else story.v1_buggy}),
         *story.filler,
         Commit(story.refactor_msg, {story.module: story.head_buggy}),
+        *story.late_filler,
         Commit(story.repro_msg, dict(story.repro_tests)),
     ]
     visible = {**story.base_files, **story.repro_tests}
@@ -192,6 +196,11 @@ class Filler:
     commits: tuple[Commit, ...]
     modules: tuple[str, ...]  # every filler module path at HEAD
     packages: tuple[str, ...]  # the filler subpackage dirs ("pkg/area"), a family's rule may hide in one
+
+    def split(self, late_share: float = 0.3) -> tuple[list[Commit], list[Commit]]:
+        """The commits as (Story.filler, Story.late_filler): the last `late_share` go after the refactor."""
+        cut = len(self.commits) - round(len(self.commits) * late_share)
+        return list(self.commits[:cut]), list(self.commits[cut:])
 
 
 @dataclass(frozen=True)
@@ -301,7 +310,7 @@ def _t_parse(r: random.Random, v: FillerVocab, style: int) -> tuple[str, str, se
     noun = r.choice(v.nouns)
     name = f"parse_{noun}_line"
     comment = ' or line.startswith("#")' if style % 2 else ""
-    code = (f"_{noun.upper()}_FIELDS = ({', '.join(repr(f) for f in fields)},)\n\n\n"
+    code = (f"_{noun.upper()}_FIELDS = {tuple(fields)!r}\n\n\n"
             f"def {name}(line):\n"
             f"    \"\"\"Split one '{sep}'-separated {noun} line into a dict; blank lines give None.\"\"\"\n"
             f"    line = line.strip()\n    if not line{comment}:\n"
@@ -512,10 +521,16 @@ def _render_unit(unit: _Unit, vocab: FillerVocab) -> tuple[str, str, set[str]]:
     return _TEMPLATES[unit.template](random.Random(unit.seed), vocab, unit.style)
 
 
-def _draw_unit(r: random.Random, vocab: FillerVocab, taken: set[str], avoid: tuple[str, ...]) -> _Unit:
-    """A new unit whose name is not taken and whose text holds no avoided token."""
-    for _ in range(200):
-        unit = _Unit(r.choice(sorted(_TEMPLATES)), "", r.randrange(1 << 30), r.randrange(6))
+def _draw_unit(r: random.Random, vocab: FillerVocab, taken: set[str], avoid: tuple[str, ...],
+               near: tuple[_Unit, ...] = ()) -> _Unit:
+    """A new unit whose name is not taken and whose text holds no avoided token.
+
+    Templates already used by `near` (the module's other units) are avoided while others remain.
+    """
+    fresh = sorted(set(_TEMPLATES) - {u.template for u in near}) or sorted(_TEMPLATES)
+    for attempt in range(200):
+        pool = fresh if attempt < 100 else sorted(_TEMPLATES)
+        unit = _Unit(r.choice(pool), "", r.randrange(1 << 30), r.randrange(6))
         name, code, _ = _render_unit(unit, vocab)
         if name not in taken and not _hits(code, avoid):
             return _Unit(unit.template, name, unit.seed, unit.style)
@@ -639,7 +654,7 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
         taken: set[str] = set()
         units = []
         for _ in range(r.randint(2, 5)):
-            unit = _draw_unit(r, vocab, taken, avoid)
+            unit = _draw_unit(r, vocab, taken, avoid, tuple(units))
             taken.add(unit.name)
             units.append(unit)
         state[path] = (doc, units)
@@ -672,7 +687,7 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
         doc, units = state[path]
         roll = r.random()
         if roll < 0.3:
-            unit = _draw_unit(r, vocab, {u.name for u in units}, avoid)
+            unit = _draw_unit(r, vocab, {u.name for u in units}, avoid, tuple(units))
             units = [*units, unit]
             kind, fn = "add", unit.name
         elif roll < 0.42 and len(units) > 2:
@@ -692,7 +707,7 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
             kind, fn = ("style" if keep_seed else "tune"), changed.name
         if _render_module(doc, units, vocab, memo) == _render_module(*state[path], vocab, memo):
             # The redraw changed nothing visible: make the commit add a definition instead.
-            unit = _draw_unit(r, vocab, {u.name for u in units}, avoid)
+            unit = _draw_unit(r, vocab, {u.name for u in units}, avoid, tuple(units))
             units = [*units, unit]
             kind, fn = "add", unit.name
         state[path] = (doc, units)

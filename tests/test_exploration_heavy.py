@@ -75,3 +75,12 @@ def test_memory_has_distractors_and_a_superseded_near_miss(name):
     # The near-miss names the conventional value: its first number, or the whole order for orderings.
     value = guess.split(": ", 1)[1] if ": " in guess else next(w for w in guess.split() if w[0].isdigit())
     assert any(value in memory[p] for p in superseded), (value, superseded)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_the_regressing_commit_is_buried_under_later_filler(name):
+    spec = gen(name).build(0, "K")
+    (rule,) = spec.oracle_files
+    touching = [i for i, c in enumerate(spec.commits) if rule in c.files]
+    assert len(touching) == 2  # introduced once, regressed once
+    assert len(spec.commits) - touching[-1] > 20
