@@ -129,7 +129,7 @@ class LogSamplingFamily:
     family = FAMILY
     bottleneck = "exploration-heavy"
     variants = (0, 1)
-    description = "how many debug records a log shipper drops per record kept (a non-round sampling count)"
+    description = "the N of a log shipper that keeps one debug record in N per logger (a non-round count)"
 
     def build(self, variant: int, source: str) -> TaskSpec:
         """Build one variant (at its named size, see SIZES) with the fact in `source`."""
