@@ -8,7 +8,7 @@ from sdebench import validate
 from sdebench.family import SOURCES, artifact_kind
 from sdebench.generate import load_generator
 
-from .helpers import ROOT
+from ..helpers import ROOT
 
 FAMILIES = ("inventory_reorder", "log_sampling", "retry_backoff", "role_precedence", "title_boost",
             "keepalive_limit")
