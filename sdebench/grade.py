@@ -178,7 +178,7 @@ def prepare_copy(ws: Path, pristine: dict[str, bytes], test_files: frozenset[str
         if name.endswith(BYTECODE_SUFFIXES):
             p.unlink()
             notes.append(f"removed bytecode {rel}")
-        elif name.startswith(GRADER_FILE_PREFIX):
+        elif any(part.startswith(GRADER_FILE_PREFIX) for part in rel.split("/")):
             p.unlink()
             notes.append(f"removed grader-reserved file {rel}")
         elif is_protected(rel, test_files):
@@ -414,7 +414,7 @@ def grade(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any) 
     tmp = Path(tempfile.mkdtemp(prefix="sdebench-grade-"))
     try:
         return _grade(task, Path(workspace), sandbox, tmp, opts, start)
-    except Exception as e:  # the grader never raises; the reason is the grade
+    except Exception as e:  # noqa: BLE001 - the grader never raises; the reason is the grade
         return _finish(task, start, _not_run(task, "grader error"), {}, f"{type(e).__name__}: {e}", [], opts)
     finally:
         if not opts["keep_dir"]:
@@ -472,7 +472,7 @@ def _grade(
 
     ids = [i for g in task.tests.groups().values() for i in g]
     paths = sorted({i.split("::")[0] for i in ids} | {canary.rel})
-    with factory.open(ws) as box:
+    with factory.open(ws, read_only=True) as box:
         run = run_tests(box, paths, module_names(prep.changed), timeout=float(opts["timeout"]))
 
     error = run.error

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from sdebench.sandbox.base import ExecResult, Sandbox
+from sdebench.sandbox.base import OUT_DIR, ExecResult, Sandbox
 
 PASSED = "passed"
 MISSING = "missing"
@@ -92,8 +92,8 @@ def run_tests(
 ) -> TestRun:
     """Run pytest on `test_paths` in `sandbox` (after importing `import_modules`); never raises."""
     nonce = secrets.token_hex(8)
-    report_rel = f".sdebench-report-{nonce}.json"
-    ini_rel = f".sdebench-pytest-{nonce}.ini"
+    report_rel = f"{OUT_DIR}/report-{nonce}.json"
+    ini_rel = f"{OUT_DIR}/pytest-{nonce}.ini"
     run = TestRun()
     try:
         sandbox.write_file(ini_rel, INI_TEXT)
@@ -120,6 +120,6 @@ def run_tests(
             run.error = f"unreadable test report: {e}"
         if not run.finished and run.error is None:
             run.error = "pytest did not finish"
-    except Exception as e:  # a run never raises; the reason is kept
+    except Exception as e:  # noqa: BLE001 - a run never raises; the reason is kept
         run.error = f"test run failed: {type(e).__name__}: {e}"
     return run
