@@ -98,7 +98,7 @@ def run_tests(
     try:
         sandbox.write_file(ini_rel, INI_TEXT)
         argv = ["python3", "-E", "-s", "-B", "-c", runner_source(), report_rel, *import_modules, "--"]
-        argv += ["-q", "--tb=short", "-p", "no:cacheprovider", "--rootdir=.", "-c", ini_rel, *test_paths]
+        argv += ["-q", "--tb=short", "-p", "no:cacheprovider", "--rootdir=.", "--confcutdir=.", "-c", ini_rel, *test_paths]
         run.exec = sandbox.exec(argv, timeout=timeout)
         if run.exec.timed_out:
             run.error = f"test run timed out after {timeout:g}s"
