@@ -19,6 +19,10 @@ def _main(argv):
     sep = argv.index("--")
     modules = [m for m in argv[1:sep] if m]
     pytest_args = argv[sep + 1 :]
+    # pytest is imported before the workspace joins sys.path: a `pytest.py` or `_pytest/` placed
+    # in the workspace cannot stand in for the framework.
+    import pytest
+
     sys.path.insert(0, os.getcwd())
     result = {"import_errors": {}, "tests": {}, "collect_errors": [], "exit": None, "finished": False}
 
@@ -56,8 +60,6 @@ def _main(argv):
                 result["collect_errors"].append({"nodeid": report.nodeid, "message": str(report.longrepr)[-MAX_MESSAGE:]})
 
     try:
-        import pytest
-
         result["exit"] = int(pytest.main(pytest_args, plugins=[Report()]))
         result["finished"] = True
     except BaseException as e:  # noqa: BLE001 - record and still write the report

@@ -12,6 +12,7 @@ import hashlib
 import re
 import secrets
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -37,6 +38,8 @@ STARTUP_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
 NATIVE_OR_HOOK_SUFFIXES = (".pth", ".so", ".pyd")
 BYTECODE_SUFFIXES = (".pyc", ".pyo")
 GRADER_FILE_PREFIX = ".sdebench-"
+# Top-level names an agent may not add: they would shadow the standard library or the test framework.
+SHADOWED_NAMES = frozenset(sys.stdlib_module_names) | {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging"}
 REDACTED = "[redacted]"
 MIN_REDACT_LINE = 8  # hidden-test lines shorter than this are too generic to redact
 
@@ -160,6 +163,16 @@ def _force_write(ws: Path, rel: str, data: bytes) -> None:
     p.write_bytes(data)
 
 
+def _top_module(rel: str) -> str:
+    first = rel.split("/", 1)[0]
+    return first[:-3] if first.endswith(".py") else first
+
+
+def _shadows(rel: str) -> bool:
+    """Whether `rel` is Python source of a top-level module named like a stdlib or test-framework module."""
+    return rel.endswith(".py") and _top_module(rel) in SHADOWED_NAMES
+
+
 def _is_hook(name: str) -> bool:
     return name in STARTUP_HOOKS or name.endswith(NATIVE_OR_HOOK_SUFFIXES)
 
@@ -190,6 +203,9 @@ def prepare_copy(ws: Path, pristine: dict[str, bytes], test_files: frozenset[str
         elif _is_hook(name) and rel not in pristine:
             p.unlink()
             notes.append(f"removed start-up hook or native module {rel}")
+        elif _shadows(rel) and rel not in pristine:
+            p.unlink()
+            notes.append(f"removed {rel}: it would shadow the module {_top_module(rel)}")
     for rel, data in pristine.items():
         hook = _is_hook(rel.rsplit("/", 1)[-1])
         if not (hook or is_protected(rel, test_files)):

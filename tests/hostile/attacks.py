@@ -430,6 +430,25 @@ def check_leak_hidden(g: Grade, ctx: Ctx) -> None:
         assert secret not in g.feedback
 
 
+
+
+def shadow_modules(ws: Path, ctx: Ctx) -> None:
+    # A stand-in `pytest` that reports every test as passed, and a stand-in stdlib module.
+    (ws / "pytest.py").write_text(
+        "import sys\n\n\ndef main(args, plugins=()):\n    return 0\n\n\nsys.modules['pytest'] = sys.modules[__name__]\n"
+    )
+    (ws / "_pytest").mkdir()
+    (ws / "_pytest" / "__init__.py").write_text("raise SystemExit(0)\n")
+    (ws / "doctest.py").write_text("raise SystemExit(0)\n")
+
+
+def check_shadow_modules(g: Grade, ctx: Ctx) -> None:
+    assert has_note(g, "removed pytest.py: it would shadow the module pytest")
+    assert has_note(g, "removed _pytest/__init__.py: it would shadow the module _pytest")
+    assert has_note(g, "removed doctest.py: it would shadow the module doctest")
+    check_hidden_failed(g, ctx)
+
+
 ATTACKS = [
     Attack("edit_test", "head", edit_test, check_edit_test),
     Attack("delete_tests", "head", delete_tests, check_delete_tests),
@@ -452,4 +471,5 @@ ATTACKS = [
     Attack("escape_writes", "conventional", escape_writes, check_hidden_failed),
     Attack("rewrite_tests_at_runtime", "conventional", rewrite_tests_at_runtime, check_hidden_failed),
     Attack("leak_hidden_via_feedback", "conventional", leak_hidden_via_feedback, check_leak_hidden),
+    Attack("shadow_modules", "conventional", shadow_modules, check_shadow_modules),
 ]
