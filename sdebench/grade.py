@@ -489,7 +489,7 @@ def _grade(
     ids = [i for g in task.tests.groups().values() for i in g]
     paths = sorted({i.split("::")[0] for i in ids} | {canary.rel})
     with factory.open(ws, read_only=True) as box:
-        run = run_tests(box, paths, module_names(prep.changed), timeout=float(opts["timeout"]))
+        run = run_tests(box, paths, module_names(prep.changed), timeout=float(opts["timeout"]), cleanup=False)
 
     error = run.error
     for mod, msg in sorted(run.import_errors.items()):
