@@ -479,12 +479,9 @@ def _grade(
         return _finish(task, start, _not_run(task, "source does not compile"), guards, None, notes, opts)
 
     for rel, content in task.hidden_files().items():
-        p = ws / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(content)
+        _force_write(ws, rel, content.encode())
     canary = make_canary(task)
-    (ws / canary.rel).parent.mkdir(parents=True, exist_ok=True)
-    (ws / canary.rel).write_text(canary.source())
+    _force_write(ws, canary.rel, canary.source().encode())
 
     ids = [i for g in task.tests.groups().values() for i in g]
     paths = sorted({i.split("::")[0] for i in ids} | {canary.rel})
