@@ -216,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: tasks dir {args.tasks_dir} does not exist", file=sys.stderr)
         return 2
     try:
-        factory = make_factory({"backend": args.sandbox})
+        # The task store holds the hidden tests: test runs must never see it.
+        factory = make_factory({"backend": args.sandbox, "tasks_dir": str(args.tasks_dir.resolve())})
     except (SandboxError, TypeError) as e:
         print(f"error: sandbox {args.sandbox!r}: {e}", file=sys.stderr)
         return 2

@@ -165,3 +165,15 @@ def test_reset_cleans_the_previous_episode(env, tmp_path: Path):
     first = env.episode.workdir
     env.reset(task_id="bugsinpy-0001")
     assert not first.exists() and env.episode.workdir.exists()
+
+
+@pytest.mark.bwrap
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_episode_under_bubblewrap(store, tmp_path):
+    local = make_factory({"backend": "local", "tasks_dir": str(store.tasks_dir)})
+    e = CodeFixEnv(store, local, max_steps=3, work_root=tmp_path)
+    obs = e.reset(task_id=OURS)
+    assert obs.info["tests_failing"] == 5
+    obs = e.step({"diff": store.get(OURS).oracle_patch})
+    assert obs.done and obs.info["all_tests_pass"]
+    e.close()

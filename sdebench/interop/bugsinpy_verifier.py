@@ -70,7 +70,9 @@ def _collect_failed(run: TestRun) -> bool:
 
 
 def _reward(resolved: bool, ratio: float) -> dict[str, Any]:
-    return {"binary": 1.0 if resolved else 0.0, "pass_ratio": round(ratio, 6), "verifier": "bugsinpy"}
+    # Same keys as sdebench.rewards.rewards; no shaped reward: the dataset has no baseline split.
+    return {"binary": 1.0 if resolved else 0.0, "pass_ratio": round(ratio, 6), "shaped": None,
+            "shaped_breakdown": None, "verifier": "bugsinpy"}
 
 
 def _result(task: Task, start: float, resolved: bool, guards: dict[str, str], tests: list[TestOutcome],

@@ -207,3 +207,28 @@ def test_not_a_parquet_is_one_clear_error(tmp_path):
     pq.write_table(pa.table({"name": ["a"]}), tmp_path / "y.parquet")
     with pytest.raises(bp.FormatError, match="missing column"):
         bp.import_parquet(tmp_path / "y.parquet", tmp_path / "out")
+
+
+def test_grade_dispatches_on_the_task_grader(imported, factory, tmp_path):
+    from sdebench.grade import grade
+
+    out, _, _ = imported
+    task = load(out / "bugsinpy-0001")
+    g = grade(task, workspace(task.path, tmp_path, fx.FIXED_ADD), factory)
+    assert g.resolved and g.reward["verifier"] == "bugsinpy" and g.reward["binary"] == 1.0
+
+
+@pytest.mark.bwrap
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_five_scenarios_under_bubblewrap_with_the_task_store_masked(imported, tmp_path):
+    out, _, _ = imported
+    local = make_factory({"backend": "local", "tasks_dir": str(out)})
+    task = load(out / "bugsinpy-0001")
+    cases = [("", 0), (None, 0), (fx.FIXED_ADD + "\nimport no_such_module_here\n", 0),
+             (fx.BUGGY_ADD.replace("a - b", "a * b"), 0), (fx.FIXED_ADD, 1)]
+    for i, (solution, reward) in enumerate(cases):
+        g = grade_bugsinpy(task, workspace(task.path, tmp_path / str(i), solution), local)
+        assert g.reward["binary"] == reward and g.error is None, (i, g.feedback)
+    # A solution that tries to read the hidden test from the task store sees nothing there.
+    peek = fx.FIXED_ADD + f"\nimport os\nassert not os.path.exists({str(out / 'bugsinpy-0001' / 'hidden')!r})\n"
+    assert grade_bugsinpy(task, workspace(task.path, tmp_path / "peek", peek), local).resolved
