@@ -19,7 +19,6 @@ from sdebench import repo as repo_mod
 from sdebench.task import Task
 
 VERSION = "1.0"
-RECORD_SCHEMA_PREFIX = "sdebench.episode/"
 IDENTITY = ("agent", "model", "delivery", "seed")
 
 
@@ -88,32 +87,25 @@ def export_instances(tasks: list[Task], out: Path) -> Written:
 
 
 def read_records(paths: Iterable[str | Path]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
-    """Episode records (JSON files with task_id and final_diff) under `paths`, and files skipped."""
-    files: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_file():
-            files.append(p)
-        elif p.is_dir():
-            files += sorted(q for q in p.rglob("*.json") if not q.name.startswith("."))
-        else:
+    """Episode records under `paths` (results dirs, Hydra run dirs via their manifests, or record
+    files), one per episode key, and the JSON files that are not records."""
+    from sdebench import results
+
+    paths = [Path(p) for p in paths]
+    for p in paths:
+        if not p.exists():
             raise ExportError(f"{p}: no such file or directory")
-    records, skipped = [], []
-    for f in files:
-        try:
-            data = json.loads(f.read_text())
-        except (OSError, ValueError) as e:
-            skipped.append((str(f), f"not JSON: {e}"))
-            continue
-        if not isinstance(data, dict) or not str(data.get("schema", RECORD_SCHEMA_PREFIX)).startswith(
-            RECORD_SCHEMA_PREFIX
-        ):
-            skipped.append((str(f), "not an episode record"))
-            continue
-        if not isinstance(data.get("task_id"), str) or not isinstance(data.get("final_diff"), str):
+    records: dict[str, dict[str, Any]] = {}
+    skipped = []
+    for f in results.record_files(*paths):
+        rec = results.read_record(f)
+        if rec is None:
+            skipped.append((str(f), "not an episode record (or unreadable)"))
+        elif not isinstance(rec.get("task_id"), str) or not isinstance(rec.get("final_diff"), str):
             skipped.append((str(f), "record lacks task_id or final_diff"))
-            continue
-        records.append(data)
-    return records, skipped
+        else:
+            records.setdefault(str(rec.get("key") or f), rec)
+    return list(records.values()), skipped
 
 
 def predictions(records: list[dict[str, Any]], name: str | None = None, **filters: Any) -> list[dict[str, str]]:
