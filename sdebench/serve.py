@@ -160,10 +160,12 @@ def create_app(
 
     @app.get("/health")
     def health() -> dict[str, Any]:
+        """Liveness and the number of open sessions."""
         return {"status": "ok", "sessions": len(sessions)}
 
     @app.get("/")
     def info() -> dict[str, Any]:
+        """Environment info and the task list."""
         tasks = [store.get(i) for i in store.ids()]
         return {
             "name": "sdebench",
@@ -181,6 +183,7 @@ def create_app(
 
     @app.post("/reset")
     def reset(body: ResetRequest | None = Body(default=None)) -> dict[str, Any]:
+        """Start a new episode (a new session) and return its first observation."""
         body = body or ResetRequest()
         env = CodeFixEnv(store, factory, max_steps=max_steps, timeout=timeout, work_root=work_root)
         obs = env.reset(seed=body.seed, task_id=body.task_id)
@@ -189,12 +192,14 @@ def create_app(
 
     @app.post("/step")
     def step(body: StepRequest) -> dict[str, Any]:
+        """Apply one action in the given episode."""
         s = sessions.get(body.episode_id)
         with s.lock:
             return s.env.step(body.action.model_dump(exclude_none=True)).to_dict()
 
     @app.get("/state")
     def state(episode_id: str | None = None) -> dict[str, Any]:
+        """The state of the given episode."""
         s = sessions.get(episode_id)
         with s.lock:
             return s.env.state()

@@ -105,6 +105,7 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bugsinpy_import)
 
     def tasks_args(p: argparse.ArgumentParser) -> None:
+        """The task-selection flags shared by the export subcommands."""
         p.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
         p.add_argument("--ids", help="comma-separated task ids (default: all)")
 
