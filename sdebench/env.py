@@ -21,7 +21,7 @@ from typing import Any
 from sdebench import repo as repo_mod
 from sdebench import task as task_mod
 from sdebench.rewards import shaped
-from sdebench.sandbox import make_factory
+from sdebench.sandbox import SandboxError, make_factory
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.task import Task, TaskError
 from sdebench.testrun import TestRun, module_names, run_tests
@@ -52,6 +52,10 @@ class EpisodeDone(EnvError):
 
 class BadAction(EnvError):
     """An action that is not well-formed (not counted as a step)."""
+
+
+class SandboxUnavailable(EnvError):
+    """The sandbox could not run the tests (the step is not counted)."""
 
 
 def is_test_path(rel: str, declared: tuple[str, ...] = ()) -> bool:
@@ -227,6 +231,9 @@ class CodeFixEnv:
             repo = repo_mod.unbundle(task.bundle, work / "repo")
             tree = repo_mod.read_tree(repo)
             baseline = self.store.baseline(task, lambda: self._evaluate(task, repo, []))
+        except SandboxError as e:
+            shutil.rmtree(work, ignore_errors=True)
+            raise SandboxUnavailable(f"the sandbox failed: {e}") from None
         except Exception:
             shutil.rmtree(work, ignore_errors=True)
             raise
@@ -261,13 +268,16 @@ class CodeFixEnv:
         if not valid:
             b = shaped(False, 0, len(_failing(ep.baseline)), 0, False)
             return self._finish(ep, b, self._info(ep.last, b, False, error))
-        for rel, content in edits.items():
-            p = ep.repo / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(content)
-            if rel not in ep.targets:
-                ep.targets.append(rel)
-        ev = self._evaluate(ep.task, ep.repo, list(edits))
+        before = {rel: (ep.repo / rel).read_text() if (ep.repo / rel).is_file() else None for rel in edits}
+        _write(ep.repo, edits)
+        try:
+            ev = self._evaluate(ep.task, ep.repo, list(edits))
+        except SandboxError as e:
+            # Nothing was graded: undo the step so the client can retry once the sandbox is back.
+            _write(ep.repo, before)
+            ep.step_number -= 1
+            raise SandboxUnavailable(f"the sandbox failed, step not counted: {e}") from None
+        ep.targets += [rel for rel in edits if rel not in ep.targets]
         ep.last = ev
         newly = sum(1 for t, ok in ev.passed.items() if ok and not ep.baseline.passed.get(t, False))
         regressions = sum(1 for t, ok in ep.baseline.passed.items() if ok and not ev.passed.get(t, False))
@@ -411,6 +421,17 @@ class CodeFixEnv:
             done=ep.done,
             info=info,
         )
+
+
+def _write(repo: Path, files: dict[str, str | None]) -> None:
+    """Write (or, for None, delete) repo files."""
+    for rel, content in files.items():
+        p = repo / rel
+        if content is None:
+            p.unlink(missing_ok=True)
+            continue
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content)
 
 
 def _read(p: Path) -> str:

@@ -31,6 +31,7 @@ from sdebench.env import (
     EnvError,
     EpisodeDone,
     NoEpisode,
+    SandboxUnavailable,
     TaskStore,
     UnknownTask,
 )
@@ -41,7 +42,7 @@ from sdebench.task import TaskError
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_SESSIONS = 32
-STATUS = {UnknownTask: 404, NoEpisode: 404, EpisodeDone: 409, BadAction: 400, TaskError: 404}
+STATUS = {UnknownTask: 404, NoEpisode: 404, EpisodeDone: 409, BadAction: 400, SandboxUnavailable: 503}
 
 
 class ResetRequest(BaseModel):
@@ -157,6 +158,11 @@ def create_app(
     @app.exception_handler(TaskError)
     async def _task_error(request: Request, exc: TaskError) -> JSONResponse:
         return JSONResponse(status_code=500, content={"error": f"task store: {exc}"})
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        # Anything unexpected is one JSON line for the client; the server keeps serving.
+        return JSONResponse(status_code=500, content={"error": f"internal error: {type(exc).__name__}: {exc}"})
 
     @app.get("/health")
     def health() -> dict[str, Any]:

@@ -7,9 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from sdebench.env import BadAction, CodeFixEnv, EpisodeDone, NoEpisode, TaskStore, UnknownTask, patch_paths
+from sdebench.env import (
+    BadAction,
+    CodeFixEnv,
+    EpisodeDone,
+    NoEpisode,
+    SandboxUnavailable,
+    TaskStore,
+    UnknownTask,
+    patch_paths,
+)
 from sdebench.interop import bugsinpy as bp
-from sdebench.sandbox import make_factory
+from sdebench.sandbox import SandboxError, make_factory
 from tests.interop import bugsinpy_fixture as fx
 
 OURS = "billing-rounding-v0-K"
@@ -176,4 +185,37 @@ def test_episode_under_bubblewrap(store, tmp_path):
     assert obs.info["tests_failing"] == 5
     obs = e.step({"diff": store.get(OURS).oracle_patch})
     assert obs.done and obs.info["all_tests_pass"]
+    e.close()
+
+
+class FailingFactory:
+    """A sandbox backend whose engine is down (failure injection at the factory seam)."""
+
+    name = "failing"
+
+    def __init__(self, fail: bool = True):
+        self.fail = fail
+        self.inner = make_factory({"backend": "unsafe_local"})
+
+    def open(self, workspace):
+        if self.fail:
+            raise SandboxError("engine unreachable")
+        return self.inner.open(workspace)
+
+    def cleanup(self):
+        pass
+
+
+def test_a_sandbox_failure_does_not_count_as_a_step(store, tmp_path):
+    factory = FailingFactory(fail=False)
+    e = CodeFixEnv(store, factory, work_root=tmp_path)
+    obs = e.reset(task_id="bugsinpy-0001")
+    factory.fail = True
+    with pytest.raises(SandboxUnavailable, match="engine unreachable"):
+        e.step({"patched_code": fx.FIXED_ADD})
+    assert e.state()["step_number"] == 0 and e.state()["rewards"] == []
+    assert (e.episode.repo / "solution.py").read_text() == fx.BUGGY_ADD  # the edit was undone
+    factory.fail = False
+    assert e.step({"patched_code": "x = 1\n"}).current_code == {"solution.py": "x = 1\n"}
+    assert obs.current_code["solution.py"] == fx.BUGGY_ADD
     e.close()
