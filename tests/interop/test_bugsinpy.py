@@ -232,3 +232,27 @@ def test_five_scenarios_under_bubblewrap_with_the_task_store_masked(imported, tm
     # A solution that tries to read the hidden test from the task store sees nothing there.
     peek = fx.FIXED_ADD + f"\nimport os\nassert not os.path.exists({str(out / 'bugsinpy-0001' / 'hidden')!r})\n"
     assert grade_bugsinpy(task, workspace(task.path, tmp_path / "peek", peek), local).resolved
+
+
+def test_grader_field_keeps_existing_task_files_byte_identical(tasks_dir):
+    from sdebench.task import discover
+
+    for d in discover(tasks_dir):
+        t = load(d)
+        assert t.grader == "sdebench" and "grader" not in (d / "task.toml").read_text()
+        assert t.to_toml() == (d / "task.toml").read_text(), d.name
+
+
+def test_grader_field_is_validated_and_only_bugsinpy_may_lack_test_ids(imported, tmp_path):
+    from sdebench.task import TaskError
+
+    out, _, _ = imported
+    copy = tmp_path / "t"
+    shutil.copytree(out / "bugsinpy-0001", copy)
+    text = (copy / "task.toml").read_text()
+    (copy / "task.toml").write_text(text.replace('grader = "bugsinpy"', 'grader = "other"'))
+    with pytest.raises(TaskError, match="field 'grader' must be one of sdebench, bugsinpy"):
+        load(copy)
+    (copy / "task.toml").write_text(text.replace('grader = "bugsinpy"\n', ""))
+    with pytest.raises(TaskError, match="'tests.FAIL_TO_PASS' must not be empty"):
+        load(copy)
