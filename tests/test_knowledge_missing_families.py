@@ -16,7 +16,7 @@ from sdebench.validate import find_tokens, head_tree
 
 from .helpers import ROOT
 
-FAMILIES = ("ledger", "taxbase", "retry_backoff", "fiscal_calendar", "password_policy", "dim_weight")
+FAMILIES = ("ledger", "taxbase", "backoff_policy", "fiscal_calendar", "password_policy", "dim_weight")
 FACT_FILE = {"K": "docs/CONVENTIONS.md", "F": ".agent/preferences.md", "X": ".agent/past_fixes.md"}
 
 
