@@ -183,6 +183,33 @@ def write_outputs(job_dir: Path, spec_id: str, rows: list[dict[str, Any]]) -> st
     return md
 
 
+def _callback_base():
+    from hydra.experimental.callback import Callback
+
+    return Callback
+
+
+class StreamSweepCallback(_callback_base()):
+    """Hydra callback: when a stream multirun ends, plot every stream of the sweep in one figure."""
+
+    def on_multirun_end(self, config, **kwargs: Any) -> None:
+        """Write streams.md and learning_curves.png into the sweep dir."""
+        from sdebench import results
+        from sdebench.stream_analysis import load_streams, markdown, plot_learning_curve
+
+        sweep_dir = Path(config.hydra.sweep.dir)
+        streams = load_streams(sweep_dir) if sweep_dir.is_dir() else {}
+        if not streams:
+            return
+        md = "\n".join(markdown(sid, rows) for sid, rows in sorted(streams.items()))
+        results.write_atomic(sweep_dir / "streams.md", md)
+        try:
+            plot_learning_curve(streams, sweep_dir / "learning_curves.png")
+        except ImportError as e:
+            log.warning("no learning_curves.png: %s", e)
+        print(f"\nStreams of this sweep ({sweep_dir / 'streams.md'}):\n\n{md}", flush=True)
+
+
 @hydra.main(version_base="1.3", config_path="../conf", config_name="stream_run")
 def main(cfg: DictConfig) -> None:
     """Hydra entry point: one stream per job; single runs print the per-position table."""
