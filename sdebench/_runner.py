@@ -25,7 +25,7 @@ def _main(argv):
     for mod in modules:
         try:
             __import__(mod)
-        except BaseException as e:  # noqa: BLE001 - SystemExit at import is a failed import too
+        except BaseException as e:  # SystemExit at import is a failed import too
             result["import_errors"][mod] = "".join(traceback.format_exception_only(type(e), e)).strip()[:MAX_MESSAGE]
 
     tests = result["tests"]
@@ -60,7 +60,7 @@ def _main(argv):
 
         result["exit"] = int(pytest.main(pytest_args, plugins=[Report()]))
         result["finished"] = True
-    except BaseException as e:  # noqa: BLE001 - record and still write the report
+    except BaseException as e:  # record and still write the report
         result["exit"] = -1
         result["crash"] = "".join(traceback.format_exception_only(type(e), e)).strip()[:MAX_MESSAGE]
     data = json.dumps(result).encode()

@@ -120,6 +120,6 @@ def run_tests(
             run.error = f"unreadable test report: {e}"
         if not run.finished and run.error is None:
             run.error = "pytest did not finish"
-    except Exception as e:  # noqa: BLE001 - a run never raises; the reason is kept
+    except Exception as e:  # a run never raises; the reason is kept
         run.error = f"test run failed: {type(e).__name__}: {e}"
     return run

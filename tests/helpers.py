@@ -17,12 +17,12 @@ def billing_spec(source: str, variant: int = 0):
 BROKEN_TEMPLATE = '''
 import dataclasses
 import random
+from pathlib import Path
 
 from sdebench.family import Commit
 from sdebench.generate import load_generator
 
-BASE = load_generator(__import__("pathlib").Path({base!r})).GENERATOR if False else load_generator(
-    __import__("pathlib").Path({base!r}))
+BASE = load_generator(Path({base!r}))
 
 
 class Broken:

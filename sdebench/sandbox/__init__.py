@@ -7,13 +7,42 @@ from typing import Any
 from sdebench.sandbox.base import ExecResult, Sandbox, SandboxError, SandboxFactory
 from sdebench.sandbox.unsafe import UnsafeLocalFactory
 
-__all__ = ["ExecResult", "Sandbox", "SandboxError", "SandboxFactory", "make_factory"]
+__all__ = ["BACKENDS", "ExecResult", "Sandbox", "SandboxError", "SandboxFactory", "make_factory"]
+
+BACKENDS = ("local", "docker", "unsafe_local")
+# Keys naming host dirs that commands must never see; folded into the backend's mask list.
+MASK_KEYS = ("tasks_dir", "results_dir", "hidden_dirs")
+
+
+def _mask_list(cfg: dict[str, Any]) -> tuple[str, ...]:
+    masked: list[str] = [str(m) for m in (cfg.pop("masked", None) or ()) if m]
+    for key in MASK_KEYS:
+        value = cfg.pop(key, None)
+        if not value:
+            continue
+        masked += [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
+    return tuple(masked)
 
 
 def make_factory(cfg: dict[str, Any] | None = None) -> SandboxFactory:
     """Build the sandbox factory named by `cfg['backend']` with the rest of `cfg` as options."""
     cfg = dict(cfg or {})
-    backend = cfg.pop("backend", "unsafe_local")
+    backend = cfg.pop("backend", "local")
     if backend == "unsafe_local":
-        return UnsafeLocalFactory(**cfg)
-    raise SandboxError(f"unknown sandbox backend {backend!r} (choose local, docker or unsafe_local)")
+        _mask_list(cfg)  # nothing is hidden without a sandbox; the keys are accepted and ignored
+        try:
+            return UnsafeLocalFactory(**cfg)
+        except TypeError:
+            raise SandboxError(f"unknown sandbox.unsafe_local option(s): {', '.join(sorted(cfg))}") from None
+    if backend == "local":
+        from sdebench.sandbox.local import LocalFactory, options_from
+
+        masked = _mask_list(cfg)
+        return LocalFactory(options_from({**cfg, "masked": masked}))
+    if backend == "docker":
+        from sdebench.sandbox.docker import DockerFactory
+        from sdebench.sandbox.docker import options_from as docker_options
+
+        _mask_list(cfg)  # the container sees only the workspace copied into it
+        return DockerFactory(docker_options(cfg))
+    raise SandboxError(f"unknown sandbox backend {backend!r} (choose {', '.join(BACKENDS)})")

@@ -1,0 +1,394 @@
+"""`sandbox=docker`: one long-lived container per opened sandbox, driven by the docker SDK.
+
+The container has no network, memory and pids limits, a tmpfs /tmp, no capabilities, runs as
+an unprivileged user, and carries the label `sdebench=1`. The workspace is copied in and out by
+tar archive; each exec is wrapped in an in-container `timeout -k`. Output is streamed and capped
+so a flood never lands in host memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import posixpath
+import tarfile
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, TRUNCATION_MARKER, ExecResult, SandboxError
+from sdebench.sandbox.files import DEFAULT_MAX_BYTES, copy_tree
+from sdebench.sandbox.unsafe import base_env
+
+WORKDIR = "/workspace"
+LABEL = "sdebench"
+PID_LABEL = "sdebench.pid"
+DEFAULT_IMAGE = "sdebench-py:3.11"
+DOCKERFILE_DIR = Path(__file__).resolve().parent
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+KILL_GRACE_S = 2
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class DockerOptions:
+    """Image and limits of the docker backend (the `sandbox=docker` config group)."""
+
+    image: str = DEFAULT_IMAGE
+    output_cap: int = DEFAULT_OUTPUT_CAP
+    memory_mb: int = 2048
+    pids_max: int = 256
+    tmp_size_mb: int = 256
+    user: str = "65534:65534"  # uid:gid commands run as; the workspace is owned by it
+    cpus: float = 0.0  # 0 = no CPU quota
+    max_workspace_mb: int = DEFAULT_MAX_BYTES // MIB
+    client_timeout_s: int = 900  # socket timeout towards the engine; execs are bounded in-container
+
+
+def _uid_gid(user: str) -> tuple[int, int]:
+    uid, _, gid = user.partition(":")
+    try:
+        return int(uid), int(gid or uid)
+    except ValueError:
+        raise SandboxError(f"sandbox.docker user must be numeric 'uid:gid', got {user!r}") from None
+
+
+def _clean_rel(rel: str) -> str:
+    if posixpath.isabs(rel):
+        raise SandboxError(f"path {rel!r} must be relative to the workspace")
+    norm = posixpath.normpath(rel)
+    if norm == ".." or norm.startswith("../"):
+        raise SandboxError(f"path {rel!r} points outside the workspace")
+    return norm
+
+
+class _Capture:
+    """Keeps the head and the tail of a stream, counting what falls in between."""
+
+    def __init__(self, cap: int):
+        self.half = cap // 2
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_len = 0
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail.append(chunk)
+            self.tail_len += len(chunk)
+            while self.tail and self.tail_len - len(self.tail[0]) >= self.half:
+                self.tail_len -= len(self.tail.popleft())
+
+    def text(self) -> tuple[str, bool]:
+        tail = b"".join(self.tail)
+        dropped = self.total - len(self.head) - min(len(tail), self.half)
+        if dropped <= 0:
+            return (bytes(self.head) + tail).decode(errors="replace"), False
+        tail = tail[-self.half :]
+        marker = TRUNCATION_MARKER.format(n=dropped)
+        return bytes(self.head).decode(errors="replace") + marker + tail.decode(errors="replace"), True
+
+
+class DockerSandbox:
+    """A running container holding a copy of the workspace at /workspace."""
+
+    def __init__(self, client, workspace: Path, opts: DockerOptions):
+        self.client = client
+        self.opts = opts
+        self.workspace = Path(workspace).resolve()
+        self.workdir = WORKDIR
+        self.uid, self.gid = _uid_gid(opts.user)
+        self.container = None
+        try:
+            kwargs = {}
+            if opts.cpus:
+                kwargs["nano_cpus"] = int(opts.cpus * 1e9)
+            self.container = client.containers.create(
+                opts.image,
+                ["sleep", "infinity"],
+                detach=True,
+                network_mode="none",
+                mem_limit=f"{opts.memory_mb}m",
+                memswap_limit=f"{opts.memory_mb}m",
+                pids_limit=opts.pids_max,
+                tmpfs={"/tmp": f"rw,nosuid,nodev,size={opts.tmp_size_mb}m,mode=1777"},
+                labels={LABEL: "1", PID_LABEL: str(os.getpid())},
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                environment={"PATH": SYSTEM_PATH},
+                **kwargs,
+            )
+            self._put_tree(self.workspace)
+            self.container.start()
+        except SandboxError:
+            self.close()
+            raise
+        except Exception as e:  # every engine failure becomes one clear error
+            self.close()
+            raise SandboxError(f"cannot start a container from image {opts.image!r}: {_short(e)}") from None
+
+    # --- archives ------------------------------------------------------------------------
+    def _tarinfo(self, name: str, kind: bytes, size: int = 0, mode: int = 0o644) -> tarfile.TarInfo:
+        info = tarfile.TarInfo(name)
+        info.type, info.size, info.mode = kind, size, mode
+        info.uid, info.gid, info.mtime = self.uid, self.gid, int(time.time())
+        return info
+
+    def _put_tree(self, root: Path) -> None:
+        """Copy the host dir `root` to /workspace (regular files and dirs only, owned by the user)."""
+        with tempfile.TemporaryDirectory(prefix="sdebench-docker-") as tmp:
+            # A safe copy first: no link out of the workspace reaches the archive.
+            copy_tree(root, Path(tmp), skip_git=False, max_bytes=self.opts.max_workspace_mb * MIB)
+            with tempfile.TemporaryFile() as buf:
+                self._write_tar(buf, Path(tmp))
+                buf.seek(0)
+                self.container.put_archive("/", buf)
+
+    def _write_tar(self, buf, tmp: Path) -> None:
+        """Write the tree `tmp` as workspace/... entries owned by the sandbox user."""
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            tar.addfile(self._tarinfo("workspace", tarfile.DIRTYPE, mode=0o755))
+            for dirpath, dirnames, filenames in os.walk(tmp):
+                dirnames.sort()
+                rel_dir = Path(dirpath).relative_to(tmp)
+                for d in dirnames:
+                    tar.addfile(
+                        self._tarinfo(f"workspace/{(rel_dir / d).as_posix()}", tarfile.DIRTYPE, mode=0o755)
+                    )
+                for f in sorted(filenames):
+                    p = Path(dirpath) / f
+                    st = p.stat()
+                    mode = 0o755 if st.st_mode & 0o111 else 0o644
+                    info = self._tarinfo(
+                        f"workspace/{(rel_dir / f).as_posix()}", tarfile.REGTYPE, st.st_size, mode
+                    )
+                    with open(p, "rb") as fh:
+                        tar.addfile(info, fh)
+
+    def _get_tar(self, path: str) -> tarfile.TarFile:
+        """The archive of `path` in the container, spooled to a capped temp file."""
+        stream, _ = self.container.get_archive(path)
+        buf = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the returned TarFile's owner
+        total = 0
+        limit = self.opts.max_workspace_mb * MIB
+        for chunk in stream:
+            total += len(chunk)
+            if total > limit:
+                buf.close()
+                raise SandboxError(f"workspace exceeds {self.opts.max_workspace_mb} MiB")
+            buf.write(chunk)
+        buf.seek(0)
+        return tarfile.open(fileobj=buf, mode="r")
+
+    # --- protocol ------------------------------------------------------------------------
+    def exec(
+        self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None
+    ) -> ExecResult:
+        """Run `cmd` in the container under `timeout -k`; output streamed and capped."""
+        if self.container is None:
+            raise SandboxError("sandbox is closed")
+        inner = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        secs = max(1, int(round(timeout)))
+        argv = ["timeout", "-k", str(KILL_GRACE_S), str(secs), *inner]
+        full_env = base_env({"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": SYSTEM_PATH, **(env or {})})
+        api = self.client.api
+        start = time.monotonic()
+        try:
+            ex = api.exec_create(
+                self.container.id, argv, workdir=WORKDIR, environment=full_env, user=self.opts.user
+            )
+            out, err = _Capture(self.opts.output_cap), _Capture(self.opts.output_cap)
+            for o, e in api.exec_start(ex["Id"], stream=True, demux=True):
+                if o:
+                    out.add(o)
+                if e:
+                    err.add(e)
+            code = api.exec_inspect(ex["Id"]).get("ExitCode")
+        except Exception as e:
+            raise SandboxError(f"docker exec failed: {_short(e)}") from None
+        self._reap()
+        duration = time.monotonic() - start
+        code = -1 if code is None else int(code)
+        # 124: timeout sent TERM; 137: it had to KILL. Either way the time was up.
+        timed_out = code in (124, 137) and duration >= secs - 0.5
+        if timed_out:
+            code = 124
+        stdout, t1 = out.text()
+        stderr, t2 = err.text()
+        return ExecResult(code, stdout, stderr, timed_out, t1 or t2, duration)
+
+    def _reap(self) -> None:
+        """End every process an exec left behind (daemons, fork-bomb orphans).
+
+        Killing the container's init ends its whole pid namespace at once, which a racing fork
+        bomb cannot outrun; the container then restarts with its files intact.
+        """
+        try:
+            if len(self.client.api.top(self.container.id).get("Processes") or []) <= 1:
+                return
+            self.container.kill()
+            self.container.wait(timeout=30)
+            self.container.start()
+            # The killed namespace's processes leave the pids cgroup asynchronously: wait until a
+            # new process can start, or the next command would fail on a full process table.
+            for _ in range(100):
+                if self.container.exec_run(["true"], user=self.opts.user).exit_code == 0:
+                    return
+                time.sleep(0.1)
+            raise SandboxError("the container did not recover after a command flooded its process table")
+        except SandboxError:
+            raise
+        except Exception as e:
+            raise SandboxError(f"cannot reset the container after a command: {_short(e)}") from None
+
+    def read_file(self, rel: str) -> str:
+        """Read a workspace file from the container."""
+        path = posixpath.join(WORKDIR, _clean_rel(rel))
+        try:
+            tar = self._get_tar(path)
+        except SandboxError:
+            raise
+        except Exception as e:
+            raise FileNotFoundError(f"{rel}: {_short(e)}") from None
+        with tar:
+            for m in tar:
+                if m.isfile():
+                    return tar.extractfile(m).read().decode(errors="replace")
+        raise FileNotFoundError(f"{rel}: not a regular file")
+
+    def write_file(self, rel: str, content: str) -> None:
+        """Write a workspace file into the container (parents created)."""
+        rel = _clean_rel(rel)
+        data = content.encode()
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            parts = rel.split("/")
+            for i in range(1, len(parts)):
+                tar.addfile(self._tarinfo("/".join(parts[:i]), tarfile.DIRTYPE, mode=0o755))
+            tar.addfile(self._tarinfo(rel, tarfile.REGTYPE, len(data)), io.BytesIO(data))
+        try:
+            self.container.put_archive(WORKDIR, buf.getvalue())
+        except Exception as e:
+            raise SandboxError(f"cannot write {rel}: {_short(e)}") from None
+
+    def sync_out(self, dest: Path) -> None:
+        """Extract the container's /workspace into the host dir `dest` (regular files, dirs, links)."""
+        dest = Path(dest)
+        dest.mkdir(parents=True, exist_ok=True)
+        with self._get_tar(WORKDIR + "/.") as tar:
+            for m in tar:
+                name = posixpath.normpath(m.name)
+                parts = name.split("/")
+                if parts[0] in ("workspace", "."):
+                    parts = parts[1:]
+                if not parts or posixpath.isabs(m.name) or ".." in parts:
+                    continue
+                out = dest.joinpath(*parts)
+                if m.isdir():
+                    out.mkdir(parents=True, exist_ok=True)
+                elif m.isfile():
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    if out.is_symlink():
+                        out.unlink()
+                    with open(out, "wb") as fh:
+                        fh.write(tar.extractfile(m).read())
+                    os.chmod(out, 0o755 if m.mode & 0o111 else 0o644)
+                elif m.issym():
+                    # Kept as a link for the grader to judge; nothing on the host follows it.
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    if out.is_symlink() or out.exists():
+                        continue
+                    os.symlink(m.linkname, out)
+
+    def close(self) -> None:
+        """Remove the container; safe to call twice."""
+        container, self.container = self.container, None
+        if container is not None:
+            with contextlib.suppress(Exception):  # the factory's cleanup prunes what is left
+                container.remove(force=True)
+
+    def __enter__(self) -> DockerSandbox:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _short(e: Exception) -> str:
+    text = getattr(e, "explanation", None) or str(e)
+    return str(text).strip().splitlines()[0][:300] if str(text).strip() else type(e).__name__
+
+
+def connect(timeout_s: int = 900):
+    """A docker client that answers a ping; raises SandboxError with the reason otherwise."""
+    try:
+        import docker
+    except ImportError:
+        raise SandboxError("the docker SDK is not installed: pip install docker") from None
+    try:
+        client = docker.from_env(timeout=timeout_s)
+        client.ping()
+        return client
+    except Exception as e:
+        raise SandboxError(
+            f"no Docker engine reachable ({_short(e)}); start dockerd or pick sandbox=local"
+        ) from None
+
+
+@dataclass
+class DockerFactory:
+    """Opens one container per sandbox from the configured image."""
+
+    options: DockerOptions = field(default_factory=DockerOptions)
+    name: str = "docker"
+
+    def __post_init__(self) -> None:
+        self.client = connect(self.options.client_timeout_s)
+        try:
+            self.client.images.get(self.options.image)
+        except Exception:
+            raise SandboxError(
+                f"docker image {self.options.image!r} not found: build it with "
+                f"`docker build -t {self.options.image} {DOCKERFILE_DIR}` or set sandbox.image"
+            ) from None
+
+    def open(self, workspace: Path) -> DockerSandbox:
+        """Start a container holding a copy of `workspace`."""
+        return DockerSandbox(self.client, workspace, self.options)
+
+    def cleanup(self) -> None:
+        """Remove labelled containers of this process and of processes that no longer run."""
+        try:
+            for c in self.client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+                owner = c.labels.get(PID_LABEL, "")
+                alive = owner.isdigit() and int(owner) != os.getpid() and Path(f"/proc/{owner}").exists()
+                if not alive:
+                    c.remove(force=True)
+        except Exception:  # cleanup is best effort
+            pass
+
+
+def options_from(cfg: dict) -> DockerOptions:
+    """DockerOptions from a config dict; unknown keys raise SandboxError naming them."""
+    known = set(DockerOptions.__dataclass_fields__)
+    extra = sorted(set(cfg) - known)
+    if extra:
+        raise SandboxError(f"unknown sandbox.docker option(s): {', '.join(extra)}")
+    return DockerOptions(**cfg)
+
+
+def unavailable_reason(image: str) -> str | None:
+    """Why `sandbox=docker` with `image` cannot run here, or None when it can."""
+    try:
+        DockerFactory(DockerOptions(image=image, client_timeout_s=30))
+    except SandboxError as e:
+        return str(e)
+    return None
