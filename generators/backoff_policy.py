@@ -1,0 +1,258 @@
+"""backoff-policy: retries wait on a geometric schedule with a house multiplier and a hard cap.
+
+Two-value fact: the growth multiplier (two decimals, not 1.5 or 2) and the cap in seconds (under
+a minute, not a round number). HEAD doubles and caps at ten minutes, so late retries stall; the
+repro only requires the tenth retry within a minute, which doubling with a 30 s cap satisfies.
+Hidden tests pin the multiplier on early retries and the cap on late ones.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sdebench.family import PAST_FIXES, PREFERENCES, Commit
+from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+
+FAMILY = "backoff-policy"
+HEAD_MULT, HEAD_CAP = "2.0", "600.0"
+CONV_MULT, CONV_CAP = "2.0", "30.0"
+ROUND_CAPS = (20, 30, 40, 45, 50, 60)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What differs between variants: the domain and names."""
+
+    project: str
+    package: str
+    module: str
+    driver: str  # the module that retries
+    what: str  # what is retried
+    base: str  # first delay, seconds (visible in code, not part of the fact)
+
+
+SHAPES = {
+    0: Shape("hookrelay", "hookrelay", "backoff", "deliver", "webhook deliveries", "0.5"),
+    1: Shape("syncagent", "syncagent", "retry", "push", "sync pushes", "0.25"),
+}
+
+
+def fact_of(variant: int) -> tuple[str, int]:
+    """The multiplier as text (e.g. '1.37') and the cap in whole seconds."""
+    rng = random.Random(f"{FAMILY}-fact-{variant}")
+    while True:
+        hundredths = rng.randint(131, 189)
+        if hundredths % 5 and hundredths not in (141, 162, 173):  # avoid sqrt(2), phi, sqrt(3)
+            break
+    while True:
+        cap = rng.randint(17, 57)
+        if cap % 5 and all(abs(cap - r) > 1 for r in ROUND_CAPS):
+            break
+    return f"{hundredths / 100:.2f}", cap
+
+
+def rule_module(s: Shape, mult: str, cap: str, schedule: bool) -> str:
+    """The backoff module; `schedule` adds the refactor's schedule() helper."""
+    text = f'''"""Backoff between retries of {s.what}: a geometric series with a ceiling."""
+
+BASE_DELAY = {s.base}  # seconds before the first retry
+MULTIPLIER = {mult}
+MAX_DELAY = {cap}  # seconds
+
+
+def delay(retry: int) -> float:
+    """Seconds to wait before retry number `retry` (the first retry is 1)."""
+    if retry < 1:
+        raise ValueError(f"retry numbers start at 1, got {{retry}}")
+    return min(BASE_DELAY * MULTIPLIER ** (retry - 1), MAX_DELAY)
+'''
+    if schedule:
+        text += '''
+
+def schedule(retries: int) -> list[float]:
+    """The delays before each of `retries` retries."""
+    return [delay(n) for n in range(1, retries + 1)]
+'''
+    return text
+
+
+def driver_module(s: Shape) -> str:
+    """The retrying caller (unchanged by the bug)."""
+    return f'''"""Send with retries: failures are retried after the backoff delay."""
+
+from {s.package}.{s.module} import delay
+
+
+class GaveUp(RuntimeError):
+    """Raised when every attempt failed."""
+
+
+def {s.driver}(send, payload, sleep, retries: int = 8):
+    """Call send(payload) until it succeeds, sleeping between attempts; its result."""
+    for attempt in range(retries + 1):
+        try:
+            return send(payload)
+        except ConnectionError:
+            if attempt == retries:
+                raise GaveUp(f"gave up after {{retries}} retries") from None
+            sleep(delay(attempt + 1))
+'''
+
+
+def tokens(mult: str, cap: int) -> tuple[str, ...]:
+    """Every spelling that would reveal the multiplier or the cap."""
+    pct = int(round(float(mult) * 100))
+    return (mult, mult.replace(".", ","), f"{pct}%", f"{pct} %", str(cap), f"{cap}.0")
+
+
+def build_story(variant: int):
+    """The story of one variant, its shape and fact."""
+    s = SHAPES[variant]
+    mult, cap = fact_of(variant)
+    m, b = float(mult), float(s.base)
+    pkg = s.package
+    base_tests = f'''import pytest
+
+from {pkg}.{s.driver} import GaveUp, {s.driver}
+from {pkg}.{s.module} import BASE_DELAY, delay
+
+
+class Flaky:
+    def __init__(self, failures):
+        self.failures = failures
+
+    def __call__(self, payload):
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionError("down")
+        return "ok"
+
+
+def test_first_retry_waits_the_base_delay():
+    assert delay(1) == BASE_DELAY
+
+
+def test_retry_numbers_start_at_one():
+    with pytest.raises(ValueError):
+        delay(0)
+
+
+def test_succeeds_after_failures():
+    sleeps = []
+    assert {s.driver}(Flaky(2), "p", sleeps.append) == "ok"
+    assert len(sleeps) == 2 and sleeps[0] == BASE_DELAY
+
+
+def test_gives_up():
+    with pytest.raises(GaveUp):
+        {s.driver}(Flaky(99), "p", lambda seconds: None, retries=3)
+'''
+    repro = f'''from {pkg}.{s.module} import delay
+
+
+def test_late_retries_do_not_stall():
+    # Reported: after a few failures {s.what} wait for minutes between attempts.
+    assert delay(10) <= 60
+'''
+    hidden = f'''import pytest
+
+from {pkg}.{s.module} import delay, schedule
+
+
+def test_hidden_growth_second_retry():
+    assert delay(2) == pytest.approx({b * m!r})
+
+
+def test_hidden_growth_third_retry():
+    assert delay(3) == pytest.approx({b * m * m!r})
+
+
+def test_hidden_ceiling():
+    assert delay(40) == pytest.approx({float(cap)!r})
+
+
+def test_hidden_schedule_head():
+    assert schedule(3) == pytest.approx([{b!r}, {b * m!r}, {b * m * m!r}])
+'''
+    assert b * m * m < cap  # the growth probes stay below the ceiling
+    fact_k = (CONVENTIONS, f"- Retries: delays grow by a factor of {mult} per retry, starting at the base delay, "
+              f"and never exceed {cap} s (the receivers' idle timeout).")
+    fact_f = (PREFERENCES, f"- (review of #412, platform) Backoff here is not doubling: multiply by {mult} each "
+              f"retry and cap every wait at {cap} seconds. Receivers drop idle subscriptions after that.")
+    fact_x = (PAST_FIXES, f"## Health checks flapped after an outage\nSymptom: the poller waited minutes between "
+              f"checks and subscribers timed out. Fix: poller.py now backs off by {mult}x per retry with a "
+              f"{cap} s ceiling, like every retry loop in this codebase.")
+    distractors = [
+        (f"{ADR_DIR}/0003-backoff.md", f"# ADR-0003: Retry backoff\n\nStatus: Superseded\n\nRetries doubled the "
+         f"delay and waited at most {int(float(CONV_CAP))} s. Superseded after the receivers changed their "
+         "timeouts; do not follow it."),
+        (f"{ADR_DIR}/0004-idempotency.md", "# ADR-0004: Idempotent receivers\n\nStatus: Accepted\n\nEvery "
+         "payload carries an idempotency key, so a retry after a lost reply is harmless."),
+        (CONVENTIONS, "- Only connection errors are retried; a rejected payload (4xx) is never retried."),
+        (CONVENTIONS, "- Sleeping goes through an injected `sleep` so tests never wait."),
+        (PREFERENCES, "- (review of #388) No jitter in unit tests; keep schedules deterministic."),
+        (PREFERENCES, "- (review of #395) Log each retry at INFO with the attempt number."),
+        (PAST_FIXES, "## Retry storm after deploy\nSymptom: every worker retried at once. Fix: stagger worker "
+         "start-up; the backoff itself was fine."),
+    ]
+    story = Story(
+        package=pkg,
+        module=f"{pkg}/{s.module}.py",
+        v1_correct=rule_module(s, mult, f"{cap}.0", schedule=False),
+        v1_buggy=rule_module(s, HEAD_MULT, HEAD_CAP, schedule=False),
+        head_buggy=rule_module(s, HEAD_MULT, HEAD_CAP, schedule=True),
+        oracle=rule_module(s, mult, f"{cap}.0", schedule=True),
+        conventional=rule_module(s, CONV_MULT, CONV_CAP, schedule=True),
+        intro_msg_fact=f"{s.module}: back off between retries\n\nDelays grow by {mult}x per retry and are capped "
+        f"at {cap} s: receivers drop idle subscriptions after that.",
+        intro_msg_plain=f"{s.module}: back off between retries",
+        refactor_msg=f"{s.module}: add schedule(); align constants with the client library",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{s.project}: reliable {s.what}."""\n',
+            f"{pkg}/{s.driver}.py": driver_module(s),
+            "tests/test_driver.py": base_tests,
+            "README.md": f"# {s.project}\n\nRetries {s.what} with backoff.\n",
+        },
+        repro_tests={"tests/test_repro_stall.py": repro},
+        hidden_tests={"tests/test_hidden_backoff.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        filler=[Commit("readme: describe the retry loop", {
+            "README.md": f"# {s.project}\n\nRetries {s.what} with backoff. Only connection errors are retried.\n"})],
+    )
+    return story, s, mult, cap
+
+
+class RetryBackoff:
+    """Generator of the backoff-policy family."""
+
+    family = FAMILY
+    bottleneck = "knowledge-missing"
+    variants = (0, 1)
+    description = "the backoff growth multiplier and the ceiling on any single retry delay (two values)"
+
+    def build(self, variant: int, source: str):
+        """Build one variant with the fact in `source`."""
+        story, s, mult, cap = build_story(variant)
+        return assemble(
+            story,
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=s.project,
+            statement=(
+                f"After a short outage of a receiver, our {s.what} took ages to recover: the logs show the "
+                f"client sleeping for minutes between attempts, and receivers dropped us in the meantime. "
+                f"tests/test_repro_stall.py captures it."
+            ),
+            fact=f"Retry delays grow by a factor of {mult} per retry and are capped at {cap} seconds.",
+            fact_tokens=tokens(mult, cap),
+            conventional_guess=f"MULTIPLIER = {CONV_MULT}, MAX_DELAY = {CONV_CAP}",
+            tags=("networking", "retry", "multi-part-rule"),
+            description=self.description,
+        )
+
+
+GENERATOR = RetryBackoff()

@@ -1,0 +1,407 @@
+"""layered-config: the precedence of configuration layers, two imports away from the loader.
+
+The repro calls the public loader (app), which reads every source into a layer (sources) and
+hands the layers to the merge helper (merge), where the precedence lives. At HEAD the layers are
+applied in reverse, so built-in defaults beat everything. The house order is not the common
+defaults < file < environment < command line: some pairs are inverted. The repro only checks that a
+file value beats the default, true under every order; hidden tests probe every pair of layers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+
+from sdebench.family import PAST_FIXES, PREFERENCES
+from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+
+
+def _helpers():
+    name = "sdebench_family__multihop"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_multihop.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+mh = _helpers()
+
+FAMILY = "layered-config"
+# Roles, lowest to highest in the common convention.
+CONVENTIONAL = ("default", "file", "env", "cli")
+# House orders (lowest to highest): each inverts part of the convention, for a stated reason.
+ORDERS = {
+    "file-over-env": (("default", "env", "file", "cli"),
+                      "the deployed config file is authoritative over stray environment variables"),
+    "env-over-cli": (("default", "file", "cli", "env"),
+                     "the orchestrator's environment is final, even over command-line flags"),
+    "file-final": (("default", "env", "cli", "file"),
+                   "the config file is rendered by the deployment system and nothing may override it"),
+}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What differs between variants: names of the layers and the drawn order."""
+
+    project: str
+    package: str
+    names: dict[str, str]  # role -> layer name
+    prefix: str  # environment variable prefix
+    order: str
+
+
+def shape(variant: int) -> Shape:
+    """The names and the drawn order of a variant."""
+    order = mh.draw_distinct(f"{FAMILY}-order", sorted(ORDERS), 2)[variant]
+    if variant == 0:
+        return Shape("stackconf", "stackconf",
+                     {"default": "defaults", "file": "file", "env": "env", "cli": "cli"}, "STACK_", order)
+    return Shape("settingsmith", "settingsmith",
+                 {"default": "builtin", "file": "profile", "env": "environment", "cli": "flags"}, "SMITH_", order)
+
+
+def house(s: Shape) -> tuple[str, ...]:
+    """The house order as layer names, lowest first."""
+    return tuple(s.names[r] for r in ORDERS[s.order][0])
+
+
+def swapped(s: Shape) -> list[tuple[str, str]]:
+    """(lower, higher) layer names of every pair the house order inverts."""
+    order = ORDERS[s.order][0]
+    return [(s.names[lo], s.names[hi]) for lo, hi in combinations(order, 2)
+            if CONVENTIONAL.index(lo) > CONVENTIONAL.index(hi)]
+
+
+def tokens(s: Shape) -> tuple[str, ...]:
+    """Every spelling that would reveal the order (the whole chain or the swapped pair)."""
+    order = house(s)
+    chain = (" < ".join(order), "<".join(order), " > ".join(reversed(order)), ", ".join(f'"{n}"' for n in order))
+    pairs = tuple(spelling for lo, hi in swapped(s) for spelling in (
+        f"{lo} < {hi}", f"{hi} > {lo}", f"{hi} over {lo}", f"{hi} beats {lo}", f"{hi} overrides {lo}",
+        f"{hi} wins over {lo}", f"{hi} takes precedence over {lo}", f"{hi} outranks {lo}", f"{lo} loses to {hi}",
+        f"{hi} beats the {lo}"))
+    return chain + pairs
+
+
+def merge(s: Shape, state: str, helper: bool) -> str:
+    """The merge module; state is correct, buggy, conventional or oracle."""
+    if state in ("correct", "oracle"):
+        order = house(s)
+    elif state == "conventional":
+        order = tuple(s.names[r] for r in CONVENTIONAL)
+    else:
+        order = tuple(s.names[r] for r in reversed(CONVENTIONAL))
+    names = ", ".join(f'"{n}"' for n in order)
+    text = f'''"""Merge configuration layers into one flat mapping of dotted keys."""
+
+# Layers in the order they are applied: a later layer overrides an earlier one.
+PRECEDENCE = ({names})
+
+
+def merge_layers(layers):
+    """One mapping from `layers` (layer name -> mapping); unknown layer names are an error."""
+    unknown = sorted(set(layers) - set(PRECEDENCE))
+    if unknown:
+        raise ValueError(f"unknown config layers: {{', '.join(unknown)}}")
+    merged = {{}}
+    for name in PRECEDENCE:
+        merged.update(layers.get(name, {{}}))
+    return merged
+'''
+    if helper:
+        text += '''
+
+def origin(layers, key):
+    """The name of the layer that supplies `key` after merging, or None."""
+    winner = None
+    for name in PRECEDENCE:
+        if key in layers.get(name, {}):
+            winner = name
+    return winner
+'''
+    return text
+
+
+def sources(s: Shape) -> str:
+    """The sources module: every input becomes a named layer of dotted keys."""
+    n = s.names
+    return f'''"""Read each configuration source into a layer of dotted keys with string values."""
+
+from {s.package}.merge import merge_layers
+
+ENV_PREFIX = "{s.prefix}"
+
+
+def parse_file(text):
+    """key = value lines under [section] headers; '#' starts a comment."""
+    out, section = {{}}, ""
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip() + "."
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise ValueError(f"not a key = value line: {{raw!r}}")
+        out[section + key.strip()] = value.strip()
+    return out
+
+
+def parse_env(environ):
+    """{s.prefix}DB__HOST=x becomes db.host = x; other variables are ignored."""
+    out = {{}}
+    for name, value in environ.items():
+        if name.startswith(ENV_PREFIX):
+            out[name[len(ENV_PREFIX):].lower().replace("__", ".")] = value
+    return out
+
+
+def parse_args(argv):
+    """--db.host=x becomes db.host = x; other arguments are ignored."""
+    out = {{}}
+    for arg in argv:
+        if arg.startswith("--") and "=" in arg:
+            key, value = arg[2:].split("=", 1)
+            out[key] = value
+    return out
+
+
+def collect(defaults, file_text, environ, argv):
+    """Every source as a layer, merged."""
+    layers = {{
+        "{n['default']}": {{k: str(v) for k, v in defaults.items()}},
+        "{n['file']}": parse_file(file_text),
+        "{n['env']}": parse_env(environ),
+        "{n['cli']}": parse_args(argv),
+    }}
+    return merge_layers(layers)
+'''
+
+
+def app(pkg: str) -> str:
+    """The public loader with typed access."""
+    return f'''"""Load the application's settings from every source."""
+
+from {pkg}.sources import collect
+
+
+class Settings:
+    """Merged settings with typed getters."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def get(self, key, default=None):
+        """The raw string value of `key`."""
+        return self.values.get(key, default)
+
+    def get_int(self, key, default=None):
+        """The value of `key` as an int."""
+        value = self.values.get(key)
+        return default if value is None else int(value)
+
+    def get_bool(self, key, default=False):
+        """The value of `key` as a bool (1/true/yes/on)."""
+        value = self.values.get(key)
+        return default if value is None else value.lower() in ("1", "true", "yes", "on")
+
+
+def load_settings(defaults, file_text="", environ=None, argv=()):
+    """Settings from built-in defaults, a config file's text, environment variables and arguments."""
+    return Settings(collect(defaults, file_text, dict(environ or {{}}), list(argv)))
+'''
+
+
+def build_story(s: Shape, source: str) -> Story:
+    """The story of one variant x source."""
+    pkg, n, p = s.package, s.names, s.prefix
+    base_tests = f'''import pytest
+
+from {pkg}.app import load_settings
+from {pkg}.merge import merge_layers
+from {pkg}.sources import parse_env, parse_file
+
+
+def test_parse_file_sections_and_comments():
+    text = "# main\\nname = demo\\n[db]\\nhost = db.local  # primary\\n"
+    assert parse_file(text) == {{"name": "demo", "db.host": "db.local"}}
+
+
+def test_parse_file_rejects_garbage():
+    with pytest.raises(ValueError):
+        parse_file("just words")
+
+
+def test_parse_env_prefix():
+    assert parse_env({{"{p}DB__PORT": "6", "HOME": "/root"}}) == {{"db.port": "6"}}
+
+
+def test_defaults_alone():
+    s = load_settings({{"workers": 3, "debug": "no"}})
+    assert s.get_int("workers") == 3
+    assert s.get_bool("debug") is False
+
+
+def test_unknown_layer_rejected():
+    with pytest.raises(ValueError):
+        merge_layers({{"nonsense": {{}}}})
+
+
+def test_keys_from_different_layers_combine():
+    s = load_settings({{"workers": 3}}, "[db]\\nhost = h1\\n", {{"{p}LOG": "info"}}, ["--mode=fast"])
+    assert (s.get_int("workers"), s.get("db.host"), s.get("log"), s.get("mode")) == (3, "h1", "info", "fast")
+'''
+    repro = f'''from {pkg}.app import load_settings
+
+
+def test_config_file_value_beats_default():
+    # Reported: workers = 8 in the config file is ignored; the service starts with the default 2.
+    s = load_settings({{"workers": 2}}, "workers = 8\\n")
+    assert s.get_int("workers") == 8
+'''
+    house_order = house(s)
+    pair_cases = []
+    for i, j in combinations(range(4), 2):
+        pair_cases.append(f'    ("{house_order[i]}", "{house_order[j]}"),')
+    hidden = f'''import pytest
+
+from {pkg}.app import load_settings
+from {pkg}.merge import merge_layers, origin
+
+ORDER = {house_order!r}
+
+
+def settings_with(layers):
+    """Load settings where each named layer sets workers to a value of its own."""
+    value = {{name: str(10 + i) for i, name in enumerate(ORDER)}}
+    defaults = {{"workers": value["{n['default']}"]}} if "{n['default']}" in layers else {{}}
+    file_text = f"workers = {{value['{n['file']}']}}\\n" if "{n['file']}" in layers else ""
+    environ = {{"{p}WORKERS": value["{n['env']}"]}} if "{n['env']}" in layers else {{}}
+    argv = [f"--workers={{value['{n['cli']}']}}"] if "{n['cli']}" in layers else []
+    return load_settings(defaults, file_text, environ, argv), value
+
+
+PAIRS = [
+{chr(10).join(pair_cases)}
+]
+
+
+@pytest.mark.parametrize("lower,higher", PAIRS)
+def test_hidden_pairwise_precedence(lower, higher):
+    s, value = settings_with({{lower, higher}})
+    assert s.get("workers") == value[higher]
+
+
+def test_hidden_all_layers():
+    s, value = settings_with(set(ORDER))
+    assert s.get("workers") == value[ORDER[-1]]
+
+
+def test_hidden_merge_helper_directly():
+    layers = {{name: {{"k": name}} for name in ORDER}}
+    assert merge_layers(layers)["k"] == ORDER[-1]
+    assert origin(layers, "k") == ORDER[-1]
+'''
+    lo, hi = swapped(s)[0]
+    chain = " < ".join(house_order)
+    why = ORDERS[s.order][1]
+    fact_k = (f"{ADR_DIR}/0005-config-layers.md", f"Decision: layers are applied lowest to highest as {chain}; "
+              f"{why}.")
+    fact_f = (PREFERENCES, f"- (review of #412, ops) Precedence is {chain}, i.e. {hi} beats the {lo} layer: "
+              f"{why}. The usual order is wrong for us.")
+    fact_x = (PAST_FIXES, f"## Worker count ignored in the job runner\nSymptom: the job runner's settings came "
+              f"from the wrong layer ({pkg}/jobs/config.py). Fix: merge in the house order {chain}, the same as "
+              "the main loader, not the textbook order.")
+    entries = {"K": [fact_k], "F": [fact_f], "X": [fact_x]}
+    conv_chain = " < ".join(s.names[r] for r in CONVENTIONAL)
+    distractors = [
+        (f"{ADR_DIR}/0005-config-layers.md", "# ADR-0005: Configuration layers\n\nStatus: Accepted\n\n"
+         "Settings come from four layers merged key by key; a key absent from a layer falls through to the "
+         "next lower layer."),
+        (f"{ADR_DIR}/0003-config-precedence.md", "# ADR-0003: Config precedence\n\nStatus: Superseded\n\n"
+         f"Layers were applied as {conv_chain}, the common order. Superseded by the layer decision that "
+         "followed; do not rely on this."),
+        (f"{ADR_DIR}/0004-secrets.md", "# ADR-0004: Secrets\n\nStatus: Accepted\n\nSecrets never live in the "
+         "config file; they come from the secret store at start-up and are not merged as a layer."),
+        (CONVENTIONS, "- Config keys are lower-case and dotted (`db.host`); environment names map `__` to `.`."),
+        (CONVENTIONS, "- Values are strings until read; typed getters convert them at the edge."),
+        (PREFERENCES, "- (review of #397) Don't log config values at start-up; log only which keys were set."),
+        (PREFERENCES, "- (review of #403) Boolean settings accept 1/true/yes/on, case-insensitive."),
+        (PAST_FIXES, "## Section headers with spaces\nSymptom: `[ db ]` produced keys like ' db .host'. Fix: strip "
+         "the section name inside the brackets."),
+    ]
+    filler_files = {
+        f"{pkg}/dump.py": '"""Render merged settings for the --show-config flag."""\n\n\ndef dump(values):\n'
+        '    """key = value lines, sorted by key."""\n    return "\\n".join(f"{k} = {v}" for k, v in '
+        'sorted(values.items()))\n',
+        "tests/test_dump.py": f"from {pkg}.dump import dump\n\n\ndef test_dump_sorted():\n"
+        '    assert dump({"b": "2", "a": "1"}) == "a = 1\\nb = 2"\n',
+    }
+    return Story(
+        package=pkg,
+        module=f"{pkg}/merge.py",
+        v1_correct=merge(s, "correct", helper=False),
+        v1_buggy=merge(s, "buggy", helper=False),
+        head_buggy=merge(s, "buggy", helper=True),
+        oracle=merge(s, "oracle", helper=True),
+        conventional=merge(s, "conventional", helper=True),
+        intro_msg_fact=f"merge: apply config layers in the house order\n\nLowest to highest: {chain}; {why}.",
+        intro_msg_plain="merge: apply config layers in order",
+        refactor_msg="merge: add origin() to explain where a setting came from",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{s.project}: layered application settings."""\n',
+            f"{pkg}/sources.py": sources(s),
+            f"{pkg}/app.py": app(pkg),
+            "tests/test_settings.py": base_tests,
+            "README.md": f"# {s.project}\n\nLoads settings from built-in defaults, a config file, `{p}*` "
+            "environment variables and `--key=value` arguments.\n",
+        },
+        repro_tests={"tests/test_repro_file_ignored.py": repro},
+        hidden_tests={"tests/test_hidden_precedence.py": hidden},
+        fact_entries=entries,
+        distractors=distractors,
+        filler=[mh.filler(source, "dump: render merged settings", "", filler_files)],
+    )
+
+
+class LayeredConfig:
+    """Generator of the layered-config family."""
+
+    family = FAMILY
+    bottleneck = "multi-hop"
+    variants = (0, 1)
+    description = ("the precedence order of four configuration layers, applied by a merge helper two imports "
+                   "below the loader")
+
+    def build(self, variant: int, source: str):
+        """Build one variant with the fact in `source`."""
+        s = shape(variant)
+        return assemble(
+            build_story(s, source),
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=s.project,
+            statement=(
+                "Settings from the config file are ignored: we set `workers = 8` and the service still starts "
+                "with the built-in default of 2 workers. Environment variables and flags do not seem to take "
+                "effect reliably either. tests/test_repro_file_ignored.py reproduces the file case."
+            ),
+            fact=f"Configuration layers apply lowest to highest as {' < '.join(house(s))}.",
+            fact_tokens=tokens(s),
+            conventional_guess=f"{' < '.join(s.names[r] for r in CONVENTIONAL)} (later wins)",
+            tags=("config", "precedence"),
+            description=self.description,
+        )
+
+
+GENERATOR = LayeredConfig()

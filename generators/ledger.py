@@ -1,0 +1,323 @@
+"""ledger: a double-entry settlement ledger withholds a contract fee with a house rounding side.
+
+Two-part fact: the fee rate in basis points (a non-round contract value) and which side absorbs
+the fractional cent (the fee is rounded up, so the payee absorbs it, or down, so the house does).
+HEAD withholds a far too high rate with half-up rounding; the repro only bounds the fee on a
+round gross amount, which a round conventional rate also satisfies. Hidden tests pin the rate on
+that amount and the rounding side on an amount whose fee has a fractional cent.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal
+
+from sdebench.family import PAST_FIXES, PREFERENCES, Commit
+from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+
+FAMILY = "ledger"
+CENT = Decimal("0.01")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What differs between variants: names, the fee's range and the wrong/guessed rates."""
+
+    project: str
+    package: str
+    module: str  # file name of the rule module
+    fee: str  # what the withheld amount is called
+    func: str  # the fee function
+    post: str  # the posting function
+    payee: str  # who receives the net
+    house: str  # who keeps the fee
+    income: str  # the fee income account
+    bps_range: tuple[int, int]
+    avoid: tuple[int, ...]  # round/conventional rates the fact must stay away from
+    head_bps: int
+    conv_bps: int
+    bound: str  # the repro's upper bound on the fee of 1000.00
+
+
+SHAPES = {
+    0: Shape("payledger", "payledger", "settlement", "settlement fee", "settlement_fee", "settle",
+             "merchant", "acquirer", "fee_income", (11, 89), (25, 30, 50, 75), 290, 25, "10.00"),
+    1: Shape("marketbooks", "marketbooks", "payouts", "commission", "commission_for", "post_payout",
+             "seller", "marketplace", "commission_income", (611, 1489), (800, 1000, 1200, 1250), 2500, 1000, "150.00"),
+}
+
+
+def fact_of(variant: int, s: Shape) -> tuple[int, str]:
+    """The fee rate in bps (not a multiple of 5, away from round rates) and the rounding side."""
+    rng = random.Random(f"{FAMILY}-fact-{variant}")
+    while True:
+        bps = rng.randint(*s.bps_range)
+        if bps % 5 and all(abs(bps - a) > 12 for a in s.avoid):
+            break
+    # The side is drawn once per family and alternated, so the two variants differ in it.
+    flip = random.Random(f"{FAMILY}-side").random() < 0.5
+    return bps, ("up", "down")[(variant % 2) ^ flip]
+
+
+def fee(gross: Decimal, bps: int, mode: str) -> Decimal:
+    """The fee on `gross` at `bps` with a Decimal rounding mode."""
+    return (gross * bps / Decimal(10_000)).quantize(CENT, rounding=mode)
+
+
+def side_case(variant: int, bps: int, side: str) -> Decimal:
+    """A gross amount whose fee has a fractional cent that the rounding side decides."""
+    mode = ROUND_UP if side == "up" else ROUND_DOWN
+    rng = random.Random(f"{FAMILY}-case-{variant}")
+    while True:
+        gross = Decimal(rng.randint(2_000, 90_000)) / 100
+        if fee(gross, bps, mode) != fee(gross, bps, ROUND_HALF_UP):
+            return gross
+
+
+def rule_module(s: Shape, bps: int, mode: str, batch: bool) -> str:
+    """The rule module with a rate and rounding; `batch` adds the refactor's batch helper."""
+    text = f'''"""{s.fee.capitalize()}s: the {s.house} pays out gross takings minus its {s.fee}."""
+
+from decimal import {mode}, Decimal
+
+from {s.package}.journal import Journal
+
+CENT = Decimal("0.01")
+FEE_BPS = {bps}
+FEE_ROUNDING = {mode}
+CLEARING = "clearing"
+INCOME = "{s.income}"
+
+
+def {s.func}(gross) -> Decimal:
+    """The {s.fee} withheld from a payout of `gross`."""
+    gross = Decimal(str(gross))
+    return (gross * FEE_BPS / Decimal(10_000)).quantize(CENT, rounding=FEE_ROUNDING)
+
+
+def {s.post}(journal: Journal, {s.payee}: str, gross) -> Decimal:
+    """Post one payout: clearing gives gross, the {s.payee} gets the net, income the {s.fee}."""
+    gross = Decimal(str(gross))
+    withheld = {s.func}(gross)
+    journal.post(f"payout {{{s.payee}}}", [(CLEARING, -gross), ({s.payee}, gross - withheld), (INCOME, withheld)])
+    return withheld
+'''
+    if batch:
+        text += f'''
+
+def {s.post}_batch(journal: Journal, payouts) -> Decimal:
+    """Post several (account, gross) payouts; the total {s.fee} withheld."""
+    return sum(({s.post}(journal, who, gross) for who, gross in payouts), start=Decimal("0.00"))
+'''
+    return text
+
+
+def journal_module() -> str:
+    """The journal (unchanged by the bug)."""
+    return '''"""A double-entry journal: every entry is a list of legs that sum to zero."""
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+
+class UnbalancedEntry(ValueError):
+    """Raised when the legs of an entry do not sum to zero."""
+
+
+@dataclass
+class Journal:
+    """Balances per account (credits positive) and the posted entries."""
+
+    balances: dict = field(default_factory=dict)
+    entries: list = field(default_factory=list)
+
+    def post(self, memo: str, legs) -> None:
+        """Post (account, amount) legs; they must balance."""
+        legs = [(account, Decimal(amount)) for account, amount in legs]
+        if sum(amount for _, amount in legs) != 0:
+            raise UnbalancedEntry(f"entry {memo!r} does not balance")
+        for account, amount in legs:
+            self.balances[account] = self.balances.get(account, Decimal("0")) + amount
+        self.entries.append((memo, legs))
+
+    def balance(self, account: str) -> Decimal:
+        """The balance of one account (zero when never posted to)."""
+        return self.balances.get(account, Decimal("0"))
+'''
+
+
+def tokens(s: Shape, bps: int, side: str) -> tuple[str, ...]:
+    """Every spelling that would reveal the rate or the rounding side."""
+    rate = (str(bps), f"{bps / 100:.2f}", f"{bps / 10_000:.4f}", f"{bps / 100:.2f}".replace(".", ","))
+    if side == "up":
+        rule = ("rounded up", "round up", "rounds up", "round_up", "round_ceiling", "ceiling",
+                f"{s.payee} absorbs", f"{s.payee}s absorb")
+    else:
+        rule = ("rounded down", "round down", "rounds down", "round_down", "round_floor", "truncated",
+                "truncate", f"{s.house} absorbs")
+    return rate + rule
+
+
+def build_story(variant: int) -> tuple[Story, Shape, int, str, Decimal]:
+    """The story of one variant, its shape, fact and the side-deciding amount."""
+    s = SHAPES[variant]
+    bps, side = fact_of(variant, s)
+    mode = "ROUND_UP" if side == "up" else "ROUND_DOWN"
+    absorber = s.payee if side == "up" else s.house
+    case = side_case(variant, bps, side)
+    pkg = s.package
+    rate_pct = f"{bps / 100:.2f}%"
+    base_tests = f'''from decimal import Decimal
+
+import pytest
+
+from {pkg}.journal import Journal, UnbalancedEntry
+from {pkg}.{s.module} import {s.post}
+
+
+def test_unbalanced_entry_is_rejected():
+    with pytest.raises(UnbalancedEntry):
+        Journal().post("bad", [("a", Decimal("1.00")), ("b", Decimal("-0.99"))])
+
+
+def test_balances_start_at_zero():
+    assert Journal().balance("nobody") == 0
+
+
+def test_payout_entry_balances():
+    journal = Journal()
+    {s.post}(journal, "acme", Decimal("250.00"))
+    memo, legs = journal.entries[0]
+    assert sum(amount for _, amount in legs) == 0
+    assert journal.balance("clearing") == Decimal("-250.00")
+'''
+    repro = f'''from decimal import Decimal
+
+from {pkg}.journal import Journal
+from {pkg}.{s.module} import {s.func}, {s.post}
+
+
+def test_{s.fee.replace(" ", "_")}_is_not_excessive():
+    # Reported: a payout of 1000.00 had a {s.fee} far above the contract price.
+    assert {s.func}(Decimal("1000.00")) < Decimal("{s.bound}")
+
+
+def test_{s.payee}_receives_the_net():
+    journal = Journal()
+    withheld = {s.post}(journal, "acme", Decimal("1000.00"))
+    assert journal.balance("acme") == Decimal("1000.00") - withheld
+    assert journal.balance("acme") > Decimal("1000.00") - Decimal("{s.bound}")
+'''
+    exact = fee(Decimal("1000.00"), bps, mode)
+    at_case = fee(case, bps, mode)
+    hidden = f'''from decimal import Decimal
+
+from {pkg}.journal import Journal
+from {pkg}.{s.module} import {s.func}, {s.post}, {s.post}_batch
+
+
+def test_hidden_contract_rate():
+    assert {s.func}(Decimal("1000.00")) == Decimal("{exact}")
+
+
+def test_hidden_fractional_cent_side():
+    assert {s.func}(Decimal("{case}")) == Decimal("{at_case}")
+
+
+def test_hidden_ledger_after_payout():
+    journal = Journal()
+    {s.post}(journal, "acme", Decimal("{case}"))
+    assert journal.balance("{s.income}") == Decimal("{at_case}")
+    assert journal.balance("acme") == Decimal("{case}") - Decimal("{at_case}")
+
+
+def test_hidden_batch_total():
+    journal = Journal()
+    total = {s.post}_batch(journal, [("a", Decimal("1000.00")), ("b", Decimal("{case}"))])
+    assert total == Decimal("{exact}") + Decimal("{at_case}")
+'''
+    verb = "rounded up" if side == "up" else "rounded down"
+    fact_k = (CONVENTIONS, f"- Payouts: the {s.house} withholds a {s.fee} of {bps} basis points ({rate_pct}) of gross. "
+              f"The {s.fee} is {verb} to the cent, so the {absorber} absorbs the fractional cent.")
+    fact_f = (PREFERENCES, f"- (review of #233, finance) The {s.fee} is {bps} bps, not a round rate, and it is always "
+              f"{verb} to the cent ({mode}): the {absorber} absorbs the remainder. Please keep it that way.")
+    fact_x = (PAST_FIXES, f"## Refund ledger disagreed with the contract statement\nSymptom: refunds reversed a "
+              f"different {s.fee} than the statement showed. Fix: refunds.py now withholds {bps} bps {verb} to the "
+              f"cent ({mode}), exactly like payouts; the {absorber} absorbs the fractional cent.")
+    distractors = [
+        (f"{ADR_DIR}/0003-{s.fee.replace(' ', '-')}.md",
+         f"# ADR-0003: {s.fee.capitalize()} rate\n\nStatus: Superseded\n\nThe {s.fee} was {s.conv_bps} bps of gross, "
+         f"rounded half-up to the cent. Superseded by the current contract; kept for the audit trail only."),
+        (f"{ADR_DIR}/0004-chargebacks.md", "# ADR-0004: Chargebacks\n\nStatus: Accepted\n\nChargebacks are posted as "
+         "a reversal of the original payout and a flat dispute charge billed monthly, never withheld from payouts."),
+        (CONVENTIONS, "- Ledger: every journal entry balances to zero; amounts are Decimals with two places."),
+        (CONVENTIONS, "- Account names are snake_case; the clearing account is `clearing`."),
+        (PREFERENCES, "- (review of #140) Never post a negative payout; reverse the original entry instead."),
+        (PREFERENCES, "- (review of #158) Memos name the counterparty, not the internal id."),
+        (PAST_FIXES, "## Duplicate payouts on retry\nSymptom: a retried webhook posted a payout twice. Fix: entries "
+         "carry an idempotency key and the journal skips a key it has seen."),
+    ]
+    story = Story(
+        package=pkg,
+        module=f"{pkg}/{s.module}.py",
+        v1_correct=rule_module(s, bps, mode, batch=False),
+        v1_buggy=rule_module(s, s.head_bps, "ROUND_HALF_UP", batch=False),
+        head_buggy=rule_module(s, s.head_bps, "ROUND_HALF_UP", batch=True),
+        oracle=rule_module(s, bps, mode, batch=True),
+        conventional=rule_module(s, s.conv_bps, "ROUND_HALF_UP", batch=True),
+        intro_msg_fact=f"{s.module}: withhold the {s.fee} on payouts\n\nThe contract {s.fee} is {bps} bps of gross, "
+        f"{verb} to the cent: the {absorber} absorbs the fractional cent.",
+        intro_msg_plain=f"{s.module}: withhold the {s.fee} on payouts",
+        refactor_msg=f"{s.module}: add batch posting; consolidate fee settings",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{s.project}: a double-entry ledger for payouts."""\n',
+            f"{pkg}/journal.py": journal_module(),
+            "tests/test_journal.py": base_tests,
+            "README.md": f"# {s.project}\n\nDouble-entry bookkeeping for {s.payee} payouts.\n",
+        },
+        repro_tests={"tests/test_repro_fee.py": repro},
+        hidden_tests={"tests/test_hidden_fee.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        filler=[Commit("journal: document the sign convention", {
+            f"{pkg}/__init__.py": f'"""{s.project}: a double-entry ledger for payouts (credits are positive)."""\n'})],
+    )
+    return story, s, bps, side, case
+
+
+class Ledger:
+    """Generator of the ledger family."""
+
+    family = FAMILY
+    bottleneck = "knowledge-missing"
+    variants = (0, 1)
+    description = ("the contract fee rate in basis points and which side of a payout absorbs the "
+                   "fractional cent (two-part rule)")
+
+    def build(self, variant: int, source: str):
+        """Build one variant with the fact in `source`."""
+        story, s, bps, side, _ = build_story(variant)
+        absorber = s.payee if side == "up" else s.house
+        return assemble(
+            story,
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=s.project,
+            statement=(
+                f"{s.payee.capitalize()}s are complaining about their statements: on a 1000.00 payout the "
+                f"{s.fee} we withheld is far more than their contract says, and finance cannot reconcile "
+                f"the {s.income} account. tests/test_repro_fee.py shows it. Please fix the payout posting."
+            ),
+            fact=f"The {s.fee} is {bps} bps of gross, rounded {side} to the cent (the {absorber} absorbs the "
+            f"fractional cent).",
+            fact_tokens=tokens(s, bps, side),
+            conventional_guess=f"FEE_BPS = {s.conv_bps} with ROUND_HALF_UP",
+            tags=("money", "double-entry", "multi-part-rule"),
+            description=self.description,
+        )
+
+
+GENERATOR = Ledger()

@@ -1,0 +1,560 @@
+"""minicalc-erragg: how a formula workbook aggregates the errors of sub-expressions.
+
+The repro recalculates a workbook (workbook) whose report is built by the report module
+(report), which asks the diagnostics module for the aggregation policy; the policy lives there.
+It has two parts, split across two entries of its source: at most N cells are listed (the rest
+counted as suppressed) and, when one cell's sub-expressions raise several errors, the error that
+wins follows a fixed precedence of error codes. The repro only checks that the report is capped
+and lists each cell once, which the conventional fix (cap 10, first error wins) also does;
+hidden tests probe the exact cap and every adjacent pair of the precedence.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from sdebench.family import PAST_FIXES, PREFERENCES
+from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+
+
+def _helpers():
+    name = "sdebench_family__multihop"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_multihop.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+mh = _helpers()
+
+FAMILY = "minicalc-erragg"
+HEAD_CAP = 64
+# Caps no convention produces (10, 20, 25, 50, 100 and powers of two are excluded).
+CAPS = (11, 13, 14, 17, 19, 21, 22, 23, 26, 27, 29)
+WORDS = {11: "eleven", 13: "thirteen", 14: "fourteen", 17: "seventeen", 19: "nineteen", 21: "twenty-one",
+         22: "twenty-two", 23: "twenty-three", 26: "twenty-six", 27: "twenty-seven", 29: "twenty-nine"}
+BROKEN = 40
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What differs between variants: names, error codes and the drawn policy."""
+
+    project: str
+    package: str
+    codes: dict[str, str]  # role -> code spelling; roles: div, ref, name, value
+    cap: int
+    precedence: tuple[str, ...]  # codes, strongest first
+
+
+def shape(variant: int) -> Shape:
+    """The names and the drawn policy of a variant."""
+    codes = {0: {"div": "DIV0", "ref": "REF", "name": "NAME", "value": "VALUE"},
+             1: {"div": "ZERODIV", "ref": "BADREF", "name": "NOFUNC", "value": "TYPE"}}[variant]
+    cap = mh.draw_distinct(f"{FAMILY}-cap", list(CAPS), 2)[variant]
+    roles = ["div", "ref", "name", "value"]
+    order = mh.draw_distinct(f"{FAMILY}-precedence-{variant}", roles, 4)
+    project, package = {0: ("cellcalc", "cellcalc"), 1: ("gridsum", "gridsum")}[variant]
+    return Shape(project, package, codes, cap, tuple(codes[r] for r in order))
+
+
+def token_parts(s: Shape) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The spellings of each part of the policy: the cap, then the precedence."""
+    p = [c.lower() for c in s.precedence]
+    cap = tuple(dict.fromkeys((str(s.cap), WORDS[s.cap], WORDS[s.cap].replace("-", " "))))
+    prec = (" > ".join(p), ">".join(p), " > ".join("#" + c for c in p), ", ".join(p),
+            ", ".join(f'"{c}"' for c in p), " then ".join(p), ", then ".join(p))
+    return cap, prec
+
+
+def tokens(s: Shape) -> tuple[str, ...]:
+    """Every spelling that would reveal either part of the policy."""
+    cap, prec = token_parts(s)
+    return cap + prec
+
+
+def formulas(s: Shape) -> str:
+    """The formula evaluator: collects every error of every sub-expression, in order."""
+    c = s.codes
+    return f'''"""Evaluate cell formulas such as =SUM(A1, DIV(B2, 4)), collecting every error on the way.
+
+Evaluation does not stop at the first problem: every argument is evaluated and the errors of all
+sub-expressions are returned in left-to-right order, so diagnostics can choose what to show.
+"""
+
+import re
+
+from {s.package}.diagnostics import CellError
+
+TOKEN = re.compile(r"\\s*([A-Z]+[0-9]+|[A-Z]+(?=\\()|-?[0-9]+(?:\\.[0-9]+)?|[(),])")
+REF = re.compile(r"[A-Z]+[0-9]+")
+
+
+def _div(a, b):
+    return a / b
+
+
+FUNCTIONS = {{
+    "SUM": lambda *xs: sum(xs),
+    "MUL": lambda a, b: a * b,
+    "DIV": _div,
+    "MAX": lambda *xs: max(xs),
+}}
+
+
+def tokenize(text):
+    """The tokens of a formula body (without the leading '=')."""
+    out, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        m = TOKEN.match(text, pos)
+        if m is None:
+            raise SyntaxError(f"cannot read {{text[pos:]!r}}")
+        out.append(m.group(1))
+        pos = m.end()
+    return out
+
+
+def parse(tokens):
+    """A nested (kind, ...) tree from the token list."""
+    tree, rest = _parse(tokens)
+    if rest:
+        raise SyntaxError(f"trailing {{rest[0]!r}}")
+    return tree
+
+
+def _parse(tokens):
+    head, rest = tokens[0], tokens[1:]
+    if rest and rest[0] == "(":
+        args, rest = [], rest[1:]
+        while rest[0] != ")":
+            arg, rest = _parse(rest)
+            args.append(arg)
+            if rest[0] == ",":
+                rest = rest[1:]
+        return ("call", head, args), rest[1:]
+    if REF.fullmatch(head):
+        return ("ref", head), rest
+    return ("num", float(head)), rest
+
+
+def evaluate(cell, tree, lookup):
+    """(value, errors) of a tree; `lookup(ref)` gives (value, errors) of another cell or None."""
+    kind = tree[0]
+    if kind == "num":
+        return tree[1], []
+    if kind == "ref":
+        found = lookup(tree[1])
+        if found is None:
+            return None, [CellError(cell, "{c['ref']}", f"no cell {{tree[1]}}")]
+        value, errors = found
+        if errors or not isinstance(value, float):
+            return None, [CellError(cell, "{c['value']}", f"{{tree[1]}} is not a number")]
+        return value, []
+    _, name, args = tree
+    values, errors = [], []
+    for arg in args:
+        value, errs = evaluate(cell, arg, lookup)
+        values.append(value)
+        errors.extend(errs)
+    if name not in FUNCTIONS:
+        return None, [*errors, CellError(cell, "{c['name']}", f"unknown function {{name}}")]
+    if errors:
+        return None, errors
+    try:
+        return float(FUNCTIONS[name](*values)), []
+    except ZeroDivisionError:
+        return None, [CellError(cell, "{c['div']}", "division by zero")]
+'''
+
+
+def workbook(pkg: str) -> str:
+    """The workbook: cells, recalculation and the public report."""
+    return f'''"""A workbook of named cells: numbers, text, or formulas starting with '='."""
+
+from {pkg}.formulas import evaluate, parse, tokenize
+from {pkg}.report import build_report
+
+
+class Workbook:
+    """Cells by name; recalc() evaluates formulas and keeps their errors."""
+
+    def __init__(self, cells):
+        self.cells = dict(cells)
+        self.values = {{}}
+        self.errors = {{}}
+
+    def _lookup(self, ref):
+        if ref not in self.cells:
+            return None
+        if ref not in self.values:
+            self._eval(ref)
+        return self.values[ref], self.errors.get(ref, [])
+
+    def _eval(self, ref):
+        raw = self.cells[ref]
+        if isinstance(raw, str) and raw.startswith("="):
+            self.values[ref] = None  # guards against cycles while evaluating
+            value, errors = evaluate(ref, parse(tokenize(raw[1:])), self._lookup)
+            self.values[ref] = value
+            if errors:
+                self.errors[ref] = errors
+        elif isinstance(raw, (int, float)):
+            self.values[ref] = float(raw)
+        else:
+            self.values[ref] = raw
+
+    def recalc(self):
+        """Evaluate every cell; returns the values by name."""
+        self.values, self.errors = {{}}, {{}}
+        for ref in self.cells:
+            if ref not in self.values:
+                self._eval(ref)
+        return dict(self.values)
+
+    def report(self):
+        """The error report of the last recalculation."""
+        return build_report(self.cells, self.errors)
+'''
+
+
+def report(pkg: str) -> str:
+    """The report module: orders cells and renders the aggregated errors."""
+    return f'''"""The error report shown under a workbook."""
+
+from {pkg}.diagnostics import aggregate
+
+
+def build_report(cells, errors_by_cell):
+    """Aggregate the errors of every cell, in workbook order."""
+    ordered = [(ref, errors_by_cell[ref]) for ref in cells if errors_by_cell.get(ref)]
+    return aggregate(ordered)
+
+
+def render(report):
+    """The report as text lines, with a trailer when entries were suppressed."""
+    lines = [f"{{e.cell}}: #{{e.code}} {{e.detail}}" for e in report.shown]
+    if report.suppressed:
+        lines.append(f"... and {{report.suppressed}} more")
+    return lines
+'''
+
+
+def diagnostics(s: Shape, state: str, helper: bool) -> str:
+    """The diagnostics module; state is correct, buggy, conventional or oracle."""
+    head = [
+        '"""Diagnostics: the errors of evaluated cells, and how they are aggregated for display."""',
+        "",
+        "from dataclasses import dataclass, field",
+        "",
+    ]
+    if state in ("correct", "oracle"):
+        prec = ", ".join(f'"{c}"' for c in s.precedence)
+        head += [f"MAX_REPORTED = {s.cap}", f"PRECEDENCE = ({prec})"]
+    elif state == "conventional":
+        head += ["MAX_REPORTED = 10"]
+    else:
+        head += [f"MAX_REPORTED = {HEAD_CAP}"]
+    head += [
+        "",
+        "",
+        "@dataclass(frozen=True)",
+        "class CellError:",
+        '    """One problem found while evaluating a cell."""',
+        "",
+        "    cell: str",
+        "    code: str",
+        "    detail: str",
+        "",
+        "",
+        "@dataclass",
+        "class Report:",
+        '    """What the error panel shows, and how many entries it left out."""',
+        "",
+        "    shown: list = field(default_factory=list)",
+        "    suppressed: int = 0",
+        "",
+        "",
+    ]
+    if state in ("correct", "oracle"):
+        body = [
+            "def winner(errors):",
+            '    """The error reported for a cell whose sub-expressions raised several."""',
+            "    return min(errors, key=lambda e: PRECEDENCE.index(e.code))",
+            "",
+            "",
+            "def aggregate(errors_by_cell):",
+            '    """The report of (cell, errors) pairs: one entry per cell, capped."""',
+            "    entries = [winner(errors) for _, errors in errors_by_cell]",
+        ]
+    elif state == "conventional":
+        body = [
+            "def winner(errors):",
+            '    """The error reported for a cell whose sub-expressions raised several."""',
+            "    return errors[0]",
+            "",
+            "",
+            "def aggregate(errors_by_cell):",
+            '    """The report of (cell, errors) pairs: one entry per cell, capped."""',
+            "    entries = [winner(errors) for _, errors in errors_by_cell]",
+        ]
+    else:
+        body = [
+            "def aggregate(errors_by_cell):",
+            '    """The report of (cell, errors) pairs."""',
+            "    entries = [error for _, errors in errors_by_cell for error in errors]",
+        ]
+    body += ["    return Report(entries[:MAX_REPORTED], max(0, len(entries) - MAX_REPORTED))"]
+    if helper:
+        body += ["", "", "def count_by_code(report):", '    """How many shown entries carry each code."""',
+                 "    counts = {}", "    for error in report.shown:",
+                 "        counts[error.code] = counts.get(error.code, 0) + 1", "    return counts"]
+    return "\n".join(head + body) + "\n"
+
+
+# Formula fragments that raise exactly one error of a role.
+PRODUCERS = {"div": "DIV(1, 0)", "ref": "XX1", "name": "FOO(2)", "value": "T1"}
+
+
+def build_story(s: Shape, source: str) -> Story:
+    """The story of one variant x source."""
+    pkg, c = s.package, s.codes
+    role_of = {code: role for role, code in c.items()}
+    base_tests = f'''from {pkg}.report import render
+from {pkg}.workbook import Workbook
+
+
+def test_numbers_and_formulas():
+    wb = Workbook({{"A1": 2, "A2": 5, "A3": "=SUM(A1, A2, 1)", "A4": "=DIV(A3, 4)"}})
+    values = wb.recalc()
+    assert values["A3"] == 8.0
+    assert values["A4"] == 2.0
+    assert wb.report().shown == []
+
+
+def test_nested_calls():
+    wb = Workbook({{"A1": 3, "B1": "=MAX(MUL(A1, 2), SUM(1, 1))"}})
+    assert wb.recalc()["B1"] == 6.0
+
+
+def test_division_by_zero_is_reported():
+    wb = Workbook({{"A1": "=DIV(1, 0)"}})
+    wb.recalc()
+    assert [e.code for e in wb.report().shown] == ["{c['div']}"]
+
+
+def test_unknown_reference_is_reported():
+    wb = Workbook({{"A1": "=SUM(XX1, 1)"}})
+    wb.recalc()
+    assert render(wb.report()) == ["A1: #{c['ref']} no cell XX1"]
+
+
+def test_text_in_arithmetic():
+    wb = Workbook({{"T1": "hello", "A1": "=SUM(T1, 1)"}})
+    wb.recalc()
+    assert [e.code for e in wb.report().shown] == ["{c['value']}"]
+
+
+def test_a_few_errors_are_all_shown():
+    wb = Workbook({{"A1": "=DIV(1, 0)", "A2": "=FOO(2)", "A3": 4}})
+    wb.recalc()
+    report = wb.report()
+    assert [e.cell for e in report.shown] == ["A1", "A2"]
+    assert report.suppressed == 0
+'''
+    repro = f'''from {pkg}.workbook import Workbook
+
+
+def broken_sheet(count):
+    return {{f"C{{i}}": "=DIV(1, 0)" for i in range(1, count + 1)}}
+
+
+def test_error_panel_is_capped():
+    # Reported: a sheet with {BROKEN} broken cells floods the panel with {BROKEN} lines.
+    wb = Workbook(broken_sheet({BROKEN}))
+    wb.recalc()
+    report = wb.report()
+    assert report.suppressed > 0
+    assert len(report.shown) + report.suppressed == {BROKEN}
+
+
+def test_each_cell_listed_once():
+    # Reported: a cell with two problems appears twice in the panel.
+    wb = Workbook({{"A1": "=SUM(DIV(1, 0), XX1)"}})
+    wb.recalc()
+    assert [e.cell for e in wb.report().shown] == ["A1"]
+'''
+    pairs = list(zip(s.precedence, s.precedence[1:], strict=False))
+    pair_cases = "\n".join(
+        f'    ("{PRODUCERS[role_of[lo]]}", "{PRODUCERS[role_of[hi]]}", "{hi}"),' for hi, lo in pairs)
+    hidden = f'''import pytest
+
+from {pkg}.report import render
+from {pkg}.workbook import Workbook
+
+CAP = {s.cap}
+
+
+def broken_sheet(count):
+    return {{f"C{{i}}": "=DIV(1, 0)" for i in range(1, count + 1)}}
+
+
+def report_of(cells):
+    wb = Workbook(cells)
+    wb.recalc()
+    return wb.report()
+
+
+def test_hidden_cap_is_exact():
+    report = report_of(broken_sheet({BROKEN}))
+    assert len(report.shown) == CAP
+    assert report.suppressed == {BROKEN} - CAP
+    assert render(report)[-1] == f"... and {{{BROKEN} - CAP}} more"
+
+
+def test_hidden_cap_boundary():
+    assert report_of(broken_sheet(CAP)).suppressed == 0
+    assert report_of(broken_sheet(CAP + 1)).suppressed == 1
+
+
+PAIRS = [
+{pair_cases}
+]
+
+
+@pytest.mark.parametrize("first,second,expected", PAIRS)
+def test_hidden_precedence(first, second, expected):
+    report = report_of({{"T1": "hello", "A1": f"=SUM({{first}}, {{second}})"}})
+    assert [e.code for e in report.shown] == [expected]
+
+
+@pytest.mark.parametrize("first,second,expected", PAIRS)
+def test_hidden_precedence_ignores_order(first, second, expected):
+    report = report_of({{"T1": "hello", "A1": f"=SUM({{second}}, {{first}})"}})
+    assert [e.code for e in report.shown] == [expected]
+
+
+def test_hidden_strongest_of_all():
+    body = ", ".join(["DIV(1, 0)", "XX1", "FOO(2)", "T1"])
+    report = report_of({{"T1": "hello", "A1": f"=SUM({{body}})"}})
+    assert [e.code for e in report.shown] == ["{s.precedence[0]}"]
+'''
+    prec_text = " > ".join(s.precedence)
+    word = WORDS[s.cap]
+    part_cap = {
+        "K": (CONVENTIONS, f"- Error panel: list at most {s.cap} cells; the rest are counted in the "
+              "'... and N more' trailer. Support asked for a panel that fits one screen."),
+        "F": (PREFERENCES, f"- (review of #318, support) The error panel shows {word} cells at most, then the "
+              "'... and N more' line. Not ten, not everything."),
+        "X": (PAST_FIXES, f"## Import summary too long\nSymptom: importing a broken CSV printed hundreds of "
+              f"lines from {pkg}/importer.py. Fix: cap the summary at {s.cap} entries, the same cap the error "
+              "panel uses, and count the rest."),
+    }
+    part_prec = {
+        "K": (f"{ADR_DIR}/0005-error-reporting.md", f"Decision: when one cell's sub-expressions raise several "
+              f"errors, exactly one is shown, by precedence {prec_text} (strongest first), whatever the "
+              "order they were raised in."),
+        "F": (PREFERENCES, f"- (review of #322, support) A cell with several problems shows one: the strongest "
+              f"by {prec_text}. Position in the formula doesn't matter."),
+        "X": (PAST_FIXES, f"## Import rows showed the wrong problem\nSymptom: rows with two problems reported "
+              f"the less useful one in {pkg}/importer.py. Fix: choose by the house precedence {prec_text}, "
+              "not by position."),
+    }
+    entries = {k: [part_cap[k], part_prec[k]] for k in part_cap}
+    distractors = [
+        (f"{ADR_DIR}/0005-error-reporting.md", "# ADR-0005: Error reporting in workbooks\n\nStatus: Accepted\n\n"
+         "Evaluation continues past errors so that every problem of a formula is known; the report decides "
+         "what to display."),
+        (f"{ADR_DIR}/0003-error-panel.md", "# ADR-0003: Error panel\n\nStatus: Superseded\n\nThe panel listed "
+         "at most 10 cells and a cell showed the first error raised in its formula. Superseded; this no longer "
+         "describes the panel."),
+        (f"{ADR_DIR}/0004-recalc.md", "# ADR-0004: Recalculation\n\nStatus: Accepted\n\nRecalculation is "
+         "lazy: a referenced cell is evaluated on first use and cached for the rest of the pass."),
+        (CONVENTIONS, "- Error codes are upper-case words without spaces and are rendered with a leading '#'."),
+        (CONVENTIONS, "- Cells are referenced as column letters followed by a row number."),
+        (PREFERENCES, "- (review of #301) Keep formula parsing and evaluation separate from the report."),
+        (PREFERENCES, "- (review of #307) Error details are lower-case and name the offending cell or function."),
+        (PAST_FIXES, "## Cycle between two cells hung recalc\nSymptom: A1 referencing B1 referencing A1 looped. "
+         "Fix: mark a cell as in progress before evaluating it."),
+    ]
+    filler_files = {
+        f"{pkg}/export.py": '"""Export computed values as CSV text."""\n\n\ndef to_csv(values):\n'
+        '    """name,value lines, sorted by name; errored cells are left empty."""\n'
+        '    rows = [f"{k},{\'\' if v is None else v}" for k, v in sorted(values.items())]\n'
+        '    return "\\n".join(rows)\n',
+        "tests/test_export.py": f"from {pkg}.export import to_csv\n\n\ndef test_to_csv():\n"
+        '    assert to_csv({"B1": None, "A1": 2.0}) == "A1,2.0\\nB1,"\n',
+    }
+    h_note = f"Related: the error panel lists at most {s.cap} cells; keep exports in line with it."
+    return Story(
+        package=pkg,
+        module=f"{pkg}/diagnostics.py",
+        v1_correct=diagnostics(s, "correct", helper=False),
+        v1_buggy=diagnostics(s, "buggy", helper=False),
+        head_buggy=diagnostics(s, "buggy", helper=True),
+        oracle=diagnostics(s, "oracle", helper=True),
+        conventional=diagnostics(s, "conventional", helper=True),
+        intro_msg_fact=f"diagnostics: aggregate cell errors for the panel\n\nOne error per cell, chosen by "
+        f"precedence {prec_text}; evaluation order does not matter.",
+        intro_msg_plain="diagnostics: aggregate cell errors for the panel",
+        refactor_msg="diagnostics: flatten aggregation; add count_by_code",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{s.project}: a small formula workbook."""\n',
+            f"{pkg}/formulas.py": formulas(s),
+            f"{pkg}/report.py": report(pkg),
+            f"{pkg}/workbook.py": workbook(pkg),
+            "tests/test_workbook.py": base_tests,
+            "README.md": f"# {s.project}\n\nA tiny workbook: cells hold numbers, text or formulas like "
+            "`=SUM(A1, DIV(B2, 4))`. Errors are collected and shown in the error panel.\n",
+        },
+        repro_tests={"tests/test_repro_panel.py": repro},
+        hidden_tests={"tests/test_hidden_aggregation.py": hidden},
+        fact_entries=entries,
+        distractors=distractors,
+        filler=[mh.filler(source, "export: add to_csv", h_note, filler_files)],
+    )
+
+
+class MinicalcErrAgg:
+    """Generator of the minicalc-erragg family."""
+
+    family = FAMILY
+    bottleneck = "multi-hop"
+    variants = (0, 1)
+    description = ("how a workbook's error panel aggregates sub-expression errors: the cap on listed cells and "
+                   "which error code wins in a cell (two parts, split across two entries)")
+
+    def token_parts(self, variant: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The fact tokens of each part of the split fact, in the order the parts are placed."""
+        return token_parts(shape(variant))
+
+    def build(self, variant: int, source: str):
+        """Build one variant with the fact in `source`."""
+        s = shape(variant)
+        return assemble(
+            build_story(s, source),
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=s.project,
+            statement=(
+                f"The error panel under a {s.project} workbook is unusable: a sheet with {BROKEN} broken "
+                "cells prints every single one, and a cell whose formula has two problems is listed twice. "
+                "tests/test_repro_panel.py has both cases."
+            ),
+            fact=(f"The error panel lists at most {s.cap} cells (the rest counted as suppressed); a cell with "
+                  f"several errors shows one, by precedence {' > '.join(s.precedence)}."),
+            fact_tokens=tokens(s),
+            conventional_guess="cap of 10 cells, the first error raised in the cell wins",
+            tags=("calculator", "error-aggregation", "split-fact"),
+            description=self.description,
+        )
+
+
+GENERATOR = MinicalcErrAgg()

@@ -1,0 +1,293 @@
+"""password-policy: the local password check must match the identity provider's house policy.
+
+Two-part fact: the minimum length (an odd value, never 8, 10, 12 or 16) and the longest run of
+one repeated character allowed (2 or 3). HEAD accepts 6 characters and runs of 4; the repro only
+requires a 7-character password to be rejected, which the usual minimum of 8 also does. Hidden
+tests probe one character either side of the real minimum and a run one longer than allowed.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sdebench.family import PAST_FIXES, PREFERENCES, Commit
+from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+
+FAMILY = "password-policy"
+HEAD_MIN, HEAD_RUN = 6, 4
+CONV_MIN = 8
+LENGTHS = (11, 13, 14)
+WORDS = {2: "two", 3: "three", 4: "four", 11: "eleven", 13: "thirteen", 14: "fourteen"}
+# Filler letters with no repeats and no digits, for building probe passwords of exact lengths.
+PLAIN = "kestrelvanimbofujewdq"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What differs between variants: the domain and names."""
+
+    project: str
+    package: str
+    module: str
+    func: str  # returns the list of problems
+    secret: str  # what is checked
+
+
+SHAPES = {
+    0: Shape("accountsvc", "accountsvc", "policy", "password_problems", "password"),
+    1: Shape("vaultcli", "vaultcli", "passphrase", "passphrase_problems", "passphrase"),
+}
+
+
+def fact_of(variant: int) -> tuple[int, int]:
+    """The minimum length and the longest allowed run; the variants differ in both."""
+    lengths = random.Random(f"{FAMILY}-lengths").sample(LENGTHS, len(LENGTHS))
+    flip = random.Random(f"{FAMILY}-run").random() < 0.5
+    return lengths[variant % len(lengths)], (2, 3)[(variant % 2) ^ flip]
+
+
+def probe(length: int, run: int = 1) -> str:
+    """A password of exactly `length` with one digit and a run of `run` identical letters."""
+    body = "x" * run + PLAIN
+    return (body[: length - 1] + "7") if length > run else "x" * length
+
+
+def rule_module(s: Shape, min_len: int, max_run: int, accept: bool) -> str:
+    """The policy module; `accept` adds the refactor's is_acceptable()."""
+    text = f'''"""The {s.secret} policy, checked before an account is handed to the identity provider."""
+
+MIN_LENGTH = {min_len}
+MAX_RUN = {max_run}  # longest allowed run of one repeated character
+
+
+def longest_run(text: str) -> int:
+    """The length of the longest run of one repeated character."""
+    best = run = 0
+    previous = None
+    for ch in text:
+        run = run + 1 if ch == previous else 1
+        previous = ch
+        best = max(best, run)
+    return best
+
+
+def {s.func}({s.secret}: str) -> list[str]:
+    """What is wrong with a {s.secret}; empty when it is acceptable."""
+    problems = []
+    if len({s.secret}) < MIN_LENGTH:
+        problems.append(f"shorter than {{MIN_LENGTH}} characters")
+    if longest_run({s.secret}) > MAX_RUN:
+        problems.append(f"repeats a character more than {{MAX_RUN}} times in a row")
+    if {s.secret}.isalpha():
+        problems.append("needs a digit or a symbol")
+    return problems
+'''
+    if accept:
+        text += f'''
+
+def is_acceptable({s.secret}: str) -> bool:
+    """Whether the {s.secret} passes every rule."""
+    return not {s.func}({s.secret})
+'''
+    return text
+
+
+def signup_module(s: Shape) -> str:
+    """The signup/registration caller (unchanged by the bug)."""
+    return f'''"""Create accounts after checking the {s.secret} policy."""
+
+from {s.package}.{s.module} import {s.func}
+
+
+class Rejected(ValueError):
+    """Raised when the {s.secret} breaks the policy; carries the problems."""
+
+
+def register(store: dict, user: str, {s.secret}: str) -> None:
+    """Store a new account, or raise Rejected with the policy problems."""
+    if user in store:
+        raise ValueError(f"user {{user!r}} exists")
+    problems = {s.func}({s.secret})
+    if problems:
+        raise Rejected("; ".join(problems))
+    store[user] = {s.secret}
+'''
+
+
+USERS = '''"""Usernames: compared and stored casefolded."""
+
+
+def normalise_username(name: str) -> str:
+    """The stored form of a username: stripped and casefolded."""
+    name = name.strip().casefold()
+    if not name:
+        raise ValueError("a username cannot be empty")
+    return name
+'''
+
+
+def tokens(min_len: int, max_run: int) -> tuple[str, ...]:
+    """Every spelling that would reveal the minimum length or the run limit."""
+    length = (str(min_len), WORDS[min_len], f"min_length = {min_len}", f"min_length={min_len}")
+    over, word, over_word = max_run + 1, WORDS[max_run], WORDS[max_run + 1]
+    run = (f"max_run = {max_run}", f"max_run={max_run}", f"more than {max_run}", f"more than {word}",
+           f"{over} in a row", f"{over_word} in a row", f"{over} identical", f"{over_word} identical",
+           f"run of {over}", f"run of {over_word}", f"runs of {over}", f"runs of {over_word}",
+           f"{word} times in a row", f"{max_run} times in a row")
+    if max_run == 2:
+        run += ("twice in a row", "more than twice", "triple")
+    return length + run
+
+
+def build_story(variant: int):
+    """The story of one variant, its shape and fact."""
+    s = SHAPES[variant]
+    min_len, max_run = fact_of(variant)
+    pkg = s.package
+    sec = s.secret
+    base_tests = f'''import pytest
+
+from {pkg}.signup import Rejected, register
+from {pkg}.{s.module} import longest_run, {s.func}
+
+
+def test_long_mixed_{sec}_is_fine():
+    assert {s.func}("violet-harbor-engine") == []
+
+
+def test_letters_only_is_rejected():
+    assert {s.func}("violetharborengine")
+
+
+def test_longest_run():
+    assert longest_run("abbcccd") == 3
+
+
+def test_register_stores_account():
+    store = {{}}
+    register(store, "ana", "violet-harbor-engine")
+    assert "ana" in store
+
+
+def test_register_rejects_bad_{sec}():
+    with pytest.raises(Rejected):
+        register({{}}, "ana", "abc")
+'''
+    repro = f'''from {pkg}.signup import Rejected, register
+from {pkg}.{s.module} import {s.func}
+
+
+def test_seven_character_{sec}_is_rejected():
+    # Reported: "tulip42" is accepted here but the identity provider locks the account later.
+    assert {s.func}("tulip42")
+
+
+def test_register_refuses_short_{sec}():
+    try:
+        register({{}}, "bo", "tulip42")
+    except Rejected:
+        return
+    raise AssertionError("a seven-character {sec} was accepted")
+'''
+    hidden = f'''from {pkg}.{s.module} import is_acceptable, {s.func}
+
+
+def test_hidden_one_short_of_minimum():
+    assert {s.func}("{probe(min_len - 1)}")
+
+
+def test_hidden_exact_minimum():
+    assert {s.func}("{probe(min_len)}") == []
+
+
+def test_hidden_run_too_long():
+    assert not is_acceptable("{probe(max(min_len, 16), max_run + 1)}")
+
+
+def test_hidden_longest_allowed_run():
+    assert is_acceptable("{probe(max(min_len, 16), max_run)}")
+'''
+    word = WORDS[max_run]
+    fact_k = (CONVENTIONS, f"- Passwords: the identity provider requires at least {min_len} characters and rejects "
+              f"any character repeated more than {word} times in a row; our local check must match it exactly.")
+    fact_f = (PREFERENCES, f"- (review of #519, security) The minimum is {min_len} characters, not 8 or 12, and a "
+              f"character may not repeat more than {word} times in a row (MAX_RUN = {max_run}). Keep the local check "
+              f"identical to the identity provider's.")
+    fact_x = (PAST_FIXES, f"## Reset tokens accepted, IdP refused the new password\nSymptom: password resets "
+              f"succeeded locally and then failed at the provider. Fix: reset.py now enforces MIN_LENGTH = "
+              f"{min_len} and MAX_RUN = {max_run}, the same policy as signup.")
+    distractors = [
+        (f"{ADR_DIR}/0003-password-length.md", f"# ADR-0003: Password length\n\nStatus: Superseded\n\nPasswords "
+         f"needed at least {CONV_MIN} characters and had no rule on repeated characters. Superseded by the "
+         "identity provider's policy; do not use."),
+        (f"{ADR_DIR}/0004-hashing.md", "# ADR-0004: Password hashing\n\nStatus: Accepted\n\nPasswords are never "
+         "stored here; the identity provider hashes them with a memory-hard function."),
+        (CONVENTIONS, "- Never log a password or a reset token, not even truncated."),
+        (CONVENTIONS, "- Policy messages are lowercase and name the rule that failed."),
+        (PREFERENCES, "- (review of #488) Return every problem at once instead of failing on the first."),
+        (PREFERENCES, "- (review of #502) Usernames are case-insensitive; store them casefolded."),
+        (PAST_FIXES, "## Unicode passwords rejected\nSymptom: a password with an accented letter was refused. "
+         "Fix: count characters, not bytes."),
+    ]
+    story = Story(
+        package=pkg,
+        module=f"{pkg}/{s.module}.py",
+        v1_correct=rule_module(s, min_len, max_run, accept=False),
+        v1_buggy=rule_module(s, HEAD_MIN, HEAD_RUN, accept=False),
+        head_buggy=rule_module(s, HEAD_MIN, HEAD_RUN, accept=True),
+        oracle=rule_module(s, min_len, max_run, accept=True),
+        conventional=rule_module(s, CONV_MIN, HEAD_RUN, accept=True),
+        intro_msg_fact=f"{s.module}: check {sec}s before registration\n\nMatches the identity provider: at least "
+        f"{min_len} characters, no character repeated more than {word} times in a row.",
+        intro_msg_plain=f"{s.module}: check {sec}s before registration",
+        refactor_msg=f"{s.module}: add is_acceptable(); relax checks to the client defaults",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{s.project}: accounts and their {sec} policy."""\n',
+            f"{pkg}/signup.py": signup_module(s),
+            "tests/test_signup.py": base_tests,
+            "README.md": f"# {s.project}\n\nRegisters accounts with the identity provider.\n",
+        },
+        repro_tests={"tests/test_repro_short.py": repro},
+        hidden_tests={"tests/test_hidden_policy.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        filler=[Commit("users: casefold usernames", {f"{pkg}/users.py": USERS})],
+    )
+    return story, s, min_len, max_run
+
+
+class PasswordPolicy:
+    """Generator of the password-policy family."""
+
+    family = FAMILY
+    bottleneck = "knowledge-missing"
+    variants = (0, 1)
+    description = ("the identity provider's minimum password length and the longest allowed run of one "
+                   "repeated character (value + condition)")
+
+    def build(self, variant: int, source: str):
+        """Build one variant with the fact in `source`."""
+        story, s, min_len, max_run = build_story(variant)
+        return assemble(
+            story,
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=s.project,
+            statement=(
+                f"Users can register with {s.secret}s that the identity provider refuses later, and then they "
+                f"are locked out: \"tulip42\" goes through our check without complaint. "
+                f"tests/test_repro_short.py reproduces it. Our check should agree with the provider."
+            ),
+            fact=f"{s.secret.capitalize()}s need at least {min_len} characters and no character repeated more "
+            f"than {max_run} times in a row.",
+            fact_tokens=tokens(min_len, max_run),
+            conventional_guess=f"MIN_LENGTH = {CONV_MIN}, MAX_RUN unchanged",
+            tags=("auth", "validation", "multi-part-rule"),
+            description=self.description,
+        )
+
+
+GENERATOR = PasswordPolicy()

@@ -1,0 +1,372 @@
+"""retail-week: where a business week starts, decided in a time helper below a weekly report.
+
+The repro calls the weekly report (report), which groups items with the bucketing module
+(buckets), which asks the time helper (timeutil) where the week containing a moment starts; the
+rule lives there. At HEAD the helper forgets to move to the start of the day, so two moments of
+the same week land in different buckets. The house week starts on a weekday and hour no
+convention uses (not Monday or Sunday midnight). The repro only groups a Saturday and a Sunday,
+which every week rule puts together; hidden tests probe the weekday and the hour of the boundary.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from sdebench.family import PAST_FIXES, PREFERENCES
+from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+
+
+def _helpers():
+    name = "sdebench_family__multihop"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_multihop.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+mh = _helpers()
+
+FAMILY = "retail-week"
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+# Weekdays (Python numbering) no convention starts a week on: not Monday, Saturday or Sunday.
+START_DAYS = (1, 2, 3, 4)
+START_HOURS = (3, 4, 5, 6, 7)
+# 2024-03-04 is a Monday; tests place moments relative to it.
+MONDAY = (2024, 3, 4)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What differs between variants: names and the drawn week boundary."""
+
+    project: str
+    package: str
+    item: str  # what the report counts
+    day: int
+    hour: int
+
+
+def shape(variant: int) -> Shape:
+    """The names and the drawn boundary of a variant."""
+    days = mh.draw_distinct(f"{FAMILY}-day", list(START_DAYS), 2)
+    hours = mh.draw_distinct(f"{FAMILY}-hour", list(START_HOURS), 2)
+    project, package, item = {0: ("shiftplan", "shiftplan", "shift"), 1: ("bookingdesk", "bookingdesk", "booking")}[variant]
+    return Shape(project, package, item, days[variant], hours[variant])
+
+
+def tokens(s: Shape) -> tuple[str, ...]:
+    """Every spelling that would reveal the boundary (weekday or hour)."""
+    name = DAYS[s.day].lower()
+    h = s.hour
+    return (name, f"{name}s", name[:3], f"{h:02d}:00", f"{h}:00", f"{h} am", f"{h}am", f"{h:02d}h", f"{h} o'clock",
+            f"week_start_day = {s.day}", f"week_start_hour = {h}", f"hours={h}")
+
+
+def timeutil(s: Shape, state: str, helper: bool) -> str:
+    """The time helper; state is correct, buggy, conventional or oracle."""
+    lines = ['"""Time helpers: where the business week containing a moment starts."""', "",
+             "from datetime import timedelta", ""]
+    if state in ("correct", "oracle"):
+        lines += [f"WEEK_START_DAY = {s.day}  # {DAYS[s.day]}", f"WEEK_START_HOUR = {s.hour}", "", "",
+                  "def week_start(moment):",
+                  '    """The first moment of the business week that contains `moment` (naive local time)."""',
+                  "    shifted = moment - timedelta(hours=WEEK_START_HOUR)",
+                  "    day = shifted.replace(hour=0, minute=0, second=0, microsecond=0)",
+                  "    day -= timedelta(days=(day.weekday() - WEEK_START_DAY) % 7)",
+                  "    return day + timedelta(hours=WEEK_START_HOUR)"]
+    elif state == "conventional":
+        lines += ["WEEK_START_DAY = 0  # Monday", "", "",
+                  "def week_start(moment):",
+                  '    """The first moment of the business week that contains `moment` (naive local time)."""',
+                  "    day = moment.replace(hour=0, minute=0, second=0, microsecond=0)",
+                  "    return day - timedelta(days=(day.weekday() - WEEK_START_DAY) % 7)"]
+    else:
+        lines += ["WEEK_START_DAY = 0  # Monday", "", "",
+                  "def week_start(moment):",
+                  '    """The first moment of the business week that contains `moment` (naive local time)."""',
+                  "    return moment - timedelta(days=(moment.weekday() - WEEK_START_DAY) % 7)"]
+    if helper:
+        lines += ["", "", "def week_end(moment):", '    """The first moment of the following week."""',
+                  "    return week_start(moment) + timedelta(days=7)"]
+    return "\n".join(lines) + "\n"
+
+
+def buckets(pkg: str) -> str:
+    """The bucketing module."""
+    return f'''"""Group timestamped items into business weeks."""
+
+from {pkg}.timeutil import week_start
+
+
+def bucket_key(moment):
+    """The key of the week bucket `moment` falls into."""
+    return week_start(moment)
+
+
+def group_by_week(items, when):
+    """Bucket key -> items, where `when(item)` gives an item's moment; keys in time order."""
+    groups = {{}}
+    for item in sorted(items, key=when):
+        groups.setdefault(bucket_key(when(item)), []).append(item)
+    return groups
+'''
+
+
+def report(s: Shape) -> str:
+    """The report module: the public entry point."""
+    if s.item == "shift":
+        return f'''"""Weekly hours per person, for payroll."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from {s.package}.buckets import group_by_week
+
+
+@dataclass(frozen=True)
+class Shift:
+    """One worked shift."""
+
+    person: str
+    start: datetime
+    end: datetime
+
+    @property
+    def hours(self):
+        """Length of the shift in hours."""
+        return (self.end - self.start).total_seconds() / 3600
+
+
+def weekly_hours(shifts):
+    """Week start -> person -> hours, a shift counting in the week it starts in."""
+    out = {{}}
+    for week, items in group_by_week(shifts, lambda sh: sh.start).items():
+        per = out.setdefault(week, {{}})
+        for sh in items:
+            if sh.end <= sh.start:
+                raise ValueError(f"shift of {{sh.person}} ends before it starts")
+            per[sh.person] = per.get(sh.person, 0) + sh.hours
+    return out
+'''
+    return f'''"""Weekly booking counts per room, for the occupancy dashboard."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from {s.package}.buckets import group_by_week
+
+
+@dataclass(frozen=True)
+class Booking:
+    """One room booking."""
+
+    room: str
+    start: datetime
+    guests: int = 1
+
+
+def weekly_counts(bookings):
+    """Week start -> room -> number of bookings starting that week."""
+    out = {{}}
+    for week, items in group_by_week(bookings, lambda b: b.start).items():
+        per = out.setdefault(week, {{}})
+        for b in items:
+            if b.guests < 1:
+                raise ValueError(f"booking of {{b.room}} has no guests")
+            per[b.room] = per.get(b.room, 0) + 1
+    return out
+'''
+
+
+def build_story(s: Shape, source: str) -> Story:
+    """The story of one variant x source."""
+    pkg = s.package
+    y, m, d = MONDAY
+    if s.item == "shift":
+        dt, names = "datetime, timedelta", "Shift, weekly_hours"
+        make = ("def item(who, start, hours=2):\n    return Shift(who, start, start + timedelta(hours=hours))\n")
+        run, key, one = "weekly_hours", "ann", "2.0"
+        raises = 'Shift("ann", datetime(2024, 3, 6, 12), datetime(2024, 3, 6, 11))'
+        bad = f"        weekly_hours([{raises}])"
+    else:
+        dt, names = "datetime", "Booking, weekly_counts"
+        make = "def item(who, start):\n    return Booking(who, start)\n"
+        run, key, one = "weekly_counts", "ann", "1"
+        bad = '        weekly_counts([Booking("ann", datetime(2024, 3, 6, 12), guests=0)])'
+    head = f"from datetime import {dt}\n\nfrom {pkg}.report import {names}\n"
+    base_tests = f'''from datetime import {dt}
+
+import pytest
+
+from {pkg}.buckets import group_by_week
+from {pkg}.report import {names}
+
+
+{make}
+
+def test_empty_report():
+    assert {run}([]) == {{}}
+
+
+def test_one_item():
+    report = {run}([item("{key}", datetime(2024, 3, 7, 10))])
+    [(week, per)] = report.items()
+    assert per == {{"{key}": {one}}}
+    assert week <= datetime(2024, 3, 7, 10)
+
+
+def test_items_a_month_apart_are_in_different_weeks():
+    report = {run}([item("{key}", datetime(2024, 3, 7, 10)), item("{key}", datetime(2024, 4, 4, 10))])
+    assert len(report) == 2
+
+
+def test_group_by_week_orders_items():
+    a, b = datetime(2024, 3, 1, 9), datetime(2024, 2, 1, 9)
+    groups = group_by_week([a, b], lambda x: x)
+    assert [v for vs in groups.values() for v in vs] == [b, a]
+
+
+def test_invalid_item_rejected():
+    with pytest.raises(ValueError):
+{bad}
+'''
+    repro = f'''{head}
+
+{make}
+
+def test_weekend_items_share_a_week():
+    # Reported: a Saturday and the following Sunday show up as two separate weeks.
+    sat, sun = datetime({y}, {m}, {d + 5}, 10), datetime({y}, {m}, {d + 6}, 15)
+    report = {run}([item("{key}", sat), item("{key}", sun)])
+    assert len(report) == 1
+    [week] = report
+    assert week <= sat
+'''
+    start = f"datetime({y}, {m}, {d + s.day}, {s.hour})"
+    hidden = f'''from datetime import datetime, timedelta
+
+from {pkg}.buckets import bucket_key
+from {pkg}.timeutil import week_start
+
+START = {start}
+
+
+def test_hidden_week_starts_at_the_boundary():
+    assert week_start(START) == START
+    assert week_start(START + timedelta(days=3, hours=7)) == START
+
+
+def test_hidden_moment_before_boundary_is_previous_week():
+    assert week_start(START - timedelta(minutes=1)) == START - timedelta(days=7)
+
+
+def test_hidden_last_moment_of_week():
+    assert week_start(START + timedelta(days=7) - timedelta(seconds=1)) == START
+
+
+def test_hidden_monday_midday_belongs_to_earlier_start():
+    monday = datetime({y}, {m}, {d + 7}, 12)
+    assert bucket_key(monday) == START
+
+
+def test_hidden_same_day_either_side_of_the_hour():
+    early = START.replace(hour=0, minute=30)
+    assert bucket_key(early) != bucket_key(START)
+'''
+    day, h = DAYS[s.day], s.hour
+    fact_k = (f"{ADR_DIR}/0005-business-week.md", f"Decision: the business week starts on {day} at {h:02d}:00 "
+              "local time, when the weekly stock count closes; reports bucket by that boundary.")
+    fact_f = (PREFERENCES, f"- (review of #614, payroll) Our weeks are not ISO weeks: a week starts {day} "
+              f"{h:02d}:00, after the stock count. Please stop assuming Monday midnight.")
+    fact_x = (PAST_FIXES, f"## Stock report split a week in two\nSymptom: the stock report in {pkg}/stock.py "
+              f"disagreed with payroll at week edges. Fix: bucket by the business week, {day} {h:02d}:00 to "
+              f"{day} {h:02d}:00, like the other reports.")
+    entries = {"K": [fact_k], "F": [fact_f], "X": [fact_x]}
+    distractors = [
+        (f"{ADR_DIR}/0005-business-week.md", "# ADR-0005: Business weeks\n\nStatus: Accepted\n\nAll weekly "
+         "figures use one business-week definition, owned by the time helpers; reports never compute weeks "
+         "themselves."),
+        (f"{ADR_DIR}/0003-week-definition.md", "# ADR-0003: Week definition\n\nStatus: Superseded\n\nWeeks were "
+         "ISO weeks, Monday 00:00 to Monday 00:00. Superseded by the business-week decision."),
+        (f"{ADR_DIR}/0004-timezones.md", "# ADR-0004: Time zones\n\nStatus: Accepted\n\nTimes are naive local "
+         "times of the site; conversion happens at the API edge."),
+        (CONVENTIONS, "- Weekly reports are keyed by the datetime at which the week starts."),
+        (CONVENTIONS, "- Durations are computed from datetimes, never from wall-clock strings."),
+        (PREFERENCES, "- (review of #601) Don't use calendar.setfirstweekday; it is global state."),
+        (PREFERENCES, "- (review of #607) Month reports use calendar months; only weekly figures use business weeks."),
+        (PAST_FIXES, "## Overnight shifts counted twice\nSymptom: a shift across midnight appeared on two days. "
+         "Fix: count an item once, in the bucket of its start."),
+    ]
+    filler_files = {
+        f"{pkg}/export.py": '"""CSV export of weekly figures."""\n\n\ndef to_rows(report):\n'
+        '    """(week ISO date, key, value) rows in time order."""\n'
+        '    return [(week.date().isoformat(), k, v) for week, per in report.items() for k, v in sorted(per.items())]\n',
+        "tests/test_export.py": f"from datetime import datetime\n\nfrom {pkg}.export import to_rows\n\n\n"
+        "def test_to_rows():\n    report = {datetime(2024, 1, 2, 3): {\"b\": 2, \"a\": 1}}\n"
+        '    assert to_rows(report) == [("2024-01-02", "a", 1), ("2024-01-02", "b", 2)]\n',
+    }
+    return Story(
+        package=pkg,
+        module=f"{pkg}/timeutil.py",
+        v1_correct=timeutil(s, "correct", helper=False),
+        v1_buggy=timeutil(s, "buggy", helper=False),
+        head_buggy=timeutil(s, "buggy", helper=True),
+        oracle=timeutil(s, "oracle", helper=True),
+        conventional=timeutil(s, "conventional", helper=True),
+        intro_msg_fact=f"timeutil: business week start\n\nWeeks start {day} {h:02d}:00 local, when the weekly "
+        "stock count closes.",
+        intro_msg_plain="timeutil: business week start",
+        refactor_msg="timeutil: shorten week_start; add week_end",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{s.project}: weekly {s.item} figures."""\n',
+            f"{pkg}/buckets.py": buckets(pkg),
+            f"{pkg}/report.py": report(s),
+            "tests/test_report.py": base_tests,
+            "README.md": f"# {s.project}\n\nWeekly {s.item} figures for the stores, bucketed by business week.\n",
+        },
+        repro_tests={"tests/test_repro_weekend.py": repro},
+        hidden_tests={"tests/test_hidden_week_boundary.py": hidden},
+        fact_entries=entries,
+        distractors=distractors,
+        filler=[mh.filler(source, "export: weekly rows for CSV", "", filler_files)],
+    )
+
+
+class RetailWeek:
+    """Generator of the retail-week family."""
+
+    family = FAMILY
+    bottleneck = "multi-hop"
+    variants = (0, 1)
+    description = ("the weekday and hour at which the business week starts, decided in a time helper two "
+                   "calls below a weekly report")
+
+    def build(self, variant: int, source: str):
+        """Build one variant with the fact in `source`."""
+        s = shape(variant)
+        return assemble(
+            build_story(s, source),
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=s.project,
+            statement=(
+                f"The weekly {s.item} report splits weeks apart: a {s.item} on Saturday morning and one on "
+                "Sunday afternoon of the same weekend come out as two different weeks, so weekly totals "
+                "are wrong. See tests/test_repro_weekend.py."
+            ),
+            fact=f"The business week starts on {DAYS[s.day]} at {s.hour:02d}:00 local time.",
+            fact_tokens=tokens(s),
+            conventional_guess="Monday 00:00 (ISO week)",
+            tags=("time", "calendar-rule"),
+            description=self.description,
+        )
+
+
+GENERATOR = RetailWeek()

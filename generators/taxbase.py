@@ -1,0 +1,318 @@
+"""taxbase: sales tax at an unusual rate, computed on a base that is itself rounded down first.
+
+Two-part fact: the tax rate (one decimal, never .0/.5, never a real well-known rate) and the
+step the taxable base is rounded down to before the rate applies (whole currency units or
+tenths). HEAD taxes the exact base at a far too high rate; the repro only bounds the tax on a
+round base, which a round conventional rate also satisfies. Hidden tests pin the rate on that
+round base and the base rule on a base with a fraction.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+
+from sdebench.family import PAST_FIXES, PREFERENCES, Commit
+from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+
+FAMILY = "taxbase"
+CENT = Decimal("0.01")
+HEAD_RATE = "0.19"
+CONV_RATE = "0.08"
+AVOID_RATES = (77, 81, 75, 80, 70, 90, 60, 65, 85, 95)  # tenths of a percent: real or round rates
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What differs between variants: the domain, names and currency."""
+
+    project: str
+    package: str
+    module: str
+    func: str
+    thing: str  # what is taxed
+    unit: str  # the currency unit
+    extra: str  # the second component of the base
+    base_desc: str
+
+
+SHAPES = {
+    0: Shape("alpcart", "alpcart", "tax", "order_tax", "order", "franc", "shipping", "goods plus shipping"),
+    1: Shape("innfolio", "innfolio", "levy", "folio_tax", "folio", "euro", "extras", "room nights plus extras"),
+}
+
+
+def fact_of(variant: int) -> tuple[Decimal, str]:
+    """The rate as a fraction (e.g. 0.073) and the base step ('1' or '0.1')."""
+    rng = random.Random(f"{FAMILY}-rate-{variant}")
+    while True:
+        tenths = rng.randint(61, 99)
+        if tenths % 5 and tenths not in AVOID_RATES:
+            break
+    flip = random.Random(f"{FAMILY}-step").random() < 0.5
+    return Decimal(tenths) / 1000, ("1", "0.1")[(variant % 2) ^ flip]
+
+
+def tax(base: Decimal, rate: Decimal, step: str | None) -> Decimal:
+    """Tax on `base`, the base first rounded down to `step` when given."""
+    if step is not None:
+        base = base.quantize(Decimal(step), rounding=ROUND_FLOOR)
+    return (base * rate).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def fraction_case(variant: int, rate: Decimal, step: str) -> tuple[Decimal, Decimal]:
+    """(goods, extra) whose base has a fraction that the base rule changes the tax for."""
+    rng = random.Random(f"{FAMILY}-case-{variant}")
+    while True:
+        goods = Decimal(rng.randint(5_000, 40_000)) / 100
+        extra = Decimal(rng.randint(100, 2_000)) / 100
+        base = goods + extra
+        truth = tax(base, rate, step)
+        if truth != tax(base, rate, None) and truth != tax(base, Decimal(CONV_RATE), None):
+            return goods, extra
+
+
+def rule_module(s: Shape, rate: str, step: str | None, helper: bool) -> str:
+    """The tax module; `step` rounds the base down first; `helper` adds the refactor's total()."""
+    imports = "ROUND_FLOOR, ROUND_HALF_UP, Decimal" if step else "ROUND_HALF_UP, Decimal"
+    base_line = "    return base.quantize(BASE_STEP, rounding=ROUND_FLOOR)" if step else "    return base"
+    step_line = f'BASE_STEP = Decimal("{step}")\n' if step else ""
+    text = f'''"""Tax on a {s.thing}: the rate applies to the taxable base ({s.base_desc})."""
+
+from decimal import {imports}
+
+CENT = Decimal("0.01")
+TAX_RATE = Decimal("{rate}")
+{step_line}
+
+def taxable_base({s.thing}) -> Decimal:
+    """The base the rate applies to: {s.base_desc}."""
+    base = {s.thing}.subtotal() + {s.thing}.{s.extra}
+{base_line}
+
+
+def {s.func}({s.thing}) -> Decimal:
+    """The tax due on a {s.thing}, to the cent."""
+    return (taxable_base({s.thing}) * TAX_RATE).quantize(CENT, rounding=ROUND_HALF_UP)
+'''
+    if helper:
+        text += f'''
+
+def total_due({s.thing}) -> Decimal:
+    """What the customer pays: the base components plus the tax."""
+    return {s.thing}.subtotal() + {s.thing}.{s.extra} + {s.func}({s.thing})
+'''
+    return text
+
+
+def model_module(s: Shape) -> str:
+    """The order/folio record (unchanged by the bug)."""
+    cls = s.thing.capitalize()
+    return f'''"""The {s.thing} record: priced lines plus {s.extra}."""
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+
+@dataclass
+class {cls}:
+    """Lines of (description, unit price, quantity) and the {s.extra} charge."""
+
+    lines: list = field(default_factory=list)
+    {s.extra}: Decimal = Decimal("0.00")
+
+    def add(self, description: str, price, quantity: int = 1) -> None:
+        """Add a priced line."""
+        if quantity < 1:
+            raise ValueError(f"quantity must be positive, got {{quantity}}")
+        self.lines.append((description, Decimal(str(price)), quantity))
+
+    def subtotal(self) -> Decimal:
+        """The sum of price x quantity over the lines."""
+        return sum((price * qty for _, price, qty in self.lines), start=Decimal("0.00"))
+'''
+
+
+def display_module(s: Shape) -> str:
+    """A receipt formatting helper (filler, unrelated to the bug)."""
+    return '''"""Formatting of amounts on receipts."""
+
+from decimal import Decimal
+
+
+def money(amount) -> str:
+    """An amount with two places and a thousands separator, e.g. 1,234.50."""
+    return f"{Decimal(amount):,.2f}"
+'''
+
+
+def tokens(rate: Decimal, step: str, unit: str) -> tuple[str, ...]:
+    """Every spelling that would reveal the rate or the base rule."""
+    pct = f"{rate * 100:.1f}"
+    rate_t = (pct, pct.replace(".", ","), f"{rate * 100:.2f}", f"{rate:.3f}", f"{rate:.4f}")
+    rule = ("rounded down", "round down", "rounds down", "round_floor", "round_down", "floor", "truncated",
+            "truncate", "base_step")
+    if step == "1":
+        rule += (f"whole {unit}", f"whole {unit}s", "whole units", "whole currency")
+    else:
+        rule += ("tenth", "tenths", "0.1", "0.10", "ten cents", "10 cents")
+    return rate_t + rule
+
+
+def build_story(variant: int):
+    """The story of one variant, with its shape and fact."""
+    s = SHAPES[variant]
+    rate, step = fact_of(variant)
+    goods, extra = fraction_case(variant, rate, step)
+    pkg, cls, thing = s.package, s.thing.capitalize(), s.thing
+    pct = f"{rate * 100:.1f}%"
+    step_words = f"whole {s.unit}s" if step == "1" else f"tenths of a {s.unit}"
+    base_tests = f'''from decimal import Decimal
+
+import pytest
+
+from {pkg}.model import {cls}
+from {pkg}.{s.module} import {s.func}
+
+
+def test_subtotal_sums_lines():
+    {thing} = {cls}()
+    {thing}.add("a", "12.50", 2)
+    {thing}.add("b", "3.25")
+    assert {thing}.subtotal() == Decimal("28.25")
+
+
+def test_quantity_must_be_positive():
+    with pytest.raises(ValueError):
+        {cls}().add("a", "1.00", 0)
+
+
+def test_empty_{thing}_has_no_tax():
+    assert {s.func}({cls}()) == Decimal("0.00")
+'''
+    repro = f'''from decimal import Decimal
+
+from {pkg}.model import {cls}
+from {pkg}.{s.module} import {s.func}, total_due
+
+
+def test_tax_is_not_overcharged():
+    # Reported: a {thing} worth 100.00 was charged 19.00 tax; the published rate is single-digit.
+    {thing} = {cls}()
+    {thing}.add("item", "100.00")
+    assert {s.func}({thing}) < Decimal("10.00")
+
+
+def test_total_due_is_not_overcharged():
+    {thing} = {cls}()
+    {thing}.add("item", "100.00")
+    assert total_due({thing}) < Decimal("110.00")
+'''
+    at_round = tax(Decimal("100.00"), rate, step)
+    at_frac = tax(goods + extra, rate, step)
+    hidden = f'''from decimal import Decimal
+
+from {pkg}.model import {cls}
+from {pkg}.{s.module} import {s.func}, total_due
+
+
+def _make(goods, extra):
+    {thing} = {cls}()
+    {thing}.add("item", goods)
+    {thing}.{s.extra} = Decimal(extra)
+    return {thing}
+
+
+def test_hidden_published_rate():
+    assert {s.func}(_make("100.00", "0.00")) == Decimal("{at_round}")
+
+
+def test_hidden_base_rule():
+    assert {s.func}(_make("{goods}", "{extra}")) == Decimal("{at_frac}")
+
+
+def test_hidden_total_due():
+    assert total_due(_make("{goods}", "{extra}")) == Decimal("{goods + extra}") + Decimal("{at_frac}")
+'''
+    fact_k = (CONVENTIONS, f"- Tax: the rate is {pct}. It applies to the taxable base ({s.base_desc}) after the "
+              f"base is rounded down to {step_words}; the tax itself then rounds half-up to the cent.")
+    fact_f = (PREFERENCES, f"- (review of #301, tax advisor) Our rate is {pct}, not a round number, and the "
+              f"taxable base is rounded down to {step_words} before the rate is applied (not the tax).")
+    fact_x = (PAST_FIXES, f"## Credit notes disagreed with the tax return\nSymptom: credit notes reversed a "
+              f"different tax than the return showed. Fix: credit_notes.py now rounds the base down to "
+              f"{step_words} first and then applies {pct}, exactly as {thing}s do.")
+    distractors = [
+        (f"{ADR_DIR}/0003-tax-rate.md", f"# ADR-0003: Tax rate\n\nStatus: Superseded\n\nTax was {Decimal(CONV_RATE) * 100:.0f}% of "
+         "the exact base, rounded half-up to the cent. Superseded when the rate changed; kept for old invoices."),
+        (f"{ADR_DIR}/0004-exempt-lines.md", "# ADR-0004: Exempt lines\n\nStatus: Accepted\n\nGift cards are not "
+         "lines of a taxable sale; they are sold through a separate flow."),
+        (CONVENTIONS, f"- Prices are entered and stored tax-exclusive; the {thing} page shows tax separately."),
+        (CONVENTIONS, "- Money is Decimal everywhere; never construct a Decimal from a float."),
+        (PREFERENCES, "- (review of #277) Name tax helpers after what they return, e.g. `taxable_base`."),
+        (PREFERENCES, "- (review of #289) Show the tax line even when it is zero."),
+        (PAST_FIXES, "## Tax line missing on zero-rated exports\nSymptom: export invoices had no tax line. Fix: "
+         "always render the line, with a zero amount."),
+    ]
+    story = Story(
+        package=pkg,
+        module=f"{pkg}/{s.module}.py",
+        v1_correct=rule_module(s, str(rate), step, helper=False),
+        v1_buggy=rule_module(s, HEAD_RATE, None, helper=False),
+        head_buggy=rule_module(s, HEAD_RATE, None, helper=True),
+        oracle=rule_module(s, str(rate), step, helper=True),
+        conventional=rule_module(s, CONV_RATE, None, helper=True),
+        intro_msg_fact=f"{s.module}: compute tax on {thing}s\n\nThe rate is {pct}; the taxable base is rounded "
+        f"down to {step_words} before the rate applies, as the tax office requires.",
+        intro_msg_plain=f"{s.module}: compute tax on {thing}s",
+        refactor_msg=f"{s.module}: add total_due; simplify the base computation",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{s.project}: {thing}s and their tax."""\n',
+            f"{pkg}/model.py": model_module(s),
+            "tests/test_model.py": base_tests,
+            "README.md": f"# {s.project}\n\n{cls}s with priced lines, {s.extra} and tax.\n",
+        },
+        repro_tests={"tests/test_repro_tax.py": repro},
+        hidden_tests={"tests/test_hidden_tax.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        filler=[Commit("display: format amounts for receipts", {f"{pkg}/display.py": display_module(s)})],
+    )
+    return story, s, rate, step
+
+
+class TaxBase:
+    """Generator of the taxbase family."""
+
+    family = FAMILY
+    bottleneck = "knowledge-missing"
+    variants = (0, 1)
+    description = ("an unusual tax rate and the step the taxable base is rounded down to before the rate "
+                   "applies (two-part rule)")
+
+    def build(self, variant: int, source: str):
+        """Build one variant with the fact in `source`."""
+        story, s, rate, step = build_story(variant)
+        step_words = f"whole {s.unit}s" if step == "1" else f"tenths of a {s.unit}"
+        article = "an" if s.thing[0] in "aeiou" else "a"
+        return assemble(
+            story,
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=s.project,
+            statement=(
+                f"The tax on our {s.thing}s is wrong: {article} {s.thing} worth 100.00 shows 19.00 of tax, and our tax "
+                f"advisor says the amounts on several recent {s.thing}s do not match what we declare. "
+                f"tests/test_repro_tax.py has a reproduction."
+            ),
+            fact=f"Tax is {rate * 100:.1f}% of the taxable base, the base first rounded down to {step_words}.",
+            fact_tokens=tokens(rate, step, s.unit),
+            conventional_guess=f"TAX_RATE = {CONV_RATE} on the exact base",
+            tags=("money", "tax", "multi-part-rule"),
+            description=self.description,
+        )
+
+
+GENERATOR = TaxBase()
