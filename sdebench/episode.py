@@ -7,10 +7,16 @@ at the first submit gives 0; unresolved after the cap gives the cap with resolve
 The episode's stop_reason says why it ended: `resolved`, `max_interventions` (unresolved after
 the cap), a limit the agent hit (`max_turns`, `max_cost`, `max_wall`, ...), `gave_up`, or `error`
 (an exception anywhere in the episode: it is recorded, never raised).
+
+A resubmission whose files are byte-identical to the previous graded one reuses that grade
+(`reuse_unchanged_grades`, default on; the attempt says `grade_reused`): the tasks' tests are
+deterministic, so grading the same files again only costs time.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import tempfile
 import time
@@ -60,24 +66,51 @@ def identity(task: Task, cfg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _grade(
-    task: Task, sandbox, workspace: Path, work: Path, n: int, factory: SandboxFactory, grader: Grader
-) -> tuple[Grade, Path]:
-    """Grade the agent's files; returns the grade and the host dir that was graded.
-
-    A host-local sandbox (its workdir is the host workspace) is graded in place: the grader makes
-    its own pristine copy. Otherwise the files are first copied out of the sandbox.
-    """
-    if Path(sandbox.workdir) == workspace.resolve():
-        return grader(task, workspace, factory), workspace
-    host = work / f"graded-{n}"
-    if host.exists():
-        shutil.rmtree(host)
-    sandbox.sync_out(host)
-    return grader(task, host, factory), host
+def fingerprint(root: Path) -> str:
+    """A hash of every file under `root` except .git: equal fingerprints mean the same submission."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(os.readlink(p).encode() if p.is_symlink() else p.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
 
 
-def _attempt(n: int, run_stop: str, turns: int, g: Grade, grade_s: float) -> dict[str, Any]:
+class _Grading:
+    """Grades the agent's files after each run; an unchanged submission reuses the last grade."""
+
+    def __init__(self, task: Task, sandbox, workspace: Path, work: Path, factory: SandboxFactory, grader: Grader, cache: bool):
+        self.task, self.sandbox, self.workspace, self.work = task, sandbox, workspace, work
+        self.factory, self.grader, self.cache = factory, grader, cache
+        self.last: tuple[str, Grade] | None = None
+        self.graded: Path | None = None  # the host dir graded last (for the final diff)
+
+    def __call__(self, n: int) -> tuple[Grade, bool]:
+        """Grade attempt `n`; returns the grade and whether it was reused."""
+        # A host-local sandbox (its workdir is the host workspace) is graded in place: the grader
+        # makes its own pristine copy. Otherwise the files are first copied out of the sandbox.
+        if Path(self.sandbox.workdir) == self.workspace.resolve():
+            host = self.workspace
+        else:
+            host = self.work / f"graded-{n}"
+            if host.exists():
+                shutil.rmtree(host)
+            self.sandbox.sync_out(host)
+        if self.graded not in (None, host, self.workspace):
+            shutil.rmtree(self.graded, ignore_errors=True)
+        self.graded = host
+        fp = fingerprint(host) if self.cache else ""
+        if self.cache and self.last is not None and self.last[0] == fp:
+            return self.last[1], True
+        g = self.grader(self.task, host, self.factory)
+        self.last = (fp, g)
+        return g, False
+
+
+def _attempt(n: int, run_stop: str, turns: int, g: Grade, grade_s: float, reused: bool) -> dict[str, Any]:
     return {
         "attempt": n,
         "stop_reason": run_stop,
@@ -88,6 +121,7 @@ def _attempt(n: int, run_stop: str, turns: int, g: Grade, grade_s: float) -> dic
         "guards": list(g.guards),
         "grade_error": g.error,
         "grade_s": round(grade_s, 4),
+        "grade_reused": reused,
     }
 
 
@@ -148,7 +182,6 @@ def run_episode(
     limits = limits_from(cfg)
     work: Path | None = None
     sandbox = toolbox = agent_obj = None
-    last_graded: Path | None = None
     try:
         if work_root is not None:
             Path(work_root).mkdir(parents=True, exist_ok=True)
@@ -174,19 +207,17 @@ def run_episode(
             started_at=started,
         )
         agent_obj.start(ctx)
+        grading = _Grading(task, sandbox, prepared.workspace, work, factory, grader, bool(cfg.get("reuse_unchanged_grades", True)))
         interventions = 0
         while True:
             run = agent_obj.run()
             rec["turns"] += run.turns
             traj.log("run_end", stop_reason=run.stop_reason, turns=run.turns, error=run.error, extra=run.extra)
             t = time.monotonic()
-            g, graded = _grade(task, sandbox, prepared.workspace, work, len(rec["attempts"]) + 1, factory, grader)
+            g, reused = grading(len(rec["attempts"]) + 1)
             grade_s = time.monotonic() - t
             rec["grading_s"] += grade_s
-            if last_graded not in (None, graded, prepared.workspace):
-                shutil.rmtree(last_graded, ignore_errors=True)
-            last_graded = graded
-            rec["attempts"].append(_attempt(len(rec["attempts"]) + 1, run.stop_reason, run.turns, g, grade_s))
+            rec["attempts"].append(_attempt(len(rec["attempts"]) + 1, run.stop_reason, run.turns, g, grade_s, reused))
             traj.log("grade", **g.to_dict())
             if g.resolved:
                 rec["resolved"], rec["stop_reason"] = True, "resolved"
@@ -207,7 +238,7 @@ def run_episode(
             traj.log("feedback", intervention=interventions, text=g.feedback)
             rec["feedback"].append(g.feedback)
             agent_obj.feedback(g.feedback)
-        rec["final_diff"] = repo_mod.worktree_diff(last_graded)
+        rec["final_diff"] = repo_mod.worktree_diff(grading.graded)
     except Exception as e:  # noqa: BLE001 - an episode failure is a record, never a crash of the sweep
         rec["resolved"] = False
         rec["stop_reason"] = "error"

@@ -3,7 +3,8 @@
 Items come from the FULL repo (history and artifacts), whatever the delivery:
 
 - H: one item per commit: its message plus the diffs of non-artifact files (code and tests);
-  artifact diffs are left out because artifact content is K/F/X memory, not history.
+  artifact diffs are left out because artifact content is K/F/X memory, not history. Hunk
+  headers keep their function context but drop their line ranges.
 - K: one item per knowledge file at HEAD (docs, ADRs, CONVENTIONS.md, AGENTS.md, other .md).
 - F / X: one item per entry of `.agent/preferences.md` / `.agent/past_fixes.md`.
 
@@ -102,11 +103,15 @@ def _list_items(lines: list[str]) -> list[str]:
     return ["\n".join(i) for i in items]
 
 
+_HUNK_RANGE = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@", re.M)
+
+
 def _commit_item(commit: repo_mod.HistoryCommit) -> MemoryItem:
     parts = [commit.message]
     for path, body in sorted(commit.diffs.items()):
         if artifact_kind(path) is None:
-            parts.append(f"--- {path}\n{body}")
+            # Hunk line ranges are positions, not memory: they would only add noise numbers.
+            parts.append(f"--- {path}\n{_HUNK_RANGE.sub('@@', body)}")
     subject = commit.message.splitlines()[0] if commit.message else ""
     return MemoryItem(f"H:{commit.sha[:10]}", "H", subject, "\n".join(parts))
 

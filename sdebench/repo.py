@@ -14,8 +14,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from sdebench.family import Commit
 
 AUTHOR = "Dev Team <dev@example.invalid>"
@@ -259,8 +257,10 @@ def read_tree(path: Path, rev: str = "HEAD") -> dict[str, str]:
     return {rel: show_file(path, rev, rel) for rel in tracked_files(path, rev)}
 
 
-def git_repo(path: Path) -> git.Repo:
+def git_repo(path: Path):
     """A gitpython handle on the repo at `path`."""
+    import git  # gitpython costs ~0.15 s to import; only this helper needs it
+
     return git.Repo(path)
 
 

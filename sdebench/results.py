@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -235,3 +236,53 @@ def manifest_records(root: Path) -> list[dict[str, Any]]:
             if rec is not None:
                 out.setdefault(rec.get("key") or line, rec)
     return list(out.values())
+
+
+# --- checks and command line --------------------------------------------------------------------
+def check_reference(records: Iterable[dict[str, Any]], max_interventions: int = 5) -> list[str]:
+    """Problems with reference-agent outcomes: oracle resolves at once, conventional fails after
+    exactly the cap, noop never resolves, no episode errors. Empty when all is as expected."""
+    problems = []
+    for r in records:
+        where = f"{r.get('task_id')} delivery={r.get('delivery')} agent={r.get('agent')}"
+        agent, resolved, n = r.get("agent"), bool(r.get("resolved")), r.get("interventions")
+        if r.get("stop_reason") == "error":
+            problems.append(f"{where}: error: {r.get('error')}")
+        elif agent == "oracle" and not (resolved and n == 0):
+            problems.append(f"{where}: expected resolved with 0 interventions, got resolved={resolved} interventions={n}")
+        elif agent == "conventional" and (resolved or n != max_interventions):
+            problems.append(f"{where}: expected unresolved after {max_interventions} interventions, got resolved={resolved} interventions={n}")
+        elif agent == "noop" and resolved:
+            problems.append(f"{where}: noop resolved")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m sdebench.results DIR... [--check-reference]`: print the summary of the records under DIRs."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m sdebench.results", description=main.__doc__)
+    ap.add_argument("dirs", nargs="+", help="results, run or multirun dirs")
+    ap.add_argument("--check-reference", action="store_true", help="exit 1 unless reference agents behave as expected")
+    ap.add_argument("--max-interventions", type=int, default=5)
+    args = ap.parse_args(argv)
+    missing = [d for d in args.dirs if not Path(d).exists()]
+    if missing:
+        print(f"sdebench.results: error: no such dir: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    records = read_records(*args.dirs)
+    print(f"{len(records)} episodes\n\n" + markdown(summarize(records)))
+    if args.check_reference:
+        problems = check_reference(records, args.max_interventions)
+        if not records:
+            problems.append("no episode records found")
+        for p in problems:
+            print(f"FAIL {p}", file=sys.stderr)
+        if problems:
+            return 1
+        print("reference agents: all outcomes as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

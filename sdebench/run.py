@@ -4,7 +4,8 @@
     python -m sdebench.run -m delivery=full,squashed,memtool,inject,oracle source=H,K,F,X,none
 
 One run = one job: every task of `tasks_dir` matching `source` and `select.*`, one episode each.
-A finished episode (its record exists under `results_dir`) is skipped unless `rerun=true`. An
+A finished episode (its record exists under `results_dir`) is skipped unless `rerun=true`; one
+that ended in an error runs again unless `retry_errors=false`. An
 exception inside an episode is recorded as a failed episode; only bad input for the whole run
 (no tasks dir, unknown sandbox backend) stops it, with a one-line error.
 
@@ -96,6 +97,9 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
             path = results.record_path(results_dir, ident, key)
             head = f"[{n}/{len(tasks)}] {task.id} delivery={ident['delivery']} agent={ident['agent']} model={ident['model']}"
             done = None if cfg.get("rerun") else results.read_record(path)
+            if done is not None and done.get("stop_reason") == "error" and cfg.get("retry_errors", True):
+                log.info("%s: last attempt failed with an error (%s), running it again", head, done.get("error"))
+                done = None
             if done is not None:
                 log.info("%s: already done (%s), skipped", head, _outcome(done))
                 records.append(done)

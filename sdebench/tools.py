@@ -293,8 +293,8 @@ class Toolbox:
     def _run_tests(self) -> str:
         ids = self.visible_tests()
         run = run_tests(self.sandbox, ids, timeout=self.test_timeout)
-        # The runner leaves its report and ini in the workspace; they are not the agent's work.
-        self.sandbox.exec("rm -f .sdebench-report-*.json .sdebench-pytest-*.ini", timeout=30)
+        # The runner leaves its report and ini in the workspace (`.sdebench-*`); they are not the agent's work.
+        self.sandbox.exec("rm -rf -- .sdebench-*", timeout=30)
         results = {t: run.outcome(t) for t in ids}
         passed = sum(r.passed for r in results.values())
         lines = [f"{passed} of {len(ids)} visible tests passed."]

@@ -69,7 +69,9 @@ def _fact_places(task, ws: Path) -> set[str]:
         if find_tokens(c.message, task.fact_tokens):
             places.add("H")
         for path, body in c.diffs.items():
-            if find_tokens(body, task.fact_tokens) and artifact_kind(path) is None:
+            # diff bodies minus hunk headers: their line numbers are positions, not content
+            lines = "\n".join(line for line in body.splitlines() if not line.startswith("@@"))
+            if find_tokens(lines, task.fact_tokens) and artifact_kind(path) is None:
                 places.add("H")
     return places
 

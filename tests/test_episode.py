@@ -56,13 +56,16 @@ def test_conventional_ends_unresolved_after_exactly_five_interventions(mini, tmp
         assert a["counts"]["FAIL_TO_PASS"] == {"passed": 1, "total": 1}
         assert a["counts"]["HIDDEN_TO_PASS"]["passed"] < a["counts"]["HIDDEN_TO_PASS"]["total"]
     assert rec["tool_calls"]["submit"] == 6
+    assert [a["grade_reused"] for a in rec["attempts"]] == [False] + [True] * 5  # unchanged resubmissions
     assert len(events(traj, "feedback")) == 5 and len(events(traj, "grade")) == 6
     assert all(e["text"] for e in events(traj, "feedback"))  # the failing output was fed back
 
 
 def test_noop_never_resolves_and_the_cap_is_configurable(mini, tmp_path):
-    rec = run_episode(mini["H"], cfg("noop", max_interventions=2), make_factory(SANDBOX))
+    rec = run_episode(mini["H"], cfg("noop", max_interventions=2, reuse_unchanged_grades=False), make_factory(SANDBOX))
     assert not rec["resolved"] and rec["interventions"] == 2 and len(rec["attempts"]) == 3
+    assert not any(a["grade_reused"] for a in rec["attempts"])
+    assert all(a["guards"] == ["unchanged"] for a in rec["attempts"])
     assert rec["final_diff"] == "" and rec["stop_reason"] == "max_interventions"
     assert rec["attempts"][0]["counts"]["FAIL_TO_PASS"]["passed"] == 0
 
@@ -133,3 +136,50 @@ def test_identity_and_limits(mini):
     assert identity(mini["X"], cfg("noop", seed=3))["seed"] == 3
     lim = limits_from({"limits": {"max_turns": 7, "max_wall_s": None}})
     assert lim.max_turns == 7 and lim.max_wall_s == 1800.0
+
+
+class EditingAgent(LimitAgent):
+    """Changes the file between submissions: every attempt is graded afresh."""
+
+    def run(self):
+        self.n = getattr(self, "n", 0) + 1
+        rate = {1: "0.15", 2: "0.17"}[self.n]
+        self.ctx.toolbox.call("bash", {"command": f"sed -i 's/^LOYALTY_RATE = .*/LOYALTY_RATE = {rate}/' shop/pricing.py"})
+        self.ctx.toolbox.call("submit", {})
+        return RunResult("submitted", turns=2)
+
+    def feedback(self, text):
+        self.fed = text
+
+
+def test_a_changed_resubmission_is_graded_again_and_can_resolve(mini, tmp_path):
+    agent = EditingAgent()
+    rec = run_episode(mini["X"], cfg("oracle"), make_factory(SANDBOX), agent=agent)
+    assert rec["resolved"] and rec["interventions"] == 1 and len(rec["attempts"]) == 2
+    assert [a["grade_reused"] for a in rec["attempts"]] == [False, False]
+    assert "HIDDEN_TO_PASS" in str(rec["attempts"][0]["counts"]) and agent.fed
+    assert "+LOYALTY_RATE = 0.17" in rec["final_diff"]
+
+
+@pytest.mark.docker
+def test_episodes_in_docker_grade_a_copy_synced_out_of_the_container(mini, tmp_path):
+    import os
+
+    from sdebench.sandbox.docker import unavailable_reason
+
+    image = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
+    reason = unavailable_reason(image)
+    if reason:
+        if os.environ.get("SDEBENCH_REQUIRE_DOCKER"):
+            pytest.fail(f"docker backend unavailable: {reason}")
+        pytest.skip(f"docker backend unavailable: {reason}")
+    factory = make_factory({"backend": "docker", "image": image})
+    try:
+        ok = run_episode(mini["K"], cfg("oracle", "memtool"), factory)
+        assert ok["error"] is None and ok["resolved"] and ok["interventions"] == 0
+        assert "+LOYALTY_RATE = 0.17" in ok["final_diff"]
+        conv = run_episode(mini["K"], cfg("conventional", max_interventions=2), factory)
+        assert not conv["resolved"] and conv["interventions"] == 2
+        assert [a["grade_reused"] for a in conv["attempts"]] == [False, True, True]
+    finally:
+        factory.cleanup()

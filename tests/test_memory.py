@@ -72,6 +72,7 @@ def test_history_items_leave_out_artifact_diffs(corpora):
     assert notes[0].text == "Write down project notes"  # the commit only touched artifact files
     code = [i for i in corpora["K"] if i.source == "H" and i.title == "Tidy pricing constants"]
     assert "--- shop/pricing.py" in code[0].text and "+LOYALTY_RATE = 0.10" in code[0].text
+    assert "\n@@" in code[0].text and "@@ -" not in code[0].text  # hunk line ranges dropped
 
 
 def test_notes_files_split_into_entries(corpora):

@@ -99,3 +99,25 @@ def test_summary_rows_and_markdown(tmp_path):
     assert out == (tmp_path / "sweep" / "summary.md").read_text()
     table = pd.read_parquet(tmp_path / "sweep" / "summary.parquet")
     assert len(table) == 3 and set(table.columns) >= {"source", "delivery", "resolve_rate", "mean_interventions"}
+
+
+def test_check_reference_and_the_command_line(tmp_path, capsys):
+    good = [rec(key="a", agent="oracle"), rec(key="b", agent="conventional", resolved=False, interventions=5),
+            rec(key="c", agent="noop", resolved=False, interventions=5)]
+    assert results.check_reference(good) == []
+    bad = [rec(key="d", agent="oracle", resolved=False, interventions=5),
+           rec(key="e", agent="conventional", resolved=False, interventions=4),
+           rec(key="f", agent="noop", resolved=True), rec(key="g", agent="oracle", stop_reason="error", error="boom")]
+    problems = results.check_reference(bad)
+    assert len(problems) == 4 and "error: boom" in problems[3] and "noop resolved" in problems[2]
+    for i, r in enumerate(good):
+        results.write_record(results.record_path(tmp_path / "ok", {**r, "seed": i}, r["key"]), r)
+    assert results.main([str(tmp_path / "ok"), "--check-reference"]) == 0
+    assert "all outcomes as expected" in capsys.readouterr().out
+    for i, r in enumerate(bad):
+        results.write_record(results.record_path(tmp_path / "bad", {**r, "seed": i}, r["key"]), r)
+    assert results.main([str(tmp_path / "bad"), "--check-reference"]) == 1
+    assert capsys.readouterr().err.count("FAIL ") == 4
+    (tmp_path / "empty").mkdir()
+    assert results.main([str(tmp_path / "empty"), "--check-reference"]) == 1
+    assert results.main([str(tmp_path / "missing")]) == 2

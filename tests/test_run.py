@@ -141,3 +141,34 @@ def test_reference_matrix_on_one_family(tmp_path):
     for source in ("H", "K", "F", "X", "none"):
         assert f"| {source} | 1/1 (0.0) | 1/1 (0.0) | 1/1 (0.0) | 1/1 (0.0) | 1/1 (0.0) |" in md
         assert f"| {source} | 0/1 (5.0) | 0/1 (5.0) | 0/1 (5.0) | 0/1 (5.0) | 0/1 (5.0) |" in md
+
+
+def test_error_records_run_again_unless_told_not_to(tmp_path, tasks, caplog):
+    import logging
+
+    from sdebench.run import run_job
+
+    cfg = {"agent": {"name": "patch", "patch": str(tmp_path / "missing.patch")}, "model": {"name": "none"},
+           "delivery": {"name": "squashed"}, "source": {"name": "K"}, "sandbox": {"backend": "unsafe_local"},
+           "tasks_dir": str(tasks), "results_dir": str(tmp_path / "results"), "seed": 0, "max_interventions": 5,
+           "select": {}, "limits": {}}
+    first = run_job(cfg, tmp_path / "job")
+    assert len(first) == 1 and first[0]["stop_reason"] == "error" and "no such file" in first[0]["error"]
+    with caplog.at_level(logging.INFO, logger="sdebench.run"):
+        run_job(cfg, tmp_path / "job")
+        assert "running it again" in caplog.text
+        caplog.clear()
+        run_job({**cfg, "retry_errors": False}, tmp_path / "job")
+        assert "already done" in caplog.text
+    (tmp_path / "missing.patch").write_text((tasks / "mini-pricing-v0-K" / "oracle.patch").read_text())
+    fixed = run_job(cfg, tmp_path / "job")
+    assert fixed[0]["resolved"] and len(list((tmp_path / "results").rglob("*.json"))) == 1
+
+
+def test_submitit_local_launcher(tmp_path, tasks):
+    args = ["-m", *common(tmp_path, tasks), "hydra/launcher=cluster_local", "agent=oracle,noop", "source=K",
+            "max_interventions=0"]
+    r = cli(args, tmp_path)
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "sweep" / "summary.md").read_text()
+    assert "| K | 1/1 (0.0) |" in md and "| K | 0/1 (0.0) |" in md

@@ -18,10 +18,10 @@ def mini(tmp_path_factory):
     return build_all(tmp_path_factory.mktemp("tasks"))
 
 
-@pytest.fixture
-def box(mini, tmp_path):
+@pytest.fixture(params=["unsafe_local", pytest.param("local", marks=pytest.mark.bwrap)])
+def box(mini, tmp_path, request):
     prep = make_delivery("memtool").prepare(mini["K"], tmp_path / "ep")
-    sandbox = make_factory({"backend": "unsafe_local"}).open(prep.workspace)
+    sandbox = make_factory({"backend": request.param}).open(prep.workspace)
     tb = Toolbox(sandbox, mini["K"], prep.tools, prep.memory, Trajectory(tmp_path / "t.jsonl"), max_output_chars=2000)
     tb.ws = prep.workspace
     tb.traj_path = tmp_path / "t.jsonl"
