@@ -78,24 +78,24 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
 
 def by_cell(df: pd.DataFrame) -> pd.DataFrame:
     """Metrics per agent, model, source and delivery."""
-    return _order(metrics(df, CELL))
+    return ordered(metrics(df, CELL))
 
 
 def by_bottleneck(df: pd.DataFrame) -> pd.DataFrame:
     """Metrics per agent, model, bottleneck and delivery."""
-    return _order(metrics(df, ["agent", "model", "bottleneck", "delivery"]))
+    return ordered(metrics(df, ["agent", "model", "bottleneck", "delivery"]))
 
 
 def by_family(df: pd.DataFrame) -> pd.DataFrame:
     """Metrics per agent, model, family and delivery."""
-    return _order(metrics(df, ["agent", "model", "family", "delivery"]))
+    return ordered(metrics(df, ["agent", "model", "family", "delivery"]))
 
 
 def _rank(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
     return values.map(lambda v: order.index(v) if v in order else len(order))
 
 
-def _order(t: pd.DataFrame) -> pd.DataFrame:
+def ordered(t: pd.DataFrame) -> pd.DataFrame:
     """Rows in the canonical source and delivery order (then by name)."""
     keys, ranks = [], {}
     for col in t.columns:
@@ -175,7 +175,7 @@ def intervention_distribution(df: pd.DataFrame) -> pd.DataFrame:
     if d.empty:
         return pd.DataFrame(columns=[*cols, "episodes"])
     t = d.groupby(cols).size().rename("episodes").reset_index()
-    return _order(t).sort_values(["agent", "model"], kind="mergesort").reset_index(drop=True)
+    return ordered(t).sort_values(["agent", "model"], kind="mergesort").reset_index(drop=True)
 
 
 def _valid(d: pd.DataFrame, cap: int) -> np.ndarray:
@@ -202,7 +202,7 @@ def validity(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     g = d.groupby(["agent", "source", "delivery"])
     t = pd.DataFrame({"episodes": g.size(), "valid": g["valid"].sum().astype(int)}).reset_index()
     t["all_valid"] = t["valid"] == t["episodes"]
-    return _order(t)
+    return ordered(t)
 
 
 def invalid_episodes(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
