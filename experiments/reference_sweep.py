@@ -1,9 +1,9 @@
 """Run the committed reference sweep and record its timing: every delivery x source x reference
 agent over one family, in the bubblewrap sandbox with 2 joblib workers.
 
-    python experiments/reference_sweep.py [--family billing-rounding] [--out experiments/results/reference]
+    python experiments/reference_sweep.py [--family billing-rounding] [--out experiments/reference]
 
-Writes `<out>/results/` (episode records and trajectories) and `<out>/sweep.json` (the command,
+Writes `<out>/episodes/` (episode records and trajectories) and `<out>/sweep.json` (the command,
 start and end time, wall seconds). FINDINGS.md is then regenerated from them with
 `python -m sdebench.report --findings`. Prints the sweep's wall time and episode count.
 """
@@ -33,9 +33,9 @@ def main() -> int:
     """Run the sweep into a fresh results dir and write sweep.json beside it."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--family", default="billing-rounding")
-    ap.add_argument("--out", type=Path, default=ROOT / "experiments" / "results" / "reference")
+    ap.add_argument("--out", type=Path, default=ROOT / "experiments" / "reference")
     a = ap.parse_args()
-    res = a.out / "results"
+    res = a.out / "episodes"
     if res.exists():
         shutil.rmtree(res)
     with tempfile.TemporaryDirectory() as sweep:

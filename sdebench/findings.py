@@ -15,7 +15,7 @@ import pandas as pd
 
 from sdebench import analysis, results
 
-LLM_RESULTS = "experiments/results/llm"
+LLM_RESULTS = "experiments/llm"
 LLM_SWEEP = ("python -m sdebench.run -m experiment=ablation agent=llm model=MODEL "
              f"results_dir={LLM_RESULTS} hydra/launcher=parallel")
 LLM_FILL = f"python -m sdebench.report --findings --llm {LLM_RESULTS}"

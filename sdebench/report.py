@@ -32,9 +32,9 @@ STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1200px}table{borde
 td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px;text-align:left}th{background:#eee}
 pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;word-break:break-word;font-size:12px;max-height:40em;overflow:auto}
 .ev{border-left:3px solid #99c;padding-left:8px;margin:8px 0}.ok{color:#070}.bad{color:#a00}img{max-width:100%}"""
-REFERENCE = Path("experiments/results/reference")
+REFERENCE = Path("experiments/reference")
 LLM_COMMAND = ("python -m sdebench.run -m experiment=ablation agent=llm model=MODEL "
-               "results_dir=experiments/results/llm hydra/launcher=parallel")
+               "results_dir=experiments/llm hydra/launcher=parallel")
 
 
 def esc(value: Any) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from sdebench import findings, results
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT / "experiments" / "results" / "reference"
+REFERENCE = ROOT / "experiments" / "reference"
 
 
 def test_findings_regenerate_byte_identically(tmp_path):
