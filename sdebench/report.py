@@ -33,8 +33,6 @@ td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px;text-align:left}th{ba
 pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;word-break:break-word;font-size:12px;max-height:40em;overflow:auto}
 .ev{border-left:3px solid #99c;padding-left:8px;margin:8px 0}.ok{color:#070}.bad{color:#a00}img{max-width:100%}"""
 REFERENCE = Path("experiments/reference")
-LLM_COMMAND = ("python -m sdebench.run -m experiment=ablation agent=llm model=MODEL "
-               "results_dir=experiments/llm hydra/launcher=parallel")
 
 
 def esc(value: Any) -> str:
