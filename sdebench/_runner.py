@@ -19,13 +19,17 @@ def _main(argv):
     sep = argv.index("--")
     modules = [m for m in argv[1:sep] if m]
     pytest_args = argv[sep + 1 :]
+    # pytest is imported before the workspace joins sys.path: a `pytest.py` or `_pytest/` placed
+    # in the workspace cannot stand in for the framework.
+    import pytest
+
     sys.path.insert(0, os.getcwd())
     result = {"import_errors": {}, "tests": {}, "collect_errors": [], "exit": None, "finished": False}
 
     for mod in modules:
         try:
             __import__(mod)
-        except BaseException as e:  # SystemExit at import is a failed import too
+        except BaseException as e:  # noqa: BLE001 - SystemExit at import is a failed import too
             result["import_errors"][mod] = "".join(traceback.format_exception_only(type(e), e)).strip()[:MAX_MESSAGE]
 
     tests = result["tests"]
@@ -56,11 +60,9 @@ def _main(argv):
                 result["collect_errors"].append({"nodeid": report.nodeid, "message": str(report.longrepr)[-MAX_MESSAGE:]})
 
     try:
-        import pytest
-
         result["exit"] = int(pytest.main(pytest_args, plugins=[Report()]))
         result["finished"] = True
-    except BaseException as e:  # record and still write the report
+    except BaseException as e:  # noqa: BLE001 - record and still write the report
         result["exit"] = -1
         result["crash"] = "".join(traceback.format_exception_only(type(e), e)).strip()[:MAX_MESSAGE]
     data = json.dumps(result).encode()

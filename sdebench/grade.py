@@ -12,6 +12,7 @@ import hashlib
 import re
 import secrets
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -37,6 +38,8 @@ STARTUP_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
 NATIVE_OR_HOOK_SUFFIXES = (".pth", ".so", ".pyd")
 BYTECODE_SUFFIXES = (".pyc", ".pyo")
 GRADER_FILE_PREFIX = ".sdebench-"
+# Top-level names an agent may not add: they would shadow the standard library or the test framework.
+SHADOWED_NAMES = frozenset(sys.stdlib_module_names) | {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging"}
 REDACTED = "[redacted]"
 MIN_REDACT_LINE = 8  # hidden-test lines shorter than this are too generic to redact
 
@@ -160,6 +163,16 @@ def _force_write(ws: Path, rel: str, data: bytes) -> None:
     p.write_bytes(data)
 
 
+def _top_module(rel: str) -> str:
+    first = rel.split("/", 1)[0]
+    return first[:-3] if first.endswith(".py") else first
+
+
+def _shadows(rel: str) -> bool:
+    """Whether `rel` is Python source of a top-level module named like a stdlib or test-framework module."""
+    return rel.endswith(".py") and _top_module(rel) in SHADOWED_NAMES
+
+
 def _is_hook(name: str) -> bool:
     return name in STARTUP_HOOKS or name.endswith(NATIVE_OR_HOOK_SUFFIXES)
 
@@ -178,7 +191,7 @@ def prepare_copy(ws: Path, pristine: dict[str, bytes], test_files: frozenset[str
         if name.endswith(BYTECODE_SUFFIXES):
             p.unlink()
             notes.append(f"removed bytecode {rel}")
-        elif name.startswith(GRADER_FILE_PREFIX):
+        elif any(part.startswith(GRADER_FILE_PREFIX) for part in rel.split("/")):
             p.unlink()
             notes.append(f"removed grader-reserved file {rel}")
         elif is_protected(rel, test_files):
@@ -190,6 +203,9 @@ def prepare_copy(ws: Path, pristine: dict[str, bytes], test_files: frozenset[str
         elif _is_hook(name) and rel not in pristine:
             p.unlink()
             notes.append(f"removed start-up hook or native module {rel}")
+        elif _shadows(rel) and rel not in pristine:
+            p.unlink()
+            notes.append(f"removed {rel}: it would shadow the module {_top_module(rel)}")
     for rel, data in pristine.items():
         hook = _is_hook(rel.rsplit("/", 1)[-1])
         if not (hook or is_protected(rel, test_files)):
@@ -414,7 +430,7 @@ def grade(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any) 
     tmp = Path(tempfile.mkdtemp(prefix="sdebench-grade-"))
     try:
         return _grade(task, Path(workspace), sandbox, tmp, opts, start)
-    except Exception as e:  # the grader never raises; the reason is the grade
+    except Exception as e:  # noqa: BLE001 - the grader never raises; the reason is the grade
         return _finish(task, start, _not_run(task, "grader error"), {}, f"{type(e).__name__}: {e}", [], opts)
     finally:
         if not opts["keep_dir"]:
@@ -463,17 +479,14 @@ def _grade(
         return _finish(task, start, _not_run(task, "source does not compile"), guards, None, notes, opts)
 
     for rel, content in task.hidden_files().items():
-        p = ws / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(content)
+        _force_write(ws, rel, content.encode())
     canary = make_canary(task)
-    (ws / canary.rel).parent.mkdir(parents=True, exist_ok=True)
-    (ws / canary.rel).write_text(canary.source())
+    _force_write(ws, canary.rel, canary.source().encode())
 
     ids = [i for g in task.tests.groups().values() for i in g]
     paths = sorted({i.split("::")[0] for i in ids} | {canary.rel})
-    with factory.open(ws) as box:
-        run = run_tests(box, paths, module_names(prep.changed), timeout=float(opts["timeout"]))
+    with factory.open(ws, read_only=True) as box:
+        run = run_tests(box, paths, module_names(prep.changed), timeout=float(opts["timeout"]), cleanup=False)
 
     error = run.error
     for mod, msg in sorted(run.import_errors.items()):

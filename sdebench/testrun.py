@@ -7,13 +7,14 @@ JSON report is the only source of outcomes: a test missing from it did not pass.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from sdebench.sandbox.base import ExecResult, Sandbox
+from sdebench.sandbox.base import OUT_DIR, ExecResult, Sandbox
 
 PASSED = "passed"
 MISSING = "missing"
@@ -89,37 +90,50 @@ def run_tests(
     test_paths: list[str],
     import_modules: list[str] = (),
     timeout: float = DEFAULT_TIMEOUT,
+    cleanup: bool = True,
 ) -> TestRun:
-    """Run pytest on `test_paths` in `sandbox` (after importing `import_modules`); never raises."""
+    """Run pytest on `test_paths` in `sandbox` (after importing `import_modules`); never raises.
+
+    The runner's ini and report live in OUT_DIR of the workspace; `cleanup` removes them after.
+    """
     nonce = secrets.token_hex(8)
-    report_rel = f".sdebench-report-{nonce}.json"
-    ini_rel = f".sdebench-pytest-{nonce}.ini"
+    report_rel = f"{OUT_DIR}/report-{nonce}.json"
+    ini_rel = f"{OUT_DIR}/pytest-{nonce}.ini"
     run = TestRun()
     try:
-        sandbox.write_file(ini_rel, INI_TEXT)
-        argv = ["python3", "-E", "-s", "-B", "-c", runner_source(), report_rel, *import_modules, "--"]
-        argv += ["-q", "--tb=short", "-p", "no:cacheprovider", "--rootdir=.", "-c", ini_rel, *test_paths]
-        run.exec = sandbox.exec(argv, timeout=timeout)
-        if run.exec.timed_out:
-            run.error = f"test run timed out after {timeout:g}s"
-            return run
-        try:
-            raw = sandbox.read_file(report_rel)
-        except (OSError, FileNotFoundError, KeyError, RuntimeError):
-            run.error = f"no test report: the test process died before writing it (exit {run.exec.exit_code})"
-            return run
-        try:
-            data = json.loads(raw)
-            run.tests = {k: TestResult(str(v["outcome"]), str(v.get("message", ""))) for k, v in data["tests"].items()}
-            run.import_errors = dict(data.get("import_errors", {}))
-            run.collect_errors = list(data.get("collect_errors", []))
-            run.finished = bool(data.get("finished"))
-            run.exit = data.get("exit")
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            run.tests = {}
-            run.error = f"unreadable test report: {e}"
-        if not run.finished and run.error is None:
-            run.error = "pytest did not finish"
-    except Exception as e:  # a run never raises; the reason is kept
+        _run(sandbox, run, report_rel, ini_rel, test_paths, import_modules, timeout)
+    except Exception as e:  # noqa: BLE001 - a run never raises; the reason is kept
         run.error = f"test run failed: {type(e).__name__}: {e}"
+    if cleanup:
+        # Leftovers would be harmless (the grader strips OUT_DIR); a failure here is ignored.
+        with contextlib.suppress(Exception):
+            sandbox.exec(["rm", "-rf", "--", OUT_DIR], timeout=30)
     return run
+
+
+def _run(sandbox: Sandbox, run: TestRun, report_rel: str, ini_rel: str, test_paths: list[str],
+         import_modules: list[str], timeout: float) -> None:
+    sandbox.write_file(ini_rel, INI_TEXT)
+    argv = ["python3", "-E", "-s", "-B", "-c", runner_source(), report_rel, *import_modules, "--"]
+    argv += ["-q", "--tb=short", "-p", "no:cacheprovider", "--rootdir=.", "--confcutdir=.", "-c", ini_rel, *test_paths]
+    run.exec = sandbox.exec(argv, timeout=timeout)
+    if run.exec.timed_out:
+        run.error = f"test run timed out after {timeout:g}s"
+        return
+    try:
+        raw = sandbox.read_file(report_rel)
+    except (OSError, FileNotFoundError, KeyError, RuntimeError):
+        run.error = f"no test report: the test process died before writing it (exit {run.exec.exit_code})"
+        return
+    try:
+        data = json.loads(raw)
+        run.tests = {k: TestResult(str(v["outcome"]), str(v.get("message", ""))) for k, v in data["tests"].items()}
+        run.import_errors = dict(data.get("import_errors", {}))
+        run.collect_errors = list(data.get("collect_errors", []))
+        run.finished = bool(data.get("finished"))
+        run.exit = data.get("exit")
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        run.tests = {}
+        run.error = f"unreadable test report: {e}"
+    if not run.finished and run.error is None:
+        run.error = "pytest did not finish"

@@ -9,6 +9,7 @@ from sdebench import task as task_mod
 from sdebench.grade import grade, is_protected, is_source, is_test_path, pristine_tree, redact
 from sdebench.sample_task import checkout, write_sample_task
 from sdebench.sandbox import make_factory
+from tests.sandbox.conftest import docker_image  # noqa: F401 - fixture
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TASKS_DIR = REPO_ROOT / "tasks"
@@ -183,3 +184,21 @@ def test_every_emitted_task_grades_as_designed(task_dir, tmp_path):
     assert conventional.counts["HIDDEN_TO_PASS"]["passed"] < len(task.tests.hidden_to_pass)
     unchanged = grade(task, checkout(task, tmp_path / "head"), factory)
     assert not unchanged.resolved and unchanged.guards == ["unchanged"]
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_an_emitted_task_grades_as_designed_on_docker(request, sample, tmp_path):
+    image = request.getfixturevalue("docker_image")
+    found = _emitted()
+    task = task_mod.load(found[0]) if found else sample
+    factory = make_factory({"backend": "docker", "image": image})
+    try:
+        oracle = grade(task, checkout(task, tmp_path / "oracle", task.oracle_patch), factory)
+        assert oracle.resolved, oracle.feedback + str(oracle.error)
+        conventional = grade(task, checkout(task, tmp_path / "conv", task.conventional_patch), factory)
+        assert not conventional.resolved and conventional.counts["HIDDEN_TO_PASS"]["passed"] < len(
+            task.tests.hidden_to_pass
+        )
+    finally:
+        factory.cleanup()

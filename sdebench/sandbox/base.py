@@ -9,6 +9,9 @@ from typing import Protocol, runtime_checkable
 # Output kept per stream: the head and the tail, with a marker in between.
 DEFAULT_OUTPUT_CAP = 64_000
 TRUNCATION_MARKER = "\n[... {n} bytes truncated ...]\n"
+# The one workspace dir commands may write in when a sandbox is opened read-only (grading):
+# the test runner's report goes there.
+OUT_DIR = ".sdebench-out"
 
 
 class SandboxError(RuntimeError):
@@ -63,8 +66,9 @@ class SandboxFactory(Protocol):
 
     name: str
 
-    def open(self, workspace: Path) -> Sandbox:
-        """Open a sandbox on the host dir `workspace`."""
+    def open(self, workspace: Path, read_only: bool = False) -> Sandbox:
+        """Open a sandbox on the host dir `workspace`; with `read_only`, commands may write only
+        below OUT_DIR of the workspace (the host side still writes anywhere in it)."""
         ...
 
     def cleanup(self) -> None:

@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, TRUNCATION_MARKER, ExecResult, SandboxError
+from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, OUT_DIR, TRUNCATION_MARKER, ExecResult, SandboxError
 from sdebench.sandbox.files import DEFAULT_MAX_BYTES, copy_tree
 from sdebench.sandbox.unsafe import base_env
 
@@ -100,12 +100,13 @@ class _Capture:
 class DockerSandbox:
     """A running container holding a copy of the workspace at /workspace."""
 
-    def __init__(self, client, workspace: Path, opts: DockerOptions):
+    def __init__(self, client, workspace: Path, opts: DockerOptions, read_only: bool = False):
         self.client = client
         self.opts = opts
         self.workspace = Path(workspace).resolve()
         self.workdir = WORKDIR
         self.uid, self.gid = _uid_gid(opts.user)
+        self.read_only = read_only
         self.container = None
         try:
             kwargs = {}
@@ -131,7 +132,7 @@ class DockerSandbox:
         except SandboxError:
             self.close()
             raise
-        except Exception as e:  # every engine failure becomes one clear error
+        except Exception as e:  # noqa: BLE001 - every engine failure becomes one clear error
             self.close()
             raise SandboxError(f"cannot start a container from image {opts.image!r}: {_short(e)}") from None
 
@@ -139,7 +140,11 @@ class DockerSandbox:
     def _tarinfo(self, name: str, kind: bytes, size: int = 0, mode: int = 0o644) -> tarfile.TarInfo:
         info = tarfile.TarInfo(name)
         info.type, info.size, info.mode = kind, size, mode
-        info.uid, info.gid, info.mtime = self.uid, self.gid, int(time.time())
+        # Read-only: root owns the files, so the unprivileged user can write only below OUT_DIR.
+        rel = name.split("/", 1)[1] if name.startswith("workspace/") else ("" if name == "workspace" else name)
+        owned = not self.read_only or rel == OUT_DIR or rel.startswith(OUT_DIR + "/")
+        info.uid, info.gid = (self.uid, self.gid) if owned else (0, 0)
+        info.mtime = int(time.time())
         return info
 
     def _put_tree(self, root: Path) -> None:
@@ -147,6 +152,8 @@ class DockerSandbox:
         with tempfile.TemporaryDirectory(prefix="sdebench-docker-") as tmp:
             # A safe copy first: no link out of the workspace reaches the archive.
             copy_tree(root, Path(tmp), skip_git=False, max_bytes=self.opts.max_workspace_mb * MIB)
+            if self.read_only:
+                (Path(tmp) / OUT_DIR).mkdir(exist_ok=True)
             with tempfile.TemporaryFile() as buf:
                 self._write_tar(buf, Path(tmp))
                 buf.seek(0)
@@ -212,7 +219,7 @@ class DockerSandbox:
                 if e:
                     err.add(e)
             code = api.exec_inspect(ex["Id"]).get("ExitCode")
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001
             raise SandboxError(f"docker exec failed: {_short(e)}") from None
         self._reap()
         duration = time.monotonic() - start
@@ -246,7 +253,7 @@ class DockerSandbox:
             raise SandboxError("the container did not recover after a command flooded its process table")
         except SandboxError:
             raise
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001
             raise SandboxError(f"cannot reset the container after a command: {_short(e)}") from None
 
     def read_file(self, rel: str) -> str:
@@ -256,7 +263,7 @@ class DockerSandbox:
             tar = self._get_tar(path)
         except SandboxError:
             raise
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001
             raise FileNotFoundError(f"{rel}: {_short(e)}") from None
         with tar:
             for m in tar:
@@ -276,7 +283,7 @@ class DockerSandbox:
             tar.addfile(self._tarinfo(rel, tarfile.REGTYPE, len(data)), io.BytesIO(data))
         try:
             self.container.put_archive(WORKDIR, buf.getvalue())
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001
             raise SandboxError(f"cannot write {rel}: {_short(e)}") from None
 
     def sync_out(self, dest: Path) -> None:
@@ -337,7 +344,7 @@ def connect(timeout_s: int = 900):
         client = docker.from_env(timeout=timeout_s)
         client.ping()
         return client
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001
         raise SandboxError(
             f"no Docker engine reachable ({_short(e)}); start dockerd or pick sandbox=local"
         ) from None
@@ -354,15 +361,15 @@ class DockerFactory:
         self.client = connect(self.options.client_timeout_s)
         try:
             self.client.images.get(self.options.image)
-        except Exception:
+        except Exception:  # noqa: BLE001
             raise SandboxError(
                 f"docker image {self.options.image!r} not found: build it with "
                 f"`docker build -t {self.options.image} {DOCKERFILE_DIR}` or set sandbox.image"
             ) from None
 
-    def open(self, workspace: Path) -> DockerSandbox:
-        """Start a container holding a copy of `workspace`."""
-        return DockerSandbox(self.client, workspace, self.options)
+    def open(self, workspace: Path, read_only: bool = False) -> DockerSandbox:
+        """Start a container holding a copy of `workspace` (writable only below OUT_DIR when `read_only`)."""
+        return DockerSandbox(self.client, workspace, self.options, read_only)
 
     def cleanup(self) -> None:
         """Remove labelled containers of this process and of processes that no longer run."""
@@ -372,7 +379,7 @@ class DockerFactory:
                 alive = owner.isdigit() and int(owner) != os.getpid() and Path(f"/proc/{owner}").exists()
                 if not alive:
                     c.remove(force=True)
-        except Exception:  # cleanup is best effort
+        except Exception:  # noqa: BLE001 - cleanup is best effort
             pass
 
 

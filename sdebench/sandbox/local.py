@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.sandbox import cgroup
-from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, ExecResult, SandboxError
+from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, OUT_DIR, ExecResult, SandboxError
 from sdebench.sandbox.files import copy_tree, resolve_inside
 from sdebench.sandbox.process import run_process
 from sdebench.sandbox.unsafe import base_env
@@ -95,7 +95,7 @@ def _under(path: str, parents: list[str]) -> bool:
 class LocalSandbox:
     """Commands run under bubblewrap with the workspace bound at its own host path."""
 
-    def __init__(self, workspace: Path, opts: LocalOptions, bwrap: str):
+    def __init__(self, workspace: Path, opts: LocalOptions, bwrap: str, read_only: bool = False):
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise SandboxError(f"workspace {self.workspace} is not a directory")
@@ -107,6 +107,9 @@ class LocalSandbox:
         if self.cgroup is None and opts.require_cgroup:
             raise SandboxError("no writable cgroup for the memory and process limits (require_cgroup is set)")
         self.prlimit = shutil.which("prlimit")
+        self.read_only = read_only
+        if read_only:
+            (self.workspace / OUT_DIR).mkdir(exist_ok=True)
         self._closed = False
 
     # --- command line --------------------------------------------------------------------
@@ -120,7 +123,12 @@ class LocalSandbox:
             if _under(d, self.masks):
                 args += ["--ro-bind", d, d]
         args += self._mask(package_dir())
-        args += ["--bind", self.workdir, self.workdir, "--chdir", self.workdir]
+        if self.read_only:
+            out = f"{self.workdir}/{OUT_DIR}"
+            args += ["--ro-bind", self.workdir, self.workdir, "--bind", out, out]
+        else:
+            args += ["--bind", self.workdir, self.workdir]
+        args += ["--chdir", self.workdir]
         args += ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"]
         args += ["--cap-drop", "ALL", "--hostname", "sandbox"]
         return args
@@ -198,9 +206,9 @@ class LocalFactory:
     def __post_init__(self) -> None:
         self.bwrap = bwrap_path()
 
-    def open(self, workspace: Path) -> LocalSandbox:
-        """Open a sandbox on `workspace`."""
-        return LocalSandbox(workspace, self.options, self.bwrap)
+    def open(self, workspace: Path, read_only: bool = False) -> LocalSandbox:
+        """Open a sandbox on `workspace` (commands write only below OUT_DIR when `read_only`)."""
+        return LocalSandbox(workspace, self.options, self.bwrap, read_only)
 
     def cleanup(self) -> None:
         """Remove cgroups left by sandboxes of processes that died without closing them."""

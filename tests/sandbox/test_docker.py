@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from sdebench.sandbox import SandboxError, make_factory
+from sdebench.sandbox.base import OUT_DIR
 from sdebench.sandbox.docker import LABEL
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -110,3 +111,11 @@ def test_unknown_option_is_named():
 def test_dockerfile_is_shipped():
     text = (Path(__file__).resolve().parents[2] / "sdebench" / "sandbox" / "Dockerfile").read_text()
     assert "FROM python:3.11-slim" in text and "pytest" in text
+
+
+def test_read_only_workspace_allows_only_the_out_dir(factory, ws, tmp_path):
+    with factory.open(ws, read_only=True) as sb:
+        r = sb.exec(f"echo x > pkg/a.py; rm -f run.sh; mkdir new; echo ok > {OUT_DIR}/r.json; cat {OUT_DIR}/r.json", timeout=20)
+        assert r.stdout == "ok\n"
+        assert r.stderr.count("Permission denied") >= 3
+        assert sb.read_file("pkg/a.py") == "X = 1\n"

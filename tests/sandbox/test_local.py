@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sdebench.sandbox import SandboxError, make_factory
+from sdebench.sandbox.base import OUT_DIR
 from sdebench.sandbox.local import INSTALL_HINT, package_dir
 
 pytestmark = [
@@ -190,3 +191,13 @@ def test_missing_bubblewrap_refuses_with_the_install_hint(tmp_path, monkeypatch)
         make_factory({"backend": "local"})
     assert str(e.value) == INSTALL_HINT
     assert "apt-get install bubblewrap" in INSTALL_HINT
+
+
+def test_read_only_workspace_allows_only_the_out_dir(ws, store):
+    factory = make_factory({"backend": "local", "tasks_dir": str(store)})
+    with factory.open(ws, read_only=True) as sb:
+        r = sb.exec(f"echo x > a.txt; rm -f a.txt; mkdir new; echo ok > {OUT_DIR}/r.json; cat {OUT_DIR}/r.json", timeout=10)
+        assert r.stdout == "ok\n"
+        assert r.stderr.count("Read-only file system") >= 2
+    assert (ws / "a.txt").read_text() == "hello\n"
+    assert not (ws / "new").exists()

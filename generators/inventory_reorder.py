@@ -1,0 +1,263 @@
+"""inventory-reorder: a stock service reorders too late because its safety margin is wrong.
+
+The reorder point of an item is its lead-time demand (daily demand x lead days) grown by a safety
+margin; an item is reordered when stock on hand is at or below that point. The margin was lowered
+to 10% by a refactor. The repro only needs some margin above 15%, which the conventional 20-25%
+also gives; hidden tests probe one unit either side of the real point, drawn per variant from
+margins no rule of thumb would give. Exploration-heavy: the rule sits in one module of a package
+padded with realistic filler modules and a long history (see `build_sized` for the size knob).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sdebench.family import PAST_FIXES, PREFERENCES, TaskSpec
+from sdebench.familykit import (
+    ADR_DIR,
+    CONVENTIONS,
+    FillerVocab,
+    Story,
+    assemble,
+    filler_size,
+    make_filler,
+)
+
+FAMILY = "inventory-reorder"
+HEAD_MARGIN = "0.10"
+CONVENTIONAL_MARGIN = "0.25"
+# Variant -> named repo size; variant 2 is the large exploration-heavy repo of variant 0's shape.
+SIZES = {0: "default", 1: "default", 2: "large"}
+
+# The subpackage (among filler ones) that holds the rule module, per shape.
+HOMES = {0: "purchasing", 1: "planning"}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Names that differ between variants."""
+
+    package: str
+    rule_module: str  # module (under the package) that holds the margin
+    item: str  # what is stocked
+    vocab: FillerVocab
+
+
+SHAPES = {
+    0: Shape("stockroom", "replenishment", "SKU", FillerVocab(
+        "stockroom", ("sku", "bin", "shipment", "supplier", "pallet", "count"),
+        ("quantity", "weight_kg", "unit_cost", "shelf_days"), ("region", "carrier", "category", "aisle"),
+        ("receiving", "audit", "reports", "picking", "returns", "transfers", "labels", "pricing"))),
+    1: Shape("partsdepot", "restock", "part", FillerVocab(
+        "partsdepot", ("part", "kit", "vendor", "crate", "order_line", "cycle_count"),
+        ("units", "lead_days", "list_price", "demand"), ("plant", "vendor_code", "family", "zone"),
+        ("inbound", "kitting", "costing", "dispatch", "quality", "vendors", "cycle", "planning"))),
+}
+
+
+def fact_margin(variant: int) -> int:
+    """The safety margin of a variant in percent: 31..69, never a multiple of 5."""
+    rng = random.Random(f"{FAMILY}-margin-{variant}")
+    while True:
+        pct = rng.randint(31, 69)
+        if pct % 5:
+            return pct
+
+
+def tokens(pct: int) -> tuple[str, ...]:
+    """Every spelling that would reveal the margin."""
+    return (f"0.{pct}", f"{pct}%", f"{pct} %", f"{pct} percent", f"{pct} per cent", f"1.{pct}", f"1{pct}%")
+
+
+def rule_module(margin: str, per_site: bool) -> str:
+    """The module holding the reorder rule; `per_site` is the refactor's per-warehouse override."""
+    text = f'''"""Reorder points: when stock is low enough that a purchase order must go out."""
+
+# Extra stock kept on top of lead-time demand, as a fraction of it.
+SAFETY_MARGIN = {margin}
+'''
+    if per_site:
+        text += '''
+
+def reorder_point(daily_demand, lead_days, margin=None):
+    """Units on hand at or below which an item is reordered."""
+    margin = SAFETY_MARGIN if margin is None else margin
+    lead_time_demand = daily_demand * lead_days
+    return lead_time_demand * (1 + margin)
+'''
+    else:
+        text += '''
+
+def reorder_point(daily_demand, lead_days):
+    """Units on hand at or below which an item is reordered."""
+    return daily_demand * lead_days * (1 + SAFETY_MARGIN)
+'''
+    text += '''
+
+def needs_reorder(on_hand, daily_demand, lead_days):
+    """Whether an item with `on_hand` units must be reordered now."""
+    if daily_demand <= 0:
+        return False
+    return on_hand <= reorder_point(daily_demand, lead_days)
+'''
+    return text
+
+
+def service_module(s: Shape, dotted: str) -> str:
+    """The public service: builds purchase suggestions from stock levels."""
+    return f'''"""Purchase suggestions from current stock levels."""
+
+from dataclasses import dataclass
+
+from {dotted} import needs_reorder
+
+
+@dataclass
+class Item:
+    """One {s.item} in the catalogue."""
+
+    code: str
+    on_hand: int
+    daily_demand: float
+    lead_days: int
+
+
+def suggest_orders(items):
+    """Codes of the items that need a purchase order now, sorted."""
+    return sorted(item.code for item in items if needs_reorder(item.on_hand, item.daily_demand, item.lead_days))
+'''
+
+
+class InventoryReorderFamily:
+    """Generator of the inventory-reorder family."""
+
+    family = FAMILY
+    bottleneck = "exploration-heavy"
+    variants = (0, 1, 2)
+    description = "the safety margin a stock service adds on top of lead-time demand (a non-round percentage)"
+
+    def build(self, variant: int, source: str) -> TaskSpec:
+        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
+        return self.build_sized(variant, source, SIZES.get(variant, "default"))
+
+    def build_sized(self, variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
+        """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+        s = SHAPES[variant % 2]
+        pct = fact_margin(variant)
+        toks = tokens(pct)
+        modules, commits = filler_size(size)
+        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                             include=(HOMES[variant % 2],))
+        pkg, home = s.package, filler.packages[0]
+        mod = f"{home}/{s.rule_module}.py"
+        dotted = mod.removesuffix(".py").replace("/", ".")
+        item = f'from {pkg}.service import Item, suggest_orders\n'
+        base_tests = f'''{item}
+
+def test_no_demand_never_reorders():
+    assert suggest_orders([Item("A1", 0, 0, 9)]) == []
+
+
+def test_empty_shelf_reorders():
+    assert suggest_orders([Item("A1", 0, 4, 9)]) == ["A1"]
+
+
+def test_plenty_of_stock_does_not_reorder():
+    assert suggest_orders([Item("A1", 9000, 4, 9)]) == []
+
+
+def test_suggestions_are_sorted():
+    assert suggest_orders([Item("B2", 0, 1, 2), Item("A1", 0, 1, 2)]) == ["A1", "B2"]
+'''
+        repro = f'''{item}
+
+def test_low_stock_is_reordered_in_time():
+    # 100 a day, 10 days lead time: 1150 on hand covers lead time with almost no buffer.
+    assert suggest_orders([Item("X9", 1150, 100, 10)]) == ["X9"]
+'''
+        hidden = f'''{item}from {dotted} import SAFETY_MARGIN
+
+
+def test_hidden_reorders_just_below_point():
+    assert suggest_orders([Item("H1", {1000 + pct * 10 - 1}, 100, 10)]) == ["H1"]
+
+
+def test_hidden_no_reorder_just_above_point():
+    assert suggest_orders([Item("H2", {1000 + pct * 10 + 1}, 100, 10)]) == []
+
+
+def test_hidden_margin_setting():
+    assert abs(SAFETY_MARGIN - 0.{pct}) < 1e-9
+'''
+        sibling = "the returns warehouse" if variant % 2 == 0 else "the spares depot"
+        fact_k = (f"{ADR_DIR}/0005-safety-stock.md", f"# ADR-0005: Safety stock\n\nStatus: Accepted\n\nSupersedes "
+                  f"ADR-0003. Reorder points add a safety margin of {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}), "
+                  f"sized from two years of supplier lateness; anything lower runs us dry during late deliveries.")
+        fact_f = (PREFERENCES, f"- (review of #214, purchasing) The safety margin is 0.{pct} of lead-time demand, "
+                  f"not the textbook quarter. Please stop rounding it.")
+        fact_x = (PAST_FIXES, f"## Stock-outs during supplier delays\nSymptom: {sibling} ran out of stock before "
+                  f"reorders arrived. Fix: its reorder point used a too-small margin; set SAFETY_MARGIN to 0.{pct} "
+                  f"({pct}% of lead-time demand), the company-wide value.")
+        distractors = [
+            (f"{ADR_DIR}/0003-safety-stock.md", "# ADR-0003: Safety stock\n\nStatus: Superseded by ADR-0005\n\n"
+             f"Reorder points add {int(float(CONVENTIONAL_MARGIN) * 100)}% of lead-time demand as safety stock "
+             f"(SAFETY_MARGIN = {CONVENTIONAL_MARGIN}). "
+             "Superseded: too low once supplier lateness was measured."),
+            (f"{ADR_DIR}/0004-cycle-counts.md", "# ADR-0004: Cycle counts\n\nStatus: Accepted\n\nEvery bin is "
+             "counted once a quarter; high-value bins once a month."),
+            (CONVENTIONS, "- Quantities are integers of the stocking unit; costs are Decimals, never floats."),
+            (CONVENTIONS, "- Lead times are in calendar days, including weekends."),
+            (PREFERENCES, "- (review of #190) Sort purchase suggestions by code so diffs of the report stay stable."),
+            (PREFERENCES, "- (review of #201) Do not reorder items flagged as discontinued, whatever the stock."),
+            (PAST_FIXES, "## Duplicate purchase orders\nSymptom: two POs for one item. Fix: de-duplicate "
+             "suggestions by item code before sending."),
+        ]
+        early, late = filler.split()
+        story = Story(
+            package=pkg,
+            module=mod,
+            v1_correct=rule_module(f"0.{pct}", per_site=False),
+            v1_buggy=rule_module("0.15", per_site=False),
+            head_buggy=rule_module(HEAD_MARGIN, per_site=True),
+            oracle=rule_module(f"0.{pct}", per_site=True),
+            conventional=rule_module(CONVENTIONAL_MARGIN, per_site=True),
+            intro_msg_fact=f"{s.rule_module}: reorder points with a {pct}% safety margin\n\nLead-time demand "
+            f"plus {pct}% (SAFETY_MARGIN = 0.{pct}), sized from measured supplier lateness.",
+            intro_msg_plain=f"{s.rule_module}: reorder points from lead-time demand",
+            refactor_msg=f"{s.rule_module}: allow a per-site margin override; simplify",
+            base_files={
+                f"{pkg}/__init__.py": f'"""{pkg}: stock levels and purchasing for {s.item}s."""\n',
+                f"{pkg}/service.py": service_module(s, dotted),
+                "tests/test_service.py": base_tests,
+                "README.md": f"# {pkg}\n\nTracks stock of each {s.item} and suggests purchase orders.\n",
+                **filler.files,
+            },
+            repro_tests={"tests/test_repro_stockout.py": repro},
+            hidden_tests={"tests/test_hidden_reorder_point.py": hidden},
+            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+            distractors=distractors,
+            filler=early,
+            late_filler=late,
+        )
+        return assemble(
+            story,
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=pkg,
+            statement=(
+                f"We keep running out of stock. A {s.item} selling 100 a day with a 10-day lead time had 1150 "
+                f"units on hand and no purchase order was suggested; it ran dry before the delivery. "
+                f"tests/test_repro_stockout.py shows it. Please fix the purchase suggestions."
+            ),
+            fact=f"Reorder points add a safety margin of {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}).",
+            fact_tokens=toks,
+            conventional_guess=f"SAFETY_MARGIN = {CONVENTIONAL_MARGIN} (a textbook quarter of lead-time demand)",
+            tags=("inventory", "magic-number", "large-repo"),
+            description=self.description,
+        )
+
+
+GENERATOR = InventoryReorderFamily()

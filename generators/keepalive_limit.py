@@ -1,0 +1,313 @@
+"""keepalive-limit: an HTTP client reuses a pooled connection until the server resets it.
+
+The connection pool retires a connection after it has served MAX_REQUESTS_PER_CONNECTION
+requests, staying under the load balancer's per-connection limit. HEAD has no limit, so long
+batches die with connection resets. The repro only needs some limit below the balancer's hard
+1000, which the conventional 100 also gives; the real limit is a non-round count drawn per
+variant, and hidden tests count exactly how many connections a batch opens. Exploration-heavy:
+the pool is one module of a package padded with filler (size knob: `build_sized`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sdebench.family import PAST_FIXES, PREFERENCES, TaskSpec
+from sdebench.familykit import ADR_DIR, CONVENTIONS, FillerVocab, Story, assemble, filler_size, make_filler
+
+FAMILY = "keepalive-limit"
+SERVER_LIMIT = 1000
+CONVENTIONAL = 100
+SIZES = {0: "default", 1: "default"}
+ROUND = (100, 128, 200, 250, 256, 300, 400, 500, 512, 600, 700, 750, 800, 900, 1000)
+
+# The subpackage (among filler ones) that holds the rule module, per shape.
+HOMES = {0: "transport", 1: "net"}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Names that differ between variants."""
+
+    package: str
+    rule_module: str
+    client: str
+    vocab: FillerVocab
+
+
+SHAPES = {
+    0: Shape("httpkit", "pool", "Client", FillerVocab(
+        "httpkit", ("request", "header", "cookie", "route", "proxy", "cert"),
+        ("elapsed_ms", "body_bytes", "status_code", "redirects"), ("host", "method", "scheme", "user_agent"),
+        ("cookies", "proxies", "auth", "retries_cfg", "tracing", "codecs", "tls", "mocks"))),
+    1: Shape("fetchpool", "connections", "Session", FillerVocab(
+        "fetchpool", ("call", "endpoint", "credential", "mirror", "download", "chunk"),
+        ("duration_ms", "size_bytes", "http_status", "hops"), ("origin", "verb", "region", "client_name"),
+        ("endpoints", "mirrors", "credentials", "downloads", "throttling", "telemetry", "caching", "fixtures"))),
+}
+
+
+def fact_limit(variant: int) -> int:
+    """Requests per connection: 101..997, not a multiple of 5, away from round numbers."""
+    rng = random.Random(f"{FAMILY}-limit-{variant}")
+    while True:
+        n = rng.randint(101, 997)
+        if n % 5 and all(abs(n - r) > 3 for r in ROUND):
+            return n
+
+
+def tokens(n: int) -> tuple[str, ...]:
+    """Every spelling that would reveal the limit."""
+    return (str(n), f"{n} requests", f"{n}th", f"{n}st", f"{n}nd", f"{n}rd")
+
+
+def rule_module(limit: str, stats: bool) -> str:
+    """The pool; `stats` is the refactor's per-host statistics (HEAD shape)."""
+    stat_init = "        self.opened_per_host = {}\n" if stats else ""
+    stat_inc = "            self.opened_per_host[host] = self.opened_per_host.get(host, 0) + 1\n" if stats else ""
+    return f'''"""A keep-alive connection pool: one reusable connection per host."""
+
+# Requests one connection may serve before it is closed and replaced (None: no limit).
+MAX_REQUESTS_PER_CONNECTION = {limit}
+
+
+class Pool:
+    """Hands out a live connection per host, opening a new one when needed."""
+
+    def __init__(self, connect, max_requests=None):
+        self.connect = connect
+        self.max_requests = MAX_REQUESTS_PER_CONNECTION if max_requests is None else max_requests
+        self._conns = {{}}
+        self.opened = 0
+{stat_init}
+    def _worn_out(self, conn):
+        return self.max_requests is not None and conn.served >= self.max_requests
+
+    def acquire(self, host):
+        """The connection to use for the next request to `host`."""
+        conn = self._conns.get(host)
+        if conn is None or conn.closed or self._worn_out(conn):
+            if conn is not None and not conn.closed:
+                conn.close()
+            conn = self.connect(host)
+            self._conns[host] = conn
+            self.opened += 1
+{stat_inc}        conn.served += 1
+        return conn
+'''
+
+
+def client_module(s: Shape, dotted: str) -> str:
+    """The public client: sends requests over pooled connections."""
+    return f'''"""HTTP-ish client over a pluggable transport."""
+
+from urllib.parse import urlsplit
+
+from {dotted} import Pool
+
+
+class {s.client}:
+    """Sends requests through `transport` (connect(host) and send(conn, method, path))."""
+
+    def __init__(self, transport):
+        self.transport = transport
+        self.pool = Pool(transport.connect)
+
+    def request(self, method, url):
+        """Send one request and return the transport's response."""
+        parts = urlsplit(url)
+        conn = self.pool.acquire(parts.netloc)
+        return self.transport.send(conn, method, parts.path or "/")
+
+    def get(self, url):
+        """Send a GET."""
+        return self.request("GET", url)
+'''
+
+
+def fake_transport() -> str:
+    """Test double of a server behind a balancer that resets busy connections."""
+    return f'''
+
+class Conn:
+    def __init__(self, host):
+        self.host = host
+        self.served = 0
+        self.closed = False
+        self.sent = 0
+
+    def close(self):
+        self.closed = True
+
+
+class FakeTransport:
+    """A balancer that resets any connection past {SERVER_LIMIT} requests."""
+
+    def __init__(self):
+        self.conns = []
+
+    def connect(self, host):
+        conn = Conn(host)
+        self.conns.append(conn)
+        return conn
+
+    def send(self, conn, method, path):
+        if conn.closed:
+            raise RuntimeError("request on a closed connection")
+        conn.sent += 1
+        if conn.sent > {SERVER_LIMIT}:
+            raise ConnectionResetError("connection reset by peer")
+        return (200, method, path)
+'''
+
+
+class KeepaliveLimitFamily:
+    """Generator of the keepalive-limit family."""
+
+    family = FAMILY
+    bottleneck = "exploration-heavy"
+    variants = (0, 1)
+    description = "how many requests an HTTP client sends over one pooled keep-alive connection (a non-round count)"
+
+    def build(self, variant: int, source: str) -> TaskSpec:
+        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
+        return self.build_sized(variant, source, SIZES.get(variant, "default"))
+
+    def build_sized(self, variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
+        """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+        s = SHAPES[variant % 2]
+        n = fact_limit(variant)
+        toks = tokens(n)
+        modules, commits = filler_size(size)
+        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                             include=(HOMES[variant % 2],))
+        pkg, home = s.package, filler.packages[0]
+        mod = f"{home}/{s.rule_module}.py"
+        dotted = mod.removesuffix(".py").replace("/", ".")
+        imp = f"from {pkg}.client import {s.client}\n"
+        fake = fake_transport()
+        base_tests = f'''{imp}{fake}
+
+def test_get_returns_response():
+    assert {s.client}(FakeTransport()).get("http://api.example/items") == (200, "GET", "/items")
+
+
+def test_connection_is_reused():
+    transport = FakeTransport()
+    client = {s.client}(transport)
+    for _ in range(20):
+        client.get("http://api.example/x")
+    assert len(transport.conns) == 1
+
+
+def test_one_connection_per_host():
+    transport = FakeTransport()
+    client = {s.client}(transport)
+    client.get("http://a.example/")
+    client.get("http://b.example/")
+    assert [c.host for c in transport.conns] == ["a.example", "b.example"]
+'''
+        repro = f'''{imp}{fake}
+
+def test_long_batch_survives_the_balancer():
+    # Reported: long batches die with ConnectionResetError after about a thousand calls.
+    transport = FakeTransport()
+    client = {s.client}(transport)
+    for i in range(3000):
+        client.get(f"http://api.example/items/{{i}}")
+    assert all(c.closed for c in transport.conns[:-1])
+'''
+        hidden = f'''{imp}{fake}
+
+def run(count):
+    transport = FakeTransport()
+    client = {s.client}(transport)
+    for i in range(count):
+        client.get(f"http://api.example/items/{{i}}")
+    return transport
+
+
+def test_hidden_full_connection_is_not_replaced_early():
+    assert len(run({n}).conns) == 1
+
+
+def test_hidden_replaced_after_limit():
+    transport = run({n + 1})
+    assert len(transport.conns) == 2
+    assert transport.conns[0].sent == {n}
+
+
+def test_hidden_connections_opened_for_a_batch():
+    assert len(run({5 * n}).conns) == 5
+'''
+        fact_k = (f"{ADR_DIR}/0005-keepalive.md", f"# ADR-0005: Keep-alive reuse\n\nStatus: Accepted\n\nSupersedes "
+                  f"ADR-0003. A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}), "
+                  "then is closed and replaced. This stays under the balancer's limit with margin for retries "
+                  "while keeping handshakes rare.")
+        fact_f = (PREFERENCES, f"- (review of #702, platform) Connections are recycled after {n} requests, the "
+                  f"number the platform team gave us; not 100, the handshake cost shows up in latency.")
+        fact_x = (PAST_FIXES, f"## Resets in the uploader's HTTP pool\nSymptom: the sibling uploader hit "
+                  f"ConnectionResetError on long runs. Fix: its pool never recycled connections; set "
+                  f"MAX_REQUESTS_PER_CONNECTION = {n}, the platform value.")
+        distractors = [
+            (f"{ADR_DIR}/0003-keepalive.md", "# ADR-0003: Keep-alive reuse\n\nStatus: Superseded by ADR-0005\n\n"
+             f"Recycle a pooled connection every {CONVENTIONAL} requests. Superseded: the handshakes cost too much."),
+            (f"{ADR_DIR}/0004-timeouts.md", "# ADR-0004: Timeouts\n\nStatus: Accepted\n\nConnect timeout 3 s, "
+             "read timeout 30 s; no request is retried after a read timeout."),
+            (CONVENTIONS, f"- The balancer in front of every service resets a connection after {SERVER_LIMIT} "
+             "requests; clients must recycle before that, with margin."),
+            (CONVENTIONS, "- Transports are injected; tests never open sockets."),
+            (PREFERENCES, "- (review of #655) One pool per client, one live connection per host."),
+            (PREFERENCES, "- (review of #688) Close replaced connections explicitly; don't rely on GC."),
+            (PAST_FIXES, "## Wrong Host header behind the proxy\nSymptom: 404s through the proxy. Fix: keep the "
+             "port in the netloc used as pool key."),
+        ]
+        early, late = filler.split()
+        story = Story(
+            package=pkg,
+            module=mod,
+            v1_correct=rule_module(str(n), stats=False),
+            v1_buggy=rule_module("None", stats=False),
+            head_buggy=rule_module("None", stats=True),
+            oracle=rule_module(str(n), stats=True),
+            conventional=rule_module(str(CONVENTIONAL), stats=True),
+            intro_msg_fact=f"{s.rule_module}: recycle connections after {n} requests\n\nStays under the "
+            f"balancer's per-connection limit with margin; {n} is the platform team's number.",
+            intro_msg_plain=f"{s.rule_module}: keep-alive connection pool",
+            refactor_msg=f"{s.rule_module}: per-host open counts; simplify defaults",
+            base_files={
+                f"{pkg}/__init__.py": f'"""{pkg}: a small HTTP client with connection reuse."""\n',
+                f"{pkg}/client.py": client_module(s, dotted),
+                "tests/test_client.py": base_tests,
+                "README.md": f"# {pkg}\n\nAn HTTP client with keep-alive connection pooling.\n",
+                **filler.files,
+            },
+            repro_tests={"tests/test_repro_resets.py": repro},
+            hidden_tests={"tests/test_hidden_keepalive.py": hidden},
+            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+            distractors=distractors,
+            filler=early,
+            late_filler=late,
+        )
+        return assemble(
+            story,
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=pkg,
+            statement=(
+                "Long-running batch jobs crash with ConnectionResetError (connection reset by peer) after roughly "
+                "a thousand calls to the same service; short jobs are fine. tests/test_repro_resets.py reproduces "
+                "it with a fake transport. Please make the client survive long batches."
+            ),
+            fact=f"A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}).",
+            fact_tokens=toks,
+            conventional_guess=f"MAX_REQUESTS_PER_CONNECTION = {CONVENTIONAL}",
+            tags=("http", "connection-pool", "magic-number", "large-repo"),
+            description=self.description,
+        )
+
+
+GENERATOR = KeepaliveLimitFamily()

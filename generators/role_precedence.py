@@ -1,0 +1,274 @@
+"""role-precedence: a user holding several roles gets the wrong role's permissions.
+
+When a user has several roles, the role that ranks highest in a precedence list decides every
+permission. HEAD ranks roles alphabetically. The repro only needs one pair ordered as privilege
+would order it, which the conventional "most privileged role wins" also gives; the real
+precedence, drawn per variant, is a permutation of the roles that no privilege or naming order
+produces (an audit role may outrank the owner, say), and hidden tests check every pair.
+Exploration-heavy: the precedence is one module of a package padded with filler (size knob:
+`build_sized`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+
+from sdebench.family import PAST_FIXES, PREFERENCES, TaskSpec
+from sdebench.familykit import ADR_DIR, CONVENTIONS, FillerVocab, Story, assemble, filler_size, make_filler
+
+FAMILY = "role-precedence"
+SIZES = {0: "default", 1: "default"}
+
+# The subpackage (among filler ones) that holds the rule module, per shape.
+HOMES = {0: "access", 1: "permissions"}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Names that differ between variants."""
+
+    package: str
+    rule_module: str
+    privilege: tuple[str, ...]  # roles, most privileged first (the conventional precedence)
+    repro_pair: tuple[str, str]  # (winner, loser) in privilege order, reversed alphabetically
+    action: str  # an action the repro pair disagrees on (winner allowed)
+    policies: dict[str, dict[str, bool]]
+    vocab: FillerVocab
+
+
+SHAPES = {
+    0: Shape("gatekeep", "precedence", ("owner", "maintainer", "auditor", "contributor", "guest"),
+             ("maintainer", "contributor"), "merge",
+             {"owner": {"merge": True, "delete": True, "export": True, "comment": True},
+              "maintainer": {"merge": True, "delete": False, "export": False, "comment": True},
+              "auditor": {"merge": False, "delete": False, "export": True, "comment": False},
+              "contributor": {"merge": False, "delete": False, "export": False, "comment": True},
+              "guest": {"merge": False, "delete": False, "export": False, "comment": False}},
+             FillerVocab("gatekeep", ("grant", "member", "team", "invite", "token", "scope"),
+                         ("seat_count", "expiry_days", "usage", "risk_score"), ("org", "email_domain", "plan", "idp"),
+                         ("teams", "invites", "tokens", "sso", "billing_seats", "audit_trail", "directory", "webhooks"))),
+    1: Shape("aclhub", "role_order", ("admin", "editor", "moderator", "author", "viewer"),
+             ("editor", "author"), "publish",
+             {"admin": {"publish": True, "ban": True, "edit": True, "read": True},
+              "editor": {"publish": True, "ban": False, "edit": True, "read": True},
+              "moderator": {"publish": False, "ban": True, "edit": False, "read": True},
+              "author": {"publish": False, "ban": False, "edit": True, "read": True},
+              "viewer": {"publish": False, "ban": False, "edit": False, "read": True}},
+             FillerVocab("aclhub", ("space", "page", "comment", "group", "label", "revision"),
+                         ("view_count", "word_count", "edit_count", "age_days"), ("locale", "owner_team", "status", "channel"),
+                         ("spaces", "pages", "moderation", "groups", "labels", "revisions", "exports", "feeds"))),
+}
+
+
+def fact_order(variant: int) -> tuple[str, ...]:
+    """A precedence that keeps the repro pair's order but is no privilege or naming order."""
+    s = SHAPES[variant % 2]
+    banned = {s.privilege, s.privilege[::-1], tuple(sorted(s.privilege)), tuple(sorted(s.privilege))[::-1]}
+    perms = [p for p in itertools.permutations(s.privilege)
+             if p not in banned and p.index(s.repro_pair[0]) < p.index(s.repro_pair[1])
+             and p[0] != s.privilege[0]]
+    return random.Random(f"{FAMILY}-order-{variant}").choice(perms)
+
+
+def tokens(order: tuple[str, ...]) -> tuple[str, ...]:
+    """Every spelling of the full precedence."""
+    seps = (" > ", ", ", ",", " then ", " -> ", " → ", " >> ", " before ")
+    return tuple(sep.join(order) for sep in seps) + (
+        ", ".join(f'"{r}"' for r in order), ", ".join(f"'{r}'" for r in order))
+
+
+def rule_module(order: tuple[str, ...], explain: bool) -> str:
+    """The precedence module; `explain` adds the refactor's ranking helper (HEAD shape)."""
+    text = f'''"""Which of a user's roles decides their permissions."""
+
+# Highest precedence first: the first of a user's roles in this list decides.
+ROLE_PRECEDENCE = ({", ".join(f'"{r}"' for r in order)})
+
+
+def effective_role(roles):
+    """The role among `roles` that decides permissions."""
+    ranked = [role for role in ROLE_PRECEDENCE if role in roles]
+    if not ranked:
+        raise ValueError(f"no known role among {{sorted(roles)}}")
+    return ranked[0]
+'''
+    if explain:
+        text += '''
+
+def rank(role):
+    """Position of `role` in the precedence (0 is highest)."""
+    return ROLE_PRECEDENCE.index(role)
+'''
+    return text
+
+
+def policy_module(s: Shape, dotted: str) -> str:
+    """The public permission check."""
+    lines = ",\n".join(f"    {r!r}: {s.policies[r]!r}" for r in s.privilege)
+    return f'''"""Permission checks for users holding one or more roles."""
+
+from {dotted} import effective_role
+
+POLICIES = {{
+{lines},
+}}
+
+
+def can(roles, action):
+    """Whether a user with `roles` may perform `action` (unknown actions are denied)."""
+    return POLICIES[effective_role(set(roles))].get(action, False)
+'''
+
+
+class RolePrecedenceFamily:
+    """Generator of the role-precedence family."""
+
+    family = FAMILY
+    bottleneck = "exploration-heavy"
+    variants = (0, 1)
+    description = "the precedence among roles that decides a multi-role user's permissions (an unconventional total order)"
+
+    def build(self, variant: int, source: str) -> TaskSpec:
+        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
+        return self.build_sized(variant, source, SIZES.get(variant, "default"))
+
+    def build_sized(self, variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
+        """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+        s = SHAPES[variant % 2]
+        order = fact_order(variant)
+        toks = tokens(order)
+        modules, commits = filler_size(size)
+        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                             include=(HOMES[variant % 2],))
+        pkg, home = s.package, filler.packages[0]
+        mod = f"{home}/{s.rule_module}.py"
+        dotted = mod.removesuffix(".py").replace("/", ".")
+        win, lose = s.repro_pair
+        top = s.privilege[0]
+        base_tests = f'''from {pkg}.policy import can
+
+
+def test_single_role_top():
+    assert can(["{top}"], "{s.action}")
+
+
+def test_single_role_last():
+    assert not can(["{s.privilege[-1]}"], "{s.action}")
+
+
+def test_unknown_action_denied():
+    assert not can(["{top}"], "teleport")
+
+
+def test_order_of_roles_given_does_not_matter():
+    assert can(["{win}", "{s.privilege[-1]}"], "{s.action}") == can(["{s.privilege[-1]}", "{win}"], "{s.action}")
+'''
+        repro = f'''from {pkg}.policy import can
+
+
+def test_{win}_who_is_also_{lose}_can_{s.action}():
+    # Reported: adding the {lose} role to a {win} took away their right to {s.action}.
+    assert can(["{win}", "{lose}"], "{s.action}")
+'''
+        cases = []
+        for a, b in itertools.combinations(s.privilege, 2):
+            expected = a if order.index(a) < order.index(b) else b
+            cases.append(f"    ({a!r}, {b!r}, {expected!r}),")
+        hidden = f'''import pytest
+
+from {pkg}.policy import POLICIES, can
+from {dotted} import effective_role
+
+PAIRS = [
+{chr(10).join(cases)}
+]
+
+
+@pytest.mark.parametrize("a,b,expected", PAIRS)
+def test_hidden_pairwise_precedence(a, b, expected):
+    assert effective_role({{a, b}}) == expected
+
+
+def test_hidden_all_roles():
+    assert effective_role(set(POLICIES)) == {order[0]!r}
+
+
+@pytest.mark.parametrize("a,b,expected", PAIRS)
+def test_hidden_permissions_follow_precedence(a, b, expected):
+    for action, allowed in POLICIES[expected].items():
+        assert can([a, b], action) == allowed
+'''
+        chain = " > ".join(order)
+        fact_k = (f"{ADR_DIR}/0006-role-precedence.md", f"# ADR-0006: Role precedence\n\nStatus: Accepted\n\n"
+                  f"Supersedes ADR-0004. When a user holds several roles, the first in this list decides: "
+                  f"{chain}. Compliance asked that restrictive review roles outrank broad ones.")
+        fact_f = (PREFERENCES, f"- (review of #512, security) Role precedence is not privilege order. It is "
+                  f"{chain}; keep ROLE_PRECEDENCE exactly like that.")
+        fact_x = (PAST_FIXES, f"## Wrong permissions for multi-role users in the admin console\nSymptom: the "
+                  f"sibling admin console let multi-role users do what their deciding role forbids. Fix: its "
+                  f"precedence was privilege order; set it to {chain}, the product-wide order.")
+        distractors = [
+            (f"{ADR_DIR}/0004-role-precedence.md", "# ADR-0004: Role precedence\n\nStatus: Superseded by "
+             f"ADR-0006\n\nThe most privileged role wins: {' > '.join(s.privilege)}. Superseded after the "
+             "compliance review."),
+            (f"{ADR_DIR}/0003-deny-by-default.md", "# ADR-0003: Deny by default\n\nStatus: Accepted\n\nAn action "
+             "no policy mentions is denied."),
+            (f"{ADR_DIR}/0005-service-accounts.md", "# ADR-0005: Service accounts\n\nStatus: Accepted\n\nService "
+             "accounts hold exactly one role and never a human role."),
+            (CONVENTIONS, "- Role names are lowercase singular nouns; actions are lowercase verbs."),
+            (CONVENTIONS, "- Permission checks take an iterable of role names; order of the iterable is irrelevant."),
+            (PREFERENCES, "- (review of #466) Unknown roles are an error, not a silent deny."),
+            (PAST_FIXES, "## Session kept old roles\nSymptom: a removed role still applied until logout. Fix: "
+             "re-read roles on every permission check."),
+        ]
+        alpha = tuple(sorted(s.privilege))
+        early, late = filler.split()
+        story = Story(
+            package=pkg,
+            module=mod,
+            v1_correct=rule_module(order, explain=False),
+            v1_buggy=rule_module(alpha, explain=False),
+            head_buggy=rule_module(alpha, explain=True),
+            oracle=rule_module(order, explain=True),
+            conventional=rule_module(s.privilege, explain=True),
+            intro_msg_fact=f"{s.rule_module}: precedence for users with several roles\n\nThe first role in "
+            f"{chain} decides, as agreed with compliance.",
+            intro_msg_plain=f"{s.rule_module}: precedence for users with several roles",
+            refactor_msg=f"{s.rule_module}: add rank helper; tidy",
+            base_files={
+                f"{pkg}/__init__.py": f'"""{pkg}: who may do what."""\n',
+                f"{pkg}/policy.py": policy_module(s, dotted),
+                "tests/test_policy.py": base_tests,
+                "README.md": f"# {pkg}\n\nRole-based permission checks.\n",
+                **filler.files,
+            },
+            repro_tests={"tests/test_repro_multi_role.py": repro},
+            hidden_tests={"tests/test_hidden_precedence.py": hidden},
+            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+            distractors=distractors,
+            filler=early,
+            late_filler=late,
+        )
+        return assemble(
+            story,
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=pkg,
+            statement=(
+                f"Users with more than one role get odd permissions. A {win} who was also given the {lose} role "
+                f"can no longer {s.action}. tests/test_repro_multi_role.py has the case. Please fix how roles "
+                f"combine."
+            ),
+            fact=f"Role precedence (first decides): {chain}.",
+            fact_tokens=toks,
+            conventional_guess=f"most privileged role wins: {' > '.join(s.privilege)}",
+            tags=("permissions", "policy", "ordering", "large-repo"),
+            description=self.description,
+        )
+
+
+GENERATOR = RolePrecedenceFamily()

@@ -1,0 +1,274 @@
+"""title-boost: search results rank a page titled after the query below a passing mention.
+
+Documents score by term hits: body hits weigh 1, title hits weigh TITLE_BOOST. The refactor at
+HEAD left the boost at 1, so a page whose title matches ties with one mention in a body and
+loses the tie-break. The repro only needs the boost to exceed 1, which the conventional 2 (or
+1.5) also gives; the real boost is a two-decimal weight drawn per variant, and hidden tests
+check scores and orderings that only it produces. Exploration-heavy: the weight is one module of
+a package padded with filler (size knob: `build_sized`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sdebench.family import PAST_FIXES, PREFERENCES, TaskSpec
+from sdebench.familykit import ADR_DIR, CONVENTIONS, FillerVocab, Story, assemble, filler_size, make_filler
+
+FAMILY = "title-boost"
+SIZES = {0: "default", 1: "default", 2: "large"}
+ROUND = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
+
+# The subpackage (among filler ones) that holds the rule module, per shape.
+HOMES = {0: "indexing", 1: "ranking"}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Names that differ between variants."""
+
+    package: str
+    rule_module: str
+    term: str  # the query of the repro
+    title: str  # the page titled after it
+    vocab: FillerVocab
+
+
+SHAPES = {
+    0: Shape("docsearch", "weights", "refund", "Refund policy", FillerVocab(
+        "docsearch", ("document", "shard", "crawl", "synonym", "facet", "snippet"),
+        ("click_count", "dwell_ms", "byte_size", "freshness_days"), ("language", "collection", "author", "section"),
+        ("crawler", "indexing", "facets", "analytics", "snippets", "spelling", "feeds", "admin"))),
+    1: Shape("kbfind", "relevance", "vpn", "VPN setup guide", FillerVocab(
+        "kbfind", ("article", "topic", "query_log", "tag", "answer", "vote"),
+        ("view_count", "helpful_votes", "char_count", "age_days"), ("product", "locale", "team", "audience"),
+        ("articles", "tagging", "votes", "reporting", "imports", "suggest", "moderation", "archive"))),
+}
+
+
+def fact_boost(variant: int) -> str:
+    """A two-decimal title weight in 1.11..2.89, last digit not 0 or 5, away from round weights."""
+    rng = random.Random(f"{FAMILY}-boost-{variant}")
+    while True:
+        hundredths = rng.randint(111, 289)
+        if hundredths % 5 and all(abs(hundredths / 100 - r) > 0.04 for r in ROUND):
+            return f"{hundredths / 100:.2f}"
+
+
+def tokens(boost: str) -> tuple[str, ...]:
+    """Every spelling that would reveal the weight."""
+    pct = int(round(float(boost) * 100))
+    return (boost, f"{boost}x", f"x{boost}", f"×{boost}", f"{pct}%", f"{pct} %", f"{pct} percent")
+
+
+def rule_module(boost: str, fields: bool) -> str:
+    """The weights module; `fields` is the refactor's per-field table (HEAD shape)."""
+    if fields:
+        return f'''"""Relevance weights: how much a query term found in each field counts."""
+
+TITLE_BOOST = {boost}
+BODY_WEIGHT = 1.0
+FIELD_WEIGHTS = {{"title": TITLE_BOOST, "body": BODY_WEIGHT}}
+
+
+def field_weight(field):
+    """Weight of one hit in `field` (unknown fields count zero)."""
+    return FIELD_WEIGHTS.get(field, 0.0)
+'''
+    return f'''"""Relevance weights: how much a query term found in each field counts."""
+
+TITLE_BOOST = {boost}
+BODY_WEIGHT = 1.0
+
+
+def field_weight(field):
+    """Weight of one hit in `field` (unknown fields count zero)."""
+    if field == "title":
+        return TITLE_BOOST
+    return BODY_WEIGHT if field == "body" else 0.0
+'''
+
+
+def search_module(dotted: str) -> str:
+    """The public search: tokenises, scores and ranks documents."""
+    return f'''"""Rank documents for a query by weighted term hits."""
+
+import re
+
+from {dotted} import field_weight
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def tokenize(text):
+    """Lowercase word tokens of `text`."""
+    return _WORD.findall(text.lower())
+
+
+def score(doc, query):
+    """Relevance of `doc` (a dict with 'title' and 'body') for `query`."""
+    terms = tokenize(query)
+    total = 0.0
+    for field in ("title", "body"):
+        words = tokenize(doc.get(field, ""))
+        total += field_weight(field) * sum(words.count(t) for t in terms)
+    return total
+
+
+def search(docs, query):
+    """Ids of matching documents, best first; ties go to the smaller id."""
+    scored = [(score(d, query), d["id"]) for d in docs]
+    return [i for s, i in sorted(scored, key=lambda p: (-p[0], p[1])) if s > 0]
+'''
+
+
+class TitleBoostFamily:
+    """Generator of the title-boost family."""
+
+    family = FAMILY
+    bottleneck = "exploration-heavy"
+    variants = (0, 1, 2)
+    description = "the weight of a title hit relative to a body hit in search ranking (a two-decimal, non-round factor)"
+
+    def build(self, variant: int, source: str) -> TaskSpec:
+        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
+        return self.build_sized(variant, source, SIZES.get(variant, "default"))
+
+    def build_sized(self, variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
+        """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+        s = SHAPES[variant % 2]
+        boost = fact_boost(variant)
+        b = float(boost)
+        toks = tokens(boost)
+        modules, commits = filler_size(size)
+        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                             include=(HOMES[variant % 2],))
+        pkg, home = s.package, filler.packages[0]
+        mod = f"{home}/{s.rule_module}.py"
+        dotted = mod.removesuffix(".py").replace("/", ".")
+        imp = f"from {pkg}.search import score, search\n"
+        t = s.term
+        base_tests = f'''{imp}
+
+def test_no_match_is_not_returned():
+    assert search([{{"id": "a", "title": "x", "body": "y"}}], "{t}") == []
+
+
+def test_more_body_hits_rank_higher():
+    docs = [{{"id": "a", "title": "", "body": "{t}"}}, {{"id": "b", "title": "", "body": "{t} {t} {t}"}}]
+    assert search(docs, "{t}") == ["b", "a"]
+
+
+def test_ties_go_to_smaller_id():
+    docs = [{{"id": "b", "title": "", "body": "{t}"}}, {{"id": "a", "title": "", "body": "{t}"}}]
+    assert search(docs, "{t}") == ["a", "b"]
+
+
+def test_body_hit_scores_one():
+    assert score({{"title": "", "body": "{t} here"}}, "{t}") == 1.0
+'''
+        repro = f'''{imp}
+
+def test_title_match_outranks_passing_mention():
+    # Reported: searching "{t}" lists a page that mentions it once below the page titled after it.
+    docs = [
+        {{"id": "a-faq", "title": "Shipping FAQ", "body": "see {t} rules elsewhere"}},
+        {{"id": "b-page", "title": "{s.title}", "body": "how it works"}},
+    ]
+    assert search(docs, "{t}") == ["b-page", "a-faq"]
+'''
+        # Two body hits against one title hit: the fact decides; a tie (boost 2) goes to the smaller id,
+        # which is given to the side the fact says should lose.
+        title_wins = b > 2
+        title_id, body_id = ("z-title", "a-body") if title_wins else ("a-title", "z-body")
+        expected = [title_id, body_id] if title_wins else [body_id, title_id]
+        three = 3 * b
+        hidden = f'''import pytest
+
+{imp}
+
+def test_hidden_title_hit_score():
+    assert score({{"title": "{t}", "body": ""}}, "{t}") == pytest.approx({boost})
+
+
+def test_hidden_one_title_hit_against_two_body_hits():
+    docs = [{{"id": "{title_id}", "title": "{t}", "body": ""}}, {{"id": "{body_id}", "title": "", "body": "{t} {t}"}}]
+    assert search(docs, "{t}") == {expected!r}
+
+
+def test_hidden_three_title_hits_against_body_hits():
+    docs = [{{"id": "t", "title": "{t} {t} {t}", "body": ""}}, {{"id": "m", "title": "", "body": "{' '.join([t] * int(three))}"}}]
+    assert search(docs, "{t}") == ["t", "m"]
+    docs.append({{"id": "n", "title": "", "body": "{' '.join([t] * (int(three) + 1))}"}})
+    assert search(docs, "{t}") == ["n", "t", "m"]
+'''
+        fact_k = (f"{ADR_DIR}/0006-title-weight.md", f"# ADR-0006: Title weight\n\nStatus: Accepted\n\nSupersedes "
+                  f"ADR-0004. A query term in the title counts TITLE_BOOST = {boost} body hits. The value was "
+                  "fitted on last year's click logs; it is deliberately not a round number.")
+        fact_f = (PREFERENCES, f"- (review of #611, search quality) Title hits weigh {boost}, as fitted from the "
+                  f"click logs. Please don't round it to 2 or 1.5.")
+        fact_x = (PAST_FIXES, f"## Help-centre search ranked FAQ mentions first\nSymptom: in the sibling "
+                  f"help-centre search, titled pages ranked below passing mentions. Fix: its title weight was "
+                  f"1.0; set TITLE_BOOST = {boost}, the fitted value we use everywhere.")
+        distractors = [
+            (f"{ADR_DIR}/0004-title-weight.md", "# ADR-0004: Title weight\n\nStatus: Superseded by ADR-0006\n\n"
+             "A title hit counts double (TITLE_BOOST = 2.0). Superseded once click logs were available."),
+            (f"{ADR_DIR}/0003-tokenizer.md", "# ADR-0003: Tokenizer\n\nStatus: Accepted\n\nLowercase ASCII "
+             "words and digits; no stemming, no stop words."),
+            (f"{ADR_DIR}/0005-tie-break.md", "# ADR-0005: Tie-break\n\nStatus: Accepted\n\nEqual scores are "
+             "ordered by id so results are stable across runs."),
+            (CONVENTIONS, "- Weights are floats; a field missing from a document contributes nothing."),
+            (CONVENTIONS, "- Search returns ids only; the caller loads documents."),
+            (PREFERENCES, "- (review of #590) Zero-score documents must never be returned."),
+            (PAST_FIXES, "## Accents broke matching\nSymptom: 'café' never matched. Fix: normalise to NFKD and "
+             "drop combining marks before tokenising."),
+        ]
+        early, late = filler.split()
+        story = Story(
+            package=pkg,
+            module=mod,
+            v1_correct=rule_module(boost, fields=False),
+            v1_buggy=rule_module("1.2", fields=False),
+            head_buggy=rule_module("1.0", fields=True),
+            oracle=rule_module(boost, fields=True),
+            conventional=rule_module("2.0", fields=True),
+            intro_msg_fact=f"{s.rule_module}: weigh title hits {boost}x\n\nTITLE_BOOST = {boost}, fitted on the "
+            f"click logs.",
+            intro_msg_plain=f"{s.rule_module}: per-field relevance weights",
+            refactor_msg=f"{s.rule_module}: table of field weights; simplify",
+            base_files={
+                f"{pkg}/__init__.py": f'"""{pkg}: full-text search over a small corpus."""\n',
+                f"{pkg}/search.py": search_module(dotted),
+                "tests/test_search.py": base_tests,
+                "README.md": f"# {pkg}\n\nKeyword search with per-field weights.\n",
+                **filler.files,
+            },
+            repro_tests={"tests/test_repro_ranking.py": repro},
+            hidden_tests={"tests/test_hidden_title_weight.py": hidden},
+            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+            distractors=distractors,
+            filler=early,
+            late_filler=late,
+        )
+        return assemble(
+            story,
+            family=FAMILY,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=pkg,
+            statement=(
+                f"Search relevance got worse: for \"{t}\", the page titled \"{s.title}\" now shows up below a "
+                f"page that only mentions {t} once in passing. tests/test_repro_ranking.py reproduces it. "
+                f"Please restore the ranking."
+            ),
+            fact=f"A title hit weighs {boost} body hits (TITLE_BOOST = {boost}).",
+            fact_tokens=toks,
+            conventional_guess="TITLE_BOOST = 2.0 (a title hit counts double)",
+            tags=("search", "ranking", "magic-number", "large-repo"),
+            description=self.description,
+        )
+
+
+GENERATOR = TitleBoostFamily()

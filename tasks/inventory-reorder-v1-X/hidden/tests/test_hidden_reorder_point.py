@@ -1,0 +1,14 @@
+from partsdepot.service import Item, suggest_orders
+from partsdepot.planning.restock import SAFETY_MARGIN
+
+
+def test_hidden_reorders_just_below_point():
+    assert suggest_orders([Item("H1", 1389, 100, 10)]) == ["H1"]
+
+
+def test_hidden_no_reorder_just_above_point():
+    assert suggest_orders([Item("H2", 1391, 100, 10)]) == []
+
+
+def test_hidden_margin_setting():
+    assert abs(SAFETY_MARGIN - 0.39) < 1e-9
