@@ -35,3 +35,19 @@ def test_notebook_is_stored_without_outputs():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nbformat.validate(nb)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.slow
+def test_notebook_defaults_to_the_committed_reference_sweep(monkeypatch):
+    import nbclient
+    import nbformat
+
+    from sdebench import results
+
+    monkeypatch.delenv("SDEBENCH_RESULTS", raising=False)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "experiments")}}).execute()
+    first = nb.cells[1]["outputs"][0]["text"]
+    n = len(results.read_records(ROOT / "experiments" / "reference" / "episodes"))
+    assert first.startswith(f"{n} episodes from ") and first.rstrip().endswith("experiments/reference/episodes")
