@@ -97,13 +97,26 @@ def find_trajectory(rec: dict[str, Any], dirs: list[Path]) -> Path | None:
     return None
 
 
+def _arguments(args: Any) -> str:
+    """Tool arguments as text: one `name: value` per argument, multi-line strings kept as written."""
+    if not isinstance(args, dict):
+        return json.dumps(args, indent=1, ensure_ascii=False, default=str)
+    parts = []
+    for k, v in args.items():
+        if isinstance(v, str) and "\n" in v:
+            parts.append(f"{k}:\n{v}")
+        else:
+            parts.append(f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)}")
+    return "\n".join(parts)
+
+
 def render_event(ev: dict[str, Any]) -> str:
     """One trajectory event as HTML."""
     kind = ev.get("kind")
     head = f"<b>#{esc(ev.get('i'))} {esc(kind)}</b>"
     if kind == "tool":
         state = ' <span class="bad">error</span>' if ev.get("error") else ""
-        args = json.dumps(ev.get("arguments"), indent=1, ensure_ascii=False, default=str)
+        args = _arguments(ev.get("arguments"))
         return (f'<div class="ev">{head} <code>{esc(ev.get("name"))}</code>{state}'
                 f"<pre>{esc(args)}</pre><pre>{esc(ev.get('output'))}</pre></div>")
     if kind == "grade":
