@@ -101,7 +101,7 @@ def test_empty_frame_gives_empty_tables():
 @pytest.mark.slow
 def test_real_reference_sweep(small_sweep):
     df = results.load(small_sweep)
-    assert len(df) == 12
+    assert len(df) == 12 and (df["max_interventions"] == 5).all()
     v = analysis.validity(df)
     assert v["all_valid"].all() and v["episodes"].sum() == 12, analysis.invalid_episodes(df)
     cell = analysis.by_cell(df).set_index(["agent", "source", "delivery"])
