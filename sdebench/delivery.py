@@ -9,6 +9,10 @@ identical in every mode; only history and memory artifacts differ.
 - memtool: squashed + a `memory_search` tool over the memory corpus of the full repo.
 - inject: squashed + the memory corpus (or its best items for the statement) in the prompt.
 - oracle: squashed + the fact sentence in the prompt (upper bound).
+
+Memory carried from earlier tasks of a stream (sdebench.carried) is passed to `prepare` as
+data and applied like the task's own F/X memory: full writes it into the workspace's `.agent/`
+files, memtool and inject add it to the corpus, squashed and oracle leave it out.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sdebench import repo as repo_mod
+from sdebench.carried import CarriedMemory, write_into
 from sdebench.memory import MemoryIndex, MemoryItem, corpus_from_repo, render_inject
 from sdebench.task import Task
 
@@ -48,9 +53,16 @@ class Delivery(Protocol):
 
     name: str
 
-    def prepare(self, task: Task, work_dir: Path) -> Prepared:
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
         """Build the workspace under `work_dir` and the agent's prompt additions and tools."""
         ...
+
+
+def _carried_info(carried: CarriedMemory | None, delivered: bool) -> dict[str, Any]:
+    """What the episode record says about carried memory (nothing when there is none)."""
+    if carried is None or not carried.entries:
+        return {}
+    return {"carried_items": len(carried.entries), "carried_tokens": carried.tokens(), "carried_delivered": delivered}
 
 
 def _full_clone(task: Task, dest: Path) -> Path:
@@ -77,10 +89,12 @@ class Full:
 
     name: str = "full"
 
-    def prepare(self, task: Task, work_dir: Path) -> Prepared:
-        """Unbundle the repo into the workspace."""
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """Unbundle the repo into the workspace; carried entries go into its `.agent/` files."""
         ws = _full_clone(task, work_dir / WORKSPACE)
-        return Prepared(ws, [], STANDARD_TOOLS)
+        if carried is not None and carried.entries:
+            write_into(ws, carried)
+        return Prepared(ws, [], STANDARD_TOOLS, info=_carried_info(carried, True))
 
 
 @dataclass
@@ -89,10 +103,10 @@ class Squashed:
 
     name: str = "squashed"
 
-    def prepare(self, task: Task, work_dir: Path) -> Prepared:
-        """A single-commit workspace without memory artifacts."""
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """A single-commit workspace without memory artifacts (carried memory is left out too)."""
         ws, _ = _squashed(task, work_dir, keep_corpus=False)
-        return Prepared(ws, [], STANDARD_TOOLS)
+        return Prepared(ws, [], STANDARD_TOOLS, info=_carried_info(carried, False))
 
 
 @dataclass
@@ -102,11 +116,13 @@ class Memtool:
     name: str = "memtool"
     default_k: int = 5
 
-    def prepare(self, task: Task, work_dir: Path) -> Prepared:
-        """A squashed workspace and an index over the corpus of the full repo."""
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """A squashed workspace and an index over the corpus of the full repo plus carried entries."""
         ws, items = _squashed(task, work_dir, keep_corpus=True)
+        items += carried.items() if carried is not None else []
         index = MemoryIndex(items)
-        return Prepared(ws, [], (*STANDARD_TOOLS, MEMORY_TOOL), index, {"corpus_items": len(items), "default_k": self.default_k})
+        info = {"corpus_items": len(items), "default_k": self.default_k, **_carried_info(carried, True)}
+        return Prepared(ws, [], (*STANDARD_TOOLS, MEMORY_TOOL), index, info)
 
 
 @dataclass
@@ -117,12 +133,14 @@ class Inject:
     token_budget: int = 8000
     top_k: int = 10
 
-    def prepare(self, task: Task, work_dir: Path) -> Prepared:
-        """A squashed workspace and the rendered corpus as a prompt addition."""
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """A squashed workspace and the rendered corpus (plus carried entries) as a prompt addition."""
         ws, items = _squashed(task, work_dir, keep_corpus=True)
+        items += carried.items() if carried is not None else []
         inj = render_inject(items, task.statement, self.token_budget, self.top_k)
         additions = [inj.text] if inj.text else []
-        info = {"corpus_items": len(items), "inject_tokens": inj.tokens, "inject_mode": inj.mode, "inject_items": len(inj.items)}
+        info = {"corpus_items": len(items), "inject_tokens": inj.tokens, "inject_mode": inj.mode, "inject_items": len(inj.items),
+                **_carried_info(carried, True)}
         return Prepared(ws, additions, STANDARD_TOOLS, None, info)
 
 
@@ -132,10 +150,11 @@ class Oracle:
 
     name: str = "oracle"
 
-    def prepare(self, task: Task, work_dir: Path) -> Prepared:
-        """A squashed workspace and the fact sentence as a prompt addition."""
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """A squashed workspace and the fact sentence as a prompt addition (carried memory is left out)."""
         ws, _ = _squashed(task, work_dir, keep_corpus=False)
-        return Prepared(ws, [f"A fact about this project that matters here: {task.fact}"], STANDARD_TOOLS)
+        fact = [f"A fact about this project that matters here: {task.fact}"]
+        return Prepared(ws, fact, STANDARD_TOOLS, info=_carried_info(carried, False))
 
 
 DELIVERIES: dict[str, type] = {"full": Full, "squashed": Squashed, "memtool": Memtool, "inject": Inject, "oracle": Oracle}

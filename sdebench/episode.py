@@ -21,6 +21,7 @@ from typing import Any
 
 from sdebench import repo as repo_mod
 from sdebench.agents.base import STOP_SUBMITTED, Agent, AgentContext, Limits
+from sdebench.carried import CarriedMemory
 from sdebench.grade import Grade
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.task import Task
@@ -100,8 +101,12 @@ def run_episode(
     grader: Grader | None = None,
     agent: Agent | None = None,
     keep_workspace: bool = False,
+    carried: CarriedMemory | None = None,
 ) -> dict[str, Any]:
-    """Run one episode of `task` under `cfg` (the whole resolved config) and return its record; never raises."""
+    """Run one episode of `task` under `cfg` (the whole resolved config) and return its record; never raises.
+
+    `carried` is memory earned on earlier tasks of a stream; the delivery mode applies it.
+    """
     from sdebench.agents import make_agent
     from sdebench.delivery import make_delivery
     from sdebench.tools import Toolbox
@@ -132,6 +137,7 @@ def run_episode(
         "stop_reason": "error",
         "error": None,
         "delivery_info": {},
+        "feedback": [],  # the texts fed back, in order (a stream turns them into carried corrections)
     }
     try:
         traj = Trajectory(trajectory_path)
@@ -149,7 +155,7 @@ def run_episode(
             Path(work_root).mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f"sdebench-{task.id}-", dir=work_root))
         traj.log("episode_start", **identity(task, cfg), max_interventions=max_interventions)
-        prepared = make_delivery(cfg.get("delivery") or {}).prepare(task, work)
+        prepared = make_delivery(cfg.get("delivery") or {}).prepare(task, work, carried)
         rec["delivery_info"] = prepared.info
         sandbox = factory.open(prepared.workspace)
         tool_opts = dict(cfg.get("tools") or {})
@@ -200,6 +206,7 @@ def run_episode(
             interventions += 1
             rec["interventions"] = interventions
             traj.log("feedback", intervention=interventions, text=g.feedback)
+            rec["feedback"].append(g.feedback)
             agent_obj.feedback(g.feedback)
         rec["final_diff"] = repo_mod.worktree_diff(last_graded)
     except Exception as e:  # noqa: BLE001 - an episode failure is a record, never a crash of the sweep

@@ -405,7 +405,12 @@ def grade(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any) 
 
     Options: timeout (s, whole pytest run), per_test_chars, feedback_chars, step_cost,
     max_workspace_mb, keep_dir (leave the graded copy on disk for inspection).
+    Tasks with `grader = "bugsinpy"` are graded by the BugsInPy-v2 verifier rules instead.
     """
+    if task.grader == "bugsinpy":
+        from sdebench.interop.bugsinpy_verifier import grade_bugsinpy
+
+        return grade_bugsinpy(task, workspace, sandbox, **options)
     opts = {
         "timeout": DEFAULT_TIMEOUT,
         "per_test_chars": 1500,

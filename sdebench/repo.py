@@ -7,6 +7,7 @@ author and fixed timestamps, so the same commits always yield the same SHAs. git
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -160,18 +161,30 @@ def history(path: Path) -> list[HistoryCommit]:
 
 
 def split_diff(raw: str) -> dict[str, str]:
-    """Split `git show` output into path -> diff body without git metadata lines."""
+    """Split `git show` output into path -> diff body without git metadata lines.
+
+    Hunk headers keep their function context but lose their line numbers: numbers such as
+    `@@ -26,3 +26,11 @@` are positions, not content, and must not read as facts to a search.
+    """
     diffs: dict[str, list[str]] = {}
     current = None
+    in_header = False
     for line in raw.splitlines():
         if line.startswith("diff --git "):
             current = line.split(" b/", 1)[-1]
             diffs[current] = []
-        elif current is None or line.startswith(("index ", "--- ", "+++ ", "new file mode", "deleted file mode")):
+            in_header = True
+        elif current is None:
             continue
-        else:
+        elif line.startswith("@@"):
+            in_header = False
+            diffs[current].append(_HUNK.sub("@@", line, count=1))
+        elif not in_header:
             diffs[current].append(line)
     return {p: "\n".join(lines) for p, lines in diffs.items()}
+
+
+_HUNK = re.compile(r"^@@ -\S+ \+\S+ @@")
 
 
 def all_objects(path: Path) -> set[str]:
@@ -249,3 +262,10 @@ def read_tree(path: Path, rev: str = "HEAD") -> dict[str, str]:
 def git_repo(path: Path) -> git.Repo:
     """A gitpython handle on the repo at `path`."""
     return git.Repo(path)
+
+
+def commit_paths(path: Path, rels: Iterable[str], message: str) -> str:
+    """Stage `rels` in the repo at `path`, commit them with the fixed identity; return the new HEAD sha."""
+    _git(path, "add", "--", *rels)
+    _git(path, "commit", "-q", "--no-verify", "-m", message)
+    return head_sha(path)

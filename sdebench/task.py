@@ -23,6 +23,10 @@ HIDDEN_DIR = "hidden"
 ORACLE_PATCH = "oracle.patch"
 CONVENTIONAL_PATCH = "conventional.patch"
 FORMAT_VERSION = 1
+DEFAULT_GRADER = "sdebench"
+# Grading modes: "sdebench" (pristine-copy grading of the test groups) and "bugsinpy" (the
+# BugsInPy-v2 verifier rules for imported single-file tasks, which carry no FAIL_TO_PASS ids).
+GRADERS = (DEFAULT_GRADER, "bugsinpy")
 
 
 class TaskError(ValueError):
@@ -63,6 +67,7 @@ class Task:
     test_files: tuple[str, ...]
     tags: tuple[str, ...] = ()
     description: str = ""
+    grader: str = DEFAULT_GRADER
     path: Path | None = field(default=None, compare=False)
 
     # --- files of the task dir -------------------------------------------------------
@@ -135,6 +140,9 @@ class Task:
                 "HIDDEN_TO_PASS": list(self.tests.hidden_to_pass),
             },
         }
+        if self.grader != DEFAULT_GRADER:
+            # Written only when not the default, so existing task.toml files stay byte-identical.
+            doc["grader"] = self.grader
         return tomli_w.dumps(doc, multiline_strings=True)
 
 
@@ -179,8 +187,12 @@ def load(task_dir: str | Path) -> Task:
         raise TaskError(f"{path}: field 'source' must be one of {', '.join(SOURCES)}, got {vals['source']!r}")
     if vals["bottleneck"] not in BOTTLENECKS:
         raise TaskError(f"{path}: field 'bottleneck' must be one of {', '.join(BOTTLENECKS)}, got {vals['bottleneck']!r}")
+    grader = doc.get("grader", DEFAULT_GRADER)
+    if grader not in GRADERS:
+        raise TaskError(f"{path}: field 'grader' must be one of {', '.join(GRADERS)}, got {grader!r}")
     groups = {g: tuple(_need(tests, g, list, "tests.", path)) for g in ("FAIL_TO_PASS", "PASS_TO_PASS", "HIDDEN_TO_PASS")}
-    for g in ("FAIL_TO_PASS", "HIDDEN_TO_PASS"):
+    # Imported BugsInPy tasks are graded by the pytest summary of their hidden file, not by ids.
+    for g in ("FAIL_TO_PASS", "HIDDEN_TO_PASS") if grader == DEFAULT_GRADER else ():
         if not groups[g]:
             raise TaskError(f"{path}: field 'tests.{g}' must not be empty")
     for name in (BUNDLE, ORACLE_PATCH, CONVENTIONAL_PATCH):
@@ -206,6 +218,7 @@ def load(task_dir: str | Path) -> Task:
         tests=Tests(groups["FAIL_TO_PASS"], groups["PASS_TO_PASS"], groups["HIDDEN_TO_PASS"]),
         tags=tuple(doc.get("tags", [])),
         description=str(doc.get("description", "")),
+        grader=grader,
         path=task_dir,
     )
 

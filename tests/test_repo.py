@@ -31,7 +31,7 @@ def test_bundle_roundtrip_keeps_history_and_drops_remote(tmp_path):
     assert repo.head_sha(dest) == repo.head_sha(tmp_path / "src")
     hist = repo.history(dest)
     assert [c.message for c in hist] == ["init", "change a", "drop old"]
-    assert hist[1].diffs == {"pkg/a.py": "@@ -1 +1 @@\n-x = 1\n+x = 2"}
+    assert hist[1].diffs == {"pkg/a.py": "@@\n-x = 1\n+x = 2"}
     assert (dest / "pkg/a.py").read_text() == "x = 2\n"
     assert not (dest / "old.py").exists()
 

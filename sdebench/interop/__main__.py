@@ -1,0 +1,151 @@
+"""`python -m sdebench.interop <subcommand> ...`: convert tasks and episodes to and from neighbouring formats."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sdebench import task as task_mod
+from sdebench.task import Task, TaskError
+
+
+def _select(tasks_dir: Path, ids: str | None) -> tuple[list[Task], list[str]]:
+    """Tasks of `tasks_dir` (optionally only `ids`, comma-separated) and one-line load errors."""
+    wanted = {i.strip() for i in ids.split(",") if i.strip()} if ids else None
+    tasks, errors = [], []
+    for d in task_mod.discover(tasks_dir):
+        try:
+            t = task_mod.load(d)
+        except TaskError as e:
+            errors.append(str(e))
+            continue
+        if wanted is None or t.id in wanted:
+            tasks.append(t)
+    if wanted:
+        missing = sorted(wanted - {t.id for t in tasks})
+        errors += [f"no task {m!r} in {tasks_dir}" for m in missing]
+    return tasks, errors
+
+
+def _report(skipped: list[tuple[str, str]]) -> None:
+    for where, why in skipped:
+        print(f"skipped {where}: {why}", file=sys.stderr)
+
+
+def cmd_bugsinpy_import(args: argparse.Namespace) -> int:
+    """Import a BugsInPy-v2 parquet."""
+    from sdebench.interop import bugsinpy as bp
+
+    report = bp.import_parquet(args.parquet, args.out)
+    _report([(s.where, s.reason) for s in report.skipped])
+    print(f"imported {len(report.done)} task(s) into {args.out}; skipped {len(report.skipped)} row(s)")
+    return 0 if report.done or not report.skipped else 1
+
+
+def cmd_bugsinpy_export(args: argparse.Namespace) -> int:
+    """Export tasks as a BugsInPy-v2 parquet."""
+    from sdebench.interop import bugsinpy as bp
+
+    tasks, errors = _select(args.tasks_dir, args.ids)
+    report = bp.export_parquet(tasks, args.out)
+    _report([("task dir", e) for e in errors] + [(s.where, s.reason) for s in report.skipped])
+    print(f"exported {len(report.done)} task(s) to {args.out}; skipped {len(report.skipped) + len(errors)}")
+    return 0 if report.done else 1
+
+
+def cmd_harbor_export(args: argparse.Namespace) -> int:
+    """Export tasks as Harbor task dirs."""
+    from sdebench.interop import harbor
+
+    tasks, errors = _select(args.tasks_dir, args.ids)
+    skipped = [("task dir", e) for e in errors]
+    done = 0
+    for t in tasks:
+        try:
+            harbor.export_task(t, args.out)
+            done += 1
+        except (harbor.HarborError, OSError) as e:
+            skipped.append((t.id, str(e)))
+    _report(skipped)
+    print(f"exported {done} Harbor task(s) into {args.out}; skipped {len(skipped)}")
+    return 0 if done else 1
+
+
+def cmd_swebench_export(args: argparse.Namespace) -> int:
+    """Export tasks as SWE-bench instance JSONL."""
+    from sdebench.interop import swebench
+
+    tasks, errors = _select(args.tasks_dir, args.ids)
+    w = swebench.export_instances(tasks, args.out)
+    _report([("task dir", e) for e in errors] + w.skipped)
+    print(f"wrote {w.count} instance(s) to {args.out}; skipped {len(w.skipped) + len(errors)}")
+    return 0 if w.count else 1
+
+
+def cmd_swebench_predictions(args: argparse.Namespace) -> int:
+    """Export episode records as SWE-bench predictions JSONL."""
+    from sdebench.interop import swebench
+
+    filters = {"agent": args.agent, "model": args.model, "delivery": args.delivery, "seed": args.seed}
+    w = swebench.export_predictions(args.results, args.out, args.name, **filters)
+    _report(w.skipped)
+    print(f"wrote {w.count} prediction(s) to {args.out}; skipped {len(w.skipped)} file(s)")
+    return 0 if w.count else 1
+
+
+def parser() -> argparse.ArgumentParser:
+    """The CLI parser."""
+    ap = argparse.ArgumentParser(prog="python -m sdebench.interop", description=__doc__.split(":")[1].strip())
+    sub = ap.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
+
+    p = sub.add_parser("bugsinpy-import", help="BugsInPy-v2 tasks.parquet -> sdebench task dirs")
+    p.add_argument("parquet", type=Path)
+    p.add_argument("--out", type=Path, required=True, help="tasks dir to write into")
+    p.set_defaults(func=cmd_bugsinpy_import)
+
+    def tasks_args(p: argparse.ArgumentParser) -> None:
+        """The task-selection flags shared by the export subcommands."""
+        p.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
+        p.add_argument("--ids", help="comma-separated task ids (default: all)")
+
+    p = sub.add_parser("bugsinpy-export", help="sdebench tasks -> BugsInPy-v2 parquet (single-file tasks)")
+    tasks_args(p)
+    p.add_argument("--out", type=Path, required=True, help="parquet file to write")
+    p.set_defaults(func=cmd_bugsinpy_export)
+
+    p = sub.add_parser("harbor-export", help="sdebench tasks -> Harbor task dirs")
+    tasks_args(p)
+    p.add_argument("--out", type=Path, required=True, help="dir to write task dirs into")
+    p.set_defaults(func=cmd_harbor_export)
+
+    p = sub.add_parser("swebench-export", help="sdebench tasks -> SWE-bench instance JSONL")
+    tasks_args(p)
+    p.add_argument("--out", type=Path, required=True, help="JSONL file to write")
+    p.set_defaults(func=cmd_swebench_export)
+
+    p = sub.add_parser("swebench-predictions", help="episode records -> SWE-bench predictions JSONL")
+    p.add_argument("results", nargs="+", type=Path, help="results dirs or record files")
+    p.add_argument("--out", type=Path, required=True, help="JSONL file to write")
+    p.add_argument("--name", help="model_name_or_path to write (default: the record's model)")
+    for key in ("agent", "model", "delivery", "seed"):
+        p.add_argument(f"--{key}", help=f"only records with this {key}")
+    p.set_defaults(func=cmd_swebench_predictions)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; bad input is one line on stderr and exit 2."""
+    from sdebench.interop.bugsinpy import FormatError
+    from sdebench.interop.swebench import ExportError
+
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (FormatError, ExportError, TaskError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

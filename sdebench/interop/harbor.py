@@ -1,0 +1,158 @@
+"""Export tasks as Harbor task dirs.
+
+A Harbor task dir holds instruction.md, task.toml, environment/Dockerfile (the agent works in
+/app), tests/test.sh (run after the agent; writes /logs/verifier/reward.txt, default 0) and
+optionally solution/solve.sh (the reference fix). Our tasks export with their full repo (history
+and memory artifacts: the `full` delivery) from repo.bundle; test.sh runs tests/verify.py, which
+applies sdebench's grading rules. Imported BugsInPy tasks export as their original dirs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import tomli_w
+
+from sdebench import repo as repo_mod
+from sdebench.interop import bugsinpy as bp
+from sdebench.task import Task
+from sdebench.testrun import runner_source
+
+VERIFY_TIMEOUT = 300
+PATCH_EOF = "SDEBENCH_ORACLE_PATCH_EOF"
+CONFIG_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+
+DOCKERFILE = """\
+FROM python:3.11-slim
+RUN apt-get update && apt-get install -y --no-install-recommends git \\
+    && rm -rf /var/lib/apt/lists/* \\
+    && pip install --no-cache-dir 'pytest>=8,<9'
+COPY repo.bundle /tmp/repo.bundle
+RUN git clone -q -b main /tmp/repo.bundle /app && git -C /app remote remove origin && rm /tmp/repo.bundle
+WORKDIR /app
+"""
+
+TEST_SH = """\
+#!/bin/bash
+# Default-fail: reward 0 unless verify.py proves every graded test passes.
+LOG_DIR="${SDEBENCH_LOG_DIR:-/logs/verifier}"
+mkdir -p "$LOG_DIR"
+echo 0 > "$LOG_DIR/reward.txt"
+python3 "$(cd "$(dirname "$0")" && pwd)/verify.py" || true
+exit 0
+"""
+
+
+class HarborError(ValueError):
+    """A task that cannot be exported (the message says why)."""
+
+
+def _is_protected(rel: str, declared: tuple[str, ...]) -> bool:
+    parts = rel.split("/")
+    name = parts[-1]
+    return (
+        rel in declared
+        or "tests" in parts[:-1]
+        or name in CONFIG_NAMES
+        or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+    )
+
+
+def _is_memory(rel: str) -> bool:
+    return rel.endswith(".md") or rel.startswith(".agent/") or rel.startswith("docs/")
+
+
+def task_toml(task: Task) -> str:
+    """Harbor's task.toml for `task`, with the sdebench identity under [metadata]."""
+    doc = {
+        "version": "1.0",
+        "metadata": {
+            "author_name": "sdebench",
+            "category": "debugging",
+            "tags": [task.family, f"source:{task.source}", task.bottleneck, *task.tags],
+            "sdebench_task_id": task.id,
+            "sdebench_content_hash": task.content_hash(),
+        },
+        "verifier": {"timeout_sec": float(VERIFY_TIMEOUT + 60)},
+        "agent": {"timeout_sec": 1800.0},
+        "environment": {"build_timeout_sec": 600.0, "cpus": 1, "memory_mb": 2048},
+    }
+    return tomli_w.dumps(doc)
+
+
+def solve_sh(patch: str) -> str:
+    """solution/solve.sh applying `patch` in /app."""
+    if any(line == PATCH_EOF for line in patch.splitlines()):
+        raise HarborError("the oracle patch contains the heredoc delimiter")
+    body = patch if patch.endswith("\n") else patch + "\n"
+    return (
+        "#!/bin/bash\n# The reference fix: apply oracle.patch in the repo.\nset -euo pipefail\n"
+        'cd "${SDEBENCH_APP:-/app}"\n'
+        f"git apply --whitespace=nowarn <<'{PATCH_EOF}'\n{body}{PATCH_EOF}\n"
+    )
+
+
+def harbor_files(task: Task) -> dict[str, bytes]:
+    """The Harbor task dir of `task` as relative path -> bytes."""
+    if task.grader == bp.GRADER:
+        try:
+            return bp.export_files(task)  # already a Harbor task dir
+        except bp.NotExportable as e:
+            raise HarborError(str(e)) from None
+    with tempfile.TemporaryDirectory(prefix="sdebench-harbor-") as tmp:
+        tree = repo_mod.read_tree(repo_mod.unbundle(task.bundle, Path(tmp) / "repo"))
+    declared = tuple(task.test_files)
+    files: dict[str, bytes] = {
+        "instruction.md": (task.statement.rstrip("\n") + "\n\nThe repository is checked out at /app.\n").encode(),
+        "task.toml": task_toml(task).encode(),
+        "environment/Dockerfile": DOCKERFILE.encode(),
+        "environment/repo.bundle": task.bundle.read_bytes(),
+        "tests/test.sh": TEST_SH.encode(),
+        "tests/verify.py": (Path(__file__).with_name("harbor_verify.py")).read_bytes(),
+        "tests/_runner.py": runner_source().encode(),
+    }
+    for rel, content in tree.items():
+        if _is_protected(rel, declared):
+            files[f"tests/pristine/{rel}"] = content.encode()
+    for rel, content in task.hidden_files().items():
+        files[f"tests/hidden/{rel}"] = content.encode()
+    sources = {
+        rel: hashlib.sha256(content.encode()).hexdigest()
+        for rel, content in tree.items()
+        if not _is_protected(rel, declared) and not _is_memory(rel)
+    }
+    expected = {
+        "task_id": task.id,
+        "tests": {g: list(ids) for g, ids in task.tests.groups().items()},
+        "test_files": list(declared),
+        "sources": sources,
+        "timeout": VERIFY_TIMEOUT,
+    }
+    files["tests/expected.json"] = (json.dumps(expected, indent=1, sort_keys=True) + "\n").encode()
+    patch = task.oracle_patch
+    if patch.strip():
+        files["solution/solve.sh"] = solve_sh(patch).encode()
+    return files
+
+
+def write_dir(files: dict[str, bytes], dest: Path) -> None:
+    """Write `files` as a fresh dir `dest` (scripts executable)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    for rel, data in sorted(files.items()):
+        p = dest / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+        if rel.endswith(".sh"):
+            p.chmod(0o755)
+
+
+def export_task(task: Task, out_dir: Path) -> Path:
+    """Write the Harbor task dir of `task` as `out_dir/<task id>`."""
+    dest = Path(out_dir) / task.id
+    write_dir(harbor_files(task), dest)
+    return dest

@@ -1,0 +1,149 @@
+"""Stream metrics and the learning-curve plot; self-contained (plain dicts in, figures out).
+
+A position row (one task of one stream) holds the in-stream outcome, the carried memory it
+received (items, tokens) and, if run, the same task's fresh outcome. Forward transfer at a
+position is fresh minus in-stream interventions (positive: carried memory saved feedback
+rounds) and in-stream minus fresh resolved (1: memory turned a failure into a fix).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+STREAM_JSON = "stream.json"
+
+
+def position_row(rec: dict[str, Any], fresh: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One row of a stream from its episode record and (optionally) the fresh record of the same task."""
+    row = {
+        "stream_id": rec.get("stream_id"),
+        "position": int(rec.get("stream_position") or 0),
+        "task_id": rec.get("task_id"),
+        "source": rec.get("source"),
+        "resolved": bool(rec.get("resolved")),
+        "interventions": int(rec.get("interventions") or 0),
+        "stop_reason": rec.get("stop_reason"),
+        "memory_items": int(rec.get("memory_items") or 0),
+        "memory_f": int(rec.get("memory_f") or 0),
+        "memory_x": int(rec.get("memory_x") or 0),
+        "memory_tokens": int(rec.get("memory_tokens") or 0),
+        "fresh_resolved": None,
+        "fresh_interventions": None,
+        "transfer_resolved": None,
+        "transfer_interventions": None,
+    }
+    if fresh is not None:
+        row["fresh_resolved"] = bool(fresh.get("resolved"))
+        row["fresh_interventions"] = int(fresh.get("interventions") or 0)
+        row["transfer_resolved"] = int(row["resolved"]) - int(row["fresh_resolved"])
+        row["transfer_interventions"] = row["fresh_interventions"] - row["interventions"]
+    return row
+
+
+def rows_from_records(records: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Stream id -> position rows, from episode records that carry stream fields (fresh left out)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        if r.get("stream_id") is not None:
+            out.setdefault(str(r["stream_id"]), []).append(position_row(r))
+    return {k: sorted(v, key=lambda row: row["position"]) for k, v in out.items()}
+
+
+def load_streams(*dirs: str | Path) -> dict[str, list[dict[str, Any]]]:
+    """Stream id -> rows from every stream.json under `dirs` (several jobs of one id are concatenated)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for d in dirs:
+        d = Path(d)
+        files = [d] if d.is_file() else sorted(d.rglob(STREAM_JSON))
+        for f in files:
+            data = json.loads(f.read_text())
+            out.setdefault(str(data["stream_id"]), []).extend(data["positions"])
+    return out
+
+
+def learning_curve(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per position (over one or several runs of a stream): resolve rate, mean interventions, memory, transfer."""
+    by_pos: dict[int, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_pos.setdefault(int(r["position"]), []).append(r)
+    out = []
+    for pos in sorted(by_pos):
+        rs = by_pos[pos]
+        n = len(rs)
+        fresh = [r for r in rs if r.get("fresh_resolved") is not None]
+        out.append({
+            "position": pos,
+            "runs": n,
+            "resolve_rate": sum(r["resolved"] for r in rs) / n,
+            "mean_interventions": sum(r["interventions"] for r in rs) / n,
+            "mean_memory_items": sum(r["memory_items"] for r in rs) / n,
+            "mean_memory_tokens": sum(r["memory_tokens"] for r in rs) / n,
+            "fresh_resolve_rate": sum(r["fresh_resolved"] for r in fresh) / len(fresh) if fresh else None,
+            "fresh_mean_interventions": sum(r["fresh_interventions"] for r in fresh) / len(fresh) if fresh else None,
+            "mean_transfer_interventions": sum(r["transfer_interventions"] for r in fresh) / len(fresh) if fresh else None,
+        })
+    return out
+
+
+def forward_transfer(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Totals over a stream: positions where memory helped, hurt, and the interventions saved."""
+    paired = [r for r in rows if r.get("fresh_resolved") is not None]
+    return {
+        "positions": len(paired),
+        "gained": sum(r["transfer_resolved"] == 1 for r in paired),
+        "lost": sum(r["transfer_resolved"] == -1 for r in paired),
+        "interventions_saved": sum(r["transfer_interventions"] for r in paired),
+    }
+
+
+def markdown(stream_id: str, rows: list[dict[str, Any]]) -> str:
+    """A per-position table of one stream and its forward-transfer totals."""
+    out = [f"### stream {stream_id}\n", "| pos | task | resolved | interventions | memory items (F/X) | memory tokens "
+           "| fresh resolved | fresh interventions | transfer (interventions saved) |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: r["position"]):
+        fresh = r.get("fresh_resolved")
+        out.append(
+            f"| {r['position']} | {r['task_id']} | {'yes' if r['resolved'] else 'no'} | {r['interventions']} "
+            f"| {r['memory_items']} ({r['memory_f']}/{r['memory_x']}) | {r['memory_tokens']} "
+            f"| {'' if fresh is None else ('yes' if fresh else 'no')} "
+            f"| {'' if r.get('fresh_interventions') is None else r['fresh_interventions']} "
+            f"| {'' if r.get('transfer_interventions') is None else r['transfer_interventions']} |"
+        )
+    ft = forward_transfer(rows)
+    if ft["positions"]:
+        out.append(f"\nForward transfer: {ft['gained']} tasks gained, {ft['lost']} lost, "
+                   f"{ft['interventions_saved']} interventions saved over {ft['positions']} positions.")
+    return "\n".join(out) + "\n"
+
+
+def plot_learning_curve(streams: dict[str, list[dict[str, Any]]], out: str | Path, title: str = "") -> Path:
+    """Plot interventions and resolve rate per position (one line per stream) and memory growth; save a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; no display needed
+    import matplotlib.pyplot as plt
+
+    fig, (ax_i, ax_r, ax_m) = plt.subplots(1, 3, figsize=(13, 3.8))
+    for sid, rows in sorted(streams.items()):
+        curve = learning_curve(rows)
+        x = [c["position"] for c in curve]
+        ax_i.plot(x, [c["mean_interventions"] for c in curve], marker="o", label=sid)
+        ax_r.plot(x, [c["resolve_rate"] for c in curve], marker="o", label=sid)
+        ax_m.plot(x, [c["mean_memory_tokens"] for c in curve], marker="o", label=sid)
+        if any(c["fresh_mean_interventions"] is not None for c in curve):
+            ax_i.plot(x, [c["fresh_mean_interventions"] for c in curve], linestyle=":", color="grey")
+    ax_i.set(xlabel="stream position", ylabel="interventions", title="interventions (dotted: fresh)")
+    ax_r.set(xlabel="stream position", ylabel="resolve rate", title="resolve rate", ylim=(-0.05, 1.05))
+    ax_m.set(xlabel="stream position", ylabel="tokens (chars/4)", title="carried memory")
+    ax_i.legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out

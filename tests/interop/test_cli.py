@@ -1,0 +1,59 @@
+"""`python -m sdebench.interop` subcommands."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+
+from sdebench.interop.__main__ import main
+from tests.interop import bugsinpy_fixture as fx
+from tests.serve_helpers import ROOT
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "sdebench.interop", *args], capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+def test_bugsinpy_import_and_export_from_the_command_line(tmp_path):
+    parquet = fx.write_parquet(tmp_path / "tasks.parquet", fx.good_rows() + fx.bad_rows())
+    p = run("bugsinpy-import", str(parquet), "--out", str(tmp_path / "tasks"))
+    assert p.returncode == 0, p.stderr
+    assert "imported 3 task(s)" in p.stdout and "skipped 6 row(s)" in p.stdout
+    assert p.stderr.count("skipped row") == 6 and "Traceback" not in p.stderr
+    p = run("bugsinpy-export", "--tasks-dir", str(tmp_path / "tasks"), "--out", str(tmp_path / "out.parquet"))
+    assert p.returncode == 0, p.stderr
+    assert pq.read_table(tmp_path / "out.parquet").column("path").to_pylist() == [
+        "bugsinpy-0001", "bugsinpy-0002", "bugsinpy-0003"]
+
+
+def test_bad_parquet_is_one_line(tmp_path):
+    (tmp_path / "x.parquet").write_text("garbage")
+    p = run("bugsinpy-import", str(tmp_path / "x.parquet"), "--out", str(tmp_path / "t"))
+    assert p.returncode == 2 and p.stderr.startswith("error:") and p.stderr.count("\n") == 1
+
+
+def test_harbor_and_swebench_exports(tasks_dir, tmp_path, capsys):
+    ids = "billing-rounding-v0-K,ttlcache-v0-H"
+    assert main(["harbor-export", "--tasks-dir", str(tasks_dir), "--ids", ids, "--out", str(tmp_path / "h")]) == 0
+    assert sorted(p.name for p in (tmp_path / "h").iterdir()) == ["billing-rounding-v0-K", "ttlcache-v0-H"]
+    assert main(["swebench-export", "--tasks-dir", str(tasks_dir), "--ids", ids, "--out", str(tmp_path / "i.jsonl")]) == 0
+    assert len((tmp_path / "i.jsonl").read_text().splitlines()) == 2
+    assert main(["swebench-export", "--tasks-dir", str(tasks_dir), "--ids", "nope", "--out", str(tmp_path / "j")]) == 1
+    assert "no task 'nope'" in capsys.readouterr().err
+
+
+def test_swebench_predictions(tmp_path, capsys):
+    rec = {"schema": "sdebench.episode/1", "task_id": "t1", "final_diff": "d", "agent": "a", "model": "m",
+           "delivery": "full", "seed": 3}
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "e.json").write_text(json.dumps(rec))
+    assert main(["swebench-predictions", str(tmp_path / "r"), "--out", str(tmp_path / "p.jsonl"), "--seed", "3"]) == 0
+    assert json.loads((tmp_path / "p.jsonl").read_text())["model_patch"] == "d"
+    assert main(["swebench-predictions", str(tmp_path / "none"), "--out", str(tmp_path / "p.jsonl")]) == 2
+    assert "no such file" in capsys.readouterr().err

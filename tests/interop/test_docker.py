@@ -1,0 +1,106 @@
+"""Exported verifiers run inside a real container, at the paths Harbor uses (/app, /tests, /logs/verifier)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sdebench import repo as repo_mod
+from sdebench.interop import bugsinpy as bp
+from sdebench.interop import harbor
+from sdebench.interop.bugsinpy_verifier import grade_bugsinpy
+from sdebench.sandbox import make_factory
+from sdebench.task import load
+from tests.interop import bugsinpy_fixture as fx
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+IMAGE = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A docker client with the test image; skips (fails in CI) without an engine."""
+    from sdebench.sandbox.docker import unavailable_reason
+
+    reason = unavailable_reason(IMAGE)
+    if reason:
+        message = f"docker unavailable: {reason} (run .ci/docker-setup.sh)"
+        if os.environ.get("SDEBENCH_REQUIRE_DOCKER"):
+            pytest.fail(message)
+        pytest.skip(message)
+    import docker
+
+    c = docker.from_env(timeout=300)
+    yield c
+    c.close()
+
+
+def run_verifier(client, tests: Path, app: Path, logs: Path) -> str:
+    """Run tests/test.sh in a fresh container without network; return reward.txt."""
+    logs.mkdir(parents=True, exist_ok=True)
+    client.containers.run(
+        IMAGE,
+        ["bash", "/tests/test.sh"],
+        volumes={str(tests): {"bind": "/tests", "mode": "ro"}, str(app): {"bind": "/app", "mode": "rw"},
+                 str(logs): {"bind": "/logs/verifier", "mode": "rw"}},
+        network_mode="none",
+        remove=True,
+    )
+    return (logs / "reward.txt").read_text().strip()
+
+
+def test_harbor_verifier_in_a_container(client, tasks_dir, tmp_path):
+    task = load(tasks_dir / "billing-rounding-v0-K")
+    dest = harbor.export_task(task, tmp_path / "harbor")
+    repo_mod._git(tmp_path, "clone", "-q", "-b", "main", str(dest / "environment" / "repo.bundle"), "app")
+    app = tmp_path / "app"  # what the exported Dockerfile builds
+    assert run_verifier(client, dest / "tests", app, tmp_path / "l1") == "0"
+    repo_mod.apply_patch(app, task.oracle_patch)
+    assert run_verifier(client, dest / "tests", app, tmp_path / "l2") == "1"
+
+
+@pytest.fixture(scope="module")
+def bare_tasks(tmp_path_factory):
+    """The fixture tasks imported, then stripped of their originals: export writes our test.sh."""
+    root = tmp_path_factory.mktemp("bare")
+    bp.import_parquet(fx.write_parquet(root / "t.parquet", fx.good_rows()), root / "tasks")
+    for d in (root / "tasks").iterdir():
+        shutil.rmtree(d / bp.ORIGINALS)
+    return root / "tasks"
+
+
+CASES = [
+    ("bugsinpy-0001", "", 0),
+    ("bugsinpy-0001", None, 0),
+    ("bugsinpy-0001", fx.FIXED_ADD + "\nimport no_such_module_here\n", 0),
+    ("bugsinpy-0001", fx.BUGGY_ADD.replace("a - b", "a * b"), 0),
+    ("bugsinpy-0001", fx.FIXED_ADD, 1),
+    ("bugsinpy-0001", "def add(a, b):\n    return a + b\n", 0),  # breaks collection of a good file
+    ("bugsinpy-0002", fx.FIXED_IMPORT, 1),
+    ("bugsinpy-0003", fx.FIXED_ADD, 1),  # uncollectable file: the basic check decides
+    ("bugsinpy-0003", "", 0),
+]
+
+
+@pytest.mark.parametrize(("task_id", "solution", "reward"), CASES)
+def test_exported_bugsinpy_test_sh_agrees_with_the_verifier(client, bare_tasks, tmp_path, task_id, solution, reward):
+    task = load(bare_tasks / task_id)
+    files = bp.export_files(task)
+    for rel, data in files.items():
+        (tmp_path / "task" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "task" / rel).write_bytes(data)
+    app = tmp_path / "app"  # what the exported Dockerfile bakes
+    app.mkdir()
+    (app / ".buggy_solution.py").write_bytes(files["environment/solution.py"])
+    if solution is not None:
+        (app / "solution.py").write_bytes(files["environment/solution.py"] if solution == "" else solution.encode())
+    assert run_verifier(client, tmp_path / "task" / "tests", app, tmp_path / "logs") == str(reward)
+    ws = repo_mod.unbundle(task.bundle, tmp_path / "ws")
+    if solution is None:
+        (ws / "solution.py").unlink()
+    elif solution:
+        (ws / "solution.py").write_text(solution)
+    assert grade_bugsinpy(task, ws, make_factory({"backend": "unsafe_local"})).reward["binary"] == reward
