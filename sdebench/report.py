@@ -126,6 +126,13 @@ def render_event(ev: dict[str, Any]) -> str:
                 f"<pre>{esc(ev.get('feedback'))}</pre></div>")
     if kind == "feedback":
         return f'<div class="ev">{head} (intervention {esc(ev.get("intervention"))})<pre>{esc(ev.get("text"))}</pre></div>'
+    if kind == "model_call" and isinstance(ev.get("message"), dict):
+        msg = ev["message"]
+        calls = "\n".join(f"-> {c.get('function', {}).get('name')}({c.get('function', {}).get('arguments')})"
+                          for c in msg.get("tool_calls") or [] if isinstance(c, dict))
+        cost = f" cost ${float(ev.get('cost_usd') or 0):.4f}" if "cost_usd" in ev else ""
+        return (f'<div class="ev">{head} turn {esc(ev.get("turn"))}{esc(cost)}'
+                f"<pre>{esc(msg.get('content') or '')}</pre><pre>{esc(calls)}</pre></div>")
     if kind in ("message", "assistant", "user", "system"):
         content = ev.get("content") if "content" in ev else ev.get("text")
         if not isinstance(content, str):

@@ -54,6 +54,8 @@ def write_episode(results_dir: Path, key: str, resolved: bool) -> dict:
     tr = Trajectory(results.trajectory_path(path))
     tr.log("tool", name="bash", arguments={"cmd": EVIL}, output=f"out {EVIL}", error=False)
     tr.log("message", role="assistant", content=f"thinking {EVIL}")
+    tr.log("model_call", turn=1, cost_usd=0.01, message={"role": "assistant", "content": f"plan {EVIL}",
+           "tool_calls": [{"function": {"name": "bash", "arguments": f'{{"cmd": "{EVIL}"}}'}}]})
     tr.log("grade", resolved=resolved, tests=[{"id": "t::x", "group": "HIDDEN_TO_PASS", "outcome": "failed",
                                               "message": EVIL}], feedback=f"feedback {EVIL}")
     rec = {**ident, "key": key, "resolved": resolved, "interventions": 0 if resolved else 5,
@@ -79,7 +81,7 @@ def test_pages_escape_everything_and_link_up(tmp_path):
         assert EVIL not in ep and p.scripts == 0
         text = "".join(p.text)
         # the trajectory was found beside the record though its stored path is stale
-        for part in (f"out {EVIL}", f"thinking {EVIL}", f"feedback {EVIL}", f"+ {EVIL}"):
+        for part in (f"out {EVIL}", f"thinking {EVIL}", f"plan {EVIL}", f'-> bash({{"cmd": "{EVIL}"}})', f"feedback {EVIL}", f"+ {EVIL}"):
             assert part in text
         assert "../index.html" in p.hrefs
 
