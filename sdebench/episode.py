@@ -179,6 +179,7 @@ def run_episode(
         traj = Trajectory(None)
         rec["error"] = f"trajectory not writable: {e}"
     max_interventions = int(cfg.get("max_interventions", DEFAULT_MAX_INTERVENTIONS))
+    rec["max_interventions"] = max_interventions  # the cap, so analyses count unresolved episodes at it
     limits = limits_from(cfg)
     work: Path | None = None
     sandbox = toolbox = agent_obj = None

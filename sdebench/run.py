@@ -74,7 +74,7 @@ def _as_set(value) -> set[str] | None:
 
 def run_job(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     """Run (or skip, if finished) one episode per selected task; return the records."""
-    from sdebench import results
+    from sdebench import progress, results
     from sdebench.episode import identity, run_episode
     from sdebench.sandbox import SandboxError, make_factory
 
@@ -97,7 +97,7 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
         raise RunError(f"agent: {e}") from None
     results_dir = Path(cfg.get("results_dir") or "results")
     cfg_hash = results.config_hash(cfg)
-    records = []
+    records = progress.tracker(cfg, len(tasks), job_dir)
     try:
         for n, task in enumerate(tasks, 1):
             ident = identity(task, cfg)
