@@ -86,15 +86,16 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
         factory = make_factory(dict(cfg.get("sandbox") or {}))
     except (SandboxError, TypeError, ValueError) as e:
         raise RunError(f"sandbox: {e}") from None
-    # A bad agent or model config (unpriced model, missing key variable) is one error at start-up,
-    # not a failed record per episode.
-    from sdebench.agents import make_agent
+    # A bad model config (unpriced model, missing key variable) is one error at start-up, not a
+    # failed record per episode; reference agents (model none) report their faults per episode.
+    if (cfg.get("model") or {}).get("name", "none") != "none":
+        from sdebench.agents import make_agent
 
-    try:
-        make_agent(cfg)
-    except ValueError as e:
-        factory.cleanup()
-        raise RunError(f"agent: {e}") from None
+        try:
+            make_agent(cfg)
+        except ValueError as e:
+            factory.cleanup()
+            raise RunError(f"agent: {e}") from None
     results_dir = Path(cfg.get("results_dir") or "results")
     cfg_hash = results.config_hash(cfg)
     records = progress.tracker(cfg, len(tasks), job_dir)

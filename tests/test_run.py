@@ -165,6 +165,15 @@ def test_error_records_run_again_unless_told_not_to(tmp_path, tasks, caplog):
     assert fixed[0]["resolved"] and len(list((tmp_path / "results").rglob("*.json"))) == 1
 
 
+def test_bad_model_config_is_one_startup_error(tmp_path, tasks):
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    r = subprocess.run([sys.executable, "-m", "sdebench.run", *common(tmp_path, tasks), "agent=llm", "model=openai"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2
+    assert "sdebench.run: error: agent: " in r.stderr and "OPENAI_API_KEY" in r.stderr
+    assert not list((tmp_path / "results").rglob("*.json"))
+
+
 def test_submitit_local_launcher(tmp_path, tasks):
     args = ["-m", *common(tmp_path, tasks), "hydra/launcher=cluster_local", "agent=oracle,noop", "source=K",
             "max_interventions=0"]
