@@ -7,7 +7,7 @@ subprocess). Every turn reads a source file of the task.
 Overhead of a turn = its wall time minus the model's reply time (as the server measured it) minus
 the time the sandbox spent running the tool's commands. What remains is litellm building and
 parsing the request, the HTTP round trip on 127.0.0.1, accounting, history bookkeeping, the
-toolbox's own checks and the fsynced trajectory writes. Target: median under 20 ms.
+toolbox's own checks and the trajectory writes. Target: median under 20 ms.
 
     PYTHONPATH=$PWD python experiments/bench_agent.py [--turns 30] [--episodes 3] [--backend unsafe_local]
 """
@@ -148,20 +148,6 @@ def episode(base: str, cfg: dict[str, Any], task: Task, factory: Any, turns: int
     return out
 
 
-def fsync_ms(directory: Path, n: int = 30) -> float:
-    """Median time of one appended, flushed and fsynced trajectory line on this disk, in ms."""
-    path = directory / "fsync-probe.jsonl"
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        with open(path, "a") as f:
-            f.write("x" * 2000 + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        times.append(time.perf_counter() - t0)
-    return 1000 * statistics.median(times)
-
-
 def main() -> int:
     """Run the benchmark and print its figures."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -190,7 +176,6 @@ def main() -> int:
                 turns: list[dict[str, float]] = []
                 for _ in range(args.episodes):
                     turns += episode(base, cfg, task, factory, args.turns, Path(d))
-                fsync = fsync_ms(Path(d))
     finally:
         factory.cleanup()
     ms = {k: sorted(1000 * t[k] for t in turns) for k in turns[0]}
@@ -207,11 +192,10 @@ def main() -> int:
     print(f"  p90     {q('overhead', 0.9):7.2f} ms")
     print(f"  max     {max(ms['overhead']):7.2f} ms")
     print(f"  split (medians): litellm call + HTTP on 127.0.0.1 {med('client'):.2f} ms, toolbox around its commands "
-          f"{med('toolbox'):.2f} ms, agent (accounting, history, trajectory fsyncs) {med('agent'):.2f} ms")
+          f"{med('toolbox'):.2f} ms, agent (accounting, history, trajectory writes) {med('agent'):.2f} ms")
     print(f"  harness CPU time per turn (this process, threads included, sandbox calls excluded; little affected "
           f"by other load on the machine): median {med('cpu'):.2f} ms, p90 {q('cpu', 0.9):.2f} ms")
     print(f"  excluded (medians): model reply at the server {med('server'):.2f} ms, sandbox commands {med('command'):.2f} ms")
-    print(f"  one fsynced trajectory write on this disk: median {fsync:.2f} ms (2 per turn: the reply, the tool call)")
     print(f"  warm-up episode (litellm import, first connection): {warm:.2f} s")
     print(f"  load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     return 0
