@@ -257,7 +257,7 @@ def generate(
     out_dir.mkdir(parents=True, exist_ok=True)
     outcomes = []
     bar = None
-    if progress and sys.stderr.isatty() or progress == "force":
+    if progress and sys.stderr.isatty():
         from tqdm import tqdm
 
         bar = tqdm(total=len(jobs), unit="task", file=sys.stderr)
