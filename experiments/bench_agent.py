@@ -1,7 +1,7 @@
 """Harness overhead per agent turn of the LLM agent, against the scripted test model server.
 
 One episode = the real LLM agent, the real toolbox on a real sandbox over a squashed workspace of a
-committed task, the real trajectory file, and litellm over HTTP to `sdebench.testmodel` (a
+committed task, the real trajectory file, and litellm over HTTP to `sdebench.testing.testmodel` (a
 subprocess). Every turn reads a source file of the task.
 
 Overhead of a turn = its wall time minus the model's reply time (as the server measured it) minus
@@ -27,14 +27,14 @@ from typing import Any
 
 import yaml
 
-from sdebench import testmodel
 from sdebench.agents.base import AgentContext, Limits, ToolResult
 from sdebench.agents.llm import LLMAgent
-from sdebench.delivery import make_delivery
+from sdebench.agents.tools import Toolbox
+from sdebench.delivery.modes import make_delivery
+from sdebench.runs.trajectory import Trajectory, read
 from sdebench.sandbox import make_factory
-from sdebench.task import Task, load
-from sdebench.tools import Toolbox
-from sdebench.trajectory import Trajectory, read
+from sdebench.tasks.record import Task, load
+from sdebench.testing import testmodel
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY_ENV = "SDEBENCH_TESTMODEL_KEY"

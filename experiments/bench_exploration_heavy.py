@@ -12,8 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sdebench.family import SOURCES
-from sdebench.generate import build_task, discover, load_generator
+from sdebench.generation.generate import build_task, discover, load_generator
+from sdebench.tasks.artifacts import SOURCES
 
 
 def main(argv: list[str]) -> int:

@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sdebench import generate
-from sdebench.task import load
+from sdebench.generation import generate
+from sdebench.tasks.record import load
 
 LARGE_COMMITS = 200
 

@@ -19,11 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from sdebench import task as task_mod
-from sdebench.grade import grade, pristine_tree
-from sdebench.sample_task import checkout, write_sample_task
+from sdebench.grading.grade import grade, pristine_tree
 from sdebench.sandbox import make_factory
 from sdebench.sandbox.docker import unavailable_reason
+from sdebench.tasks import record as task_mod
+from sdebench.testing.sample_task import checkout, write_sample_task
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -53,12 +53,12 @@ def main() -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from sdebench import repo as repo_mod
-    from sdebench.env import CodeFixEnv, TaskStore
+    from sdebench.env.environment import CodeFixEnv, TaskStore
     from sdebench.interop import bugsinpy as bp
     from sdebench.interop.bugsinpy_verifier import grade_bugsinpy
     from sdebench.sandbox import make_factory
-    from sdebench.task import load
+    from sdebench.tasks import repo as repo_mod
+    from sdebench.tasks.record import load
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200)

@@ -32,13 +32,13 @@ def sandbox_args(name: str, tmp: Path) -> list[str]:
 
 
 def run(args: list[str], cwd: Path) -> float:
-    """Run sdebench.run with `args`; return its wall time; fail loudly on a non-zero exit."""
+    """Run sdebench.runs.run with `args`; return its wall time; fail loudly on a non-zero exit."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "sdebench.run", *args], cwd=cwd, env=env, capture_output=True, text=True)
     took = time.perf_counter() - start
     if proc.returncode != 0:
-        sys.exit(f"bench_sweep: sdebench.run failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+        sys.exit(f"bench_sweep: sdebench.runs.run failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
     return took
 
 

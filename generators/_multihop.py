@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from sdebench.family import Commit
+from sdebench.generation.spec import Commit
 
 
 def filler(source: str, message: str, h_note: str, files: dict[str, str | None]) -> Commit:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from sdebench.family import PAST_FIXES, PREFERENCES, Commit
-from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.spec import Commit
+from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "backoff-policy"
 HEAD_MULT, HEAD_CAP = "2.0", "600.0"

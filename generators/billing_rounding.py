@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdebench.family import PAST_FIXES, PREFERENCES
-from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "billing-rounding"
 TOKENS = ("half-down", "half down", "half_down", "halfdown", "round_half_down", "ties go down",

@@ -13,8 +13,9 @@ import math
 import random
 from dataclasses import dataclass
 
-from sdebench.family import PAST_FIXES, PREFERENCES, Commit
-from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.spec import Commit
+from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "dim-weight"
 HEAD_DIVISOR = 1000

@@ -14,8 +14,9 @@ import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from sdebench.family import PAST_FIXES, PREFERENCES, Commit
-from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.spec import Commit
+from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "fiscal-calendar"
 CONV_MONTH = 4  # the usual non-calendar guess (UK, Japan, India)

@@ -13,8 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from sdebench.family import PAST_FIXES, PREFERENCES, TaskSpec
-from sdebench.familykit import (
+from sdebench.generation.kit import (
     ADR_DIR,
     CONVENTIONS,
     FillerVocab,
@@ -23,6 +22,8 @@ from sdebench.familykit import (
     filler_size,
     make_filler,
 )
+from sdebench.generation.spec import TaskSpec
+from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "inventory-reorder"
 HEAD_MARGIN = "0.10"

@@ -13,8 +13,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from sdebench.family import PAST_FIXES, PREFERENCES, TaskSpec
-from sdebench.familykit import ADR_DIR, CONVENTIONS, FillerVocab, Story, assemble, filler_size, make_filler
+from sdebench.generation.kit import (
+    ADR_DIR,
+    CONVENTIONS,
+    FillerVocab,
+    Story,
+    assemble,
+    filler_size,
+    make_filler,
+)
+from sdebench.generation.spec import TaskSpec
+from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "log-sampling"
 HEAD_ONE_IN = 10

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdebench.family import PAST_FIXES, PREFERENCES
-from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "rounding-policy"
 # The same spellings as billing-rounding: the fact is the same house rule.

@@ -15,8 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdebench.family import PAST_FIXES, PREFERENCES
-from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 
 def _helpers():

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 
-from sdebench.family import PAST_FIXES, PREFERENCES
-from sdebench.familykit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "ttlcache"
 HEAD_TTL = 120

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sdebench.generate import load_generator
+from sdebench.generation.generate import load_generator
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,8 +19,8 @@ import dataclasses
 import random
 from pathlib import Path
 
-from sdebench.family import Commit
-from sdebench.generate import load_generator
+from sdebench.generation.spec import Commit
+from sdebench.generation.generate import load_generator
 
 BASE = load_generator(Path({base!r}))
 

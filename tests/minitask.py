@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sdebench import repo
-from sdebench.family import Commit, Memory
-from sdebench.task import BUNDLE, CONVENTIONAL_PATCH, HIDDEN_DIR, ORACLE_PATCH, Task, Tests, save_meta
+from sdebench.generation.spec import Commit, Memory
+from sdebench.tasks import repo
+from sdebench.tasks.record import BUNDLE, CONVENTIONAL_PATCH, HIDDEN_DIR, ORACLE_PATCH, Task, Tests, save_meta
 
 FAMILY = "mini-pricing"
 FACT = "The loyalty discount is 17 percent (rate 0.17), set by finance."

@@ -1,6 +1,6 @@
 import re
 
-from sdebench import generate
+from sdebench.generation import generate
 
 from .helpers import ROOT
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from sdebench.task import Task
-from sdebench.trajectory import Trajectory
+from sdebench.runs.trajectory import Trajectory
+from sdebench.tasks.record import Task
 
 
 @dataclass(frozen=True)

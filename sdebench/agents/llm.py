@@ -14,7 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sdebench.accounting import Pricing, PricingError, account_call, add_call, import_litellm, resolve_pricing
+from sdebench.agents.accounting import (
+    Pricing,
+    PricingError,
+    account_call,
+    add_call,
+    import_litellm,
+    resolve_pricing,
+)
 from sdebench.agents.base import STOP_SUBMITTED, AgentContext, Limits, RunResult, Usage
 from sdebench.agents.prompts import PromptError, Prompts, additions_block
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from sdebench import task as task_mod
-from sdebench.task import Task, TaskError
+from sdebench.tasks import record as task_mod
+from sdebench.tasks.record import Task, TaskError
 
 
 def _select(tasks_dir: Path, ids: str | None) -> tuple[list[Task], list[str]]:

@@ -21,9 +21,9 @@ import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sdebench import repo as repo_mod
-from sdebench.family import Commit
-from sdebench.task import (
+from sdebench.generation.spec import Commit
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import (
     BUNDLE,
     CONVENTIONAL_PATCH,
     HIDDEN_DIR,

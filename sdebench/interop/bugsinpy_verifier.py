@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sdebench import repo as repo_mod
-from sdebench.grade import Grade, TestOutcome
+from sdebench.grading.grade import Grade, TestOutcome
+from sdebench.grading.testrun import TestRun, run_tests
 from sdebench.interop.bugsinpy import HIDDEN_TEST, SOLUTION
 from sdebench.sandbox.base import SandboxFactory
-from sdebench.task import Task
-from sdebench.testrun import TestRun, run_tests
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import Task
 
 GROUP = "HIDDEN_TO_PASS"
 DEFAULT_TIMEOUT = 120.0
@@ -70,7 +70,7 @@ def _collect_failed(run: TestRun) -> bool:
 
 
 def _reward(resolved: bool, ratio: float) -> dict[str, Any]:
-    # Same keys as sdebench.rewards.rewards; no shaped reward: the dataset has no baseline split.
+    # Same keys as sdebench.grading.rewards.rewards; no shaped reward: the dataset has no baseline split.
     return {"binary": 1.0 if resolved else 0.0, "pass_ratio": round(ratio, 6), "shaped": None,
             "shaped_breakdown": None, "verifier": "bugsinpy"}
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import tomli_w
 
-from sdebench import repo as repo_mod
+from sdebench.grading.testrun import runner_source
 from sdebench.interop import bugsinpy as bp
-from sdebench.task import Task
-from sdebench.testrun import runner_source
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import Task
 
 VERIFY_TIMEOUT = 300
 PATCH_EOF = "SDEBENCH_ORACLE_PATCH_EOF"

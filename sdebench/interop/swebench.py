@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sdebench import repo as repo_mod
-from sdebench.task import Task
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import Task
 
 VERSION = "1.0"
 IDENTITY = ("agent", "model", "delivery", "seed")
@@ -89,7 +89,7 @@ def export_instances(tasks: list[Task], out: Path) -> Written:
 def read_records(paths: Iterable[str | Path]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Episode records under `paths` (results dirs, Hydra run dirs via their manifests, or record
     files), one per episode key, and the JSON files that are not records."""
-    from sdebench import results
+    from sdebench.runs import results
 
     paths = [Path(p) for p in paths]
     for p in paths:

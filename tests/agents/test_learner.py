@@ -6,9 +6,9 @@ import pytest
 
 from sdebench.agents import make_agent
 from sdebench.agents.learner import LearnerAgent
-from sdebench.episode import run_episode
+from sdebench.runs.episode import run_episode
+from sdebench.runs.trajectory import read
 from sdebench.sandbox import make_factory
-from sdebench.trajectory import read
 from tests.minitask import build_all
 
 SANDBOX = {"backend": "unsafe_local"}
@@ -54,10 +54,10 @@ def test_learner_is_registered():
 
 
 def test_learner_switches_fix_when_memory_changes_between_attempts(mini, tmp_path):
-    from sdebench import repo
     from sdebench.agents.base import AgentContext, Limits
-    from sdebench.tools import Toolbox
-    from sdebench.trajectory import Trajectory
+    from sdebench.agents.tools import Toolbox
+    from sdebench.runs.trajectory import Trajectory
+    from sdebench.tasks import repo
 
     task = mini["none"]
     ws = repo.unbundle(task.bundle, tmp_path / "ws")

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from sdebench import testmodel
 from sdebench.agents.base import AgentContext, Limits, ToolResult
 from sdebench.agents.llm import ConfigError, LLMAgent, parse_arguments
-from sdebench.task import Task
-from sdebench.task import Tests as TaskTests
-from sdebench.trajectory import Trajectory, read
+from sdebench.runs.trajectory import Trajectory, read
+from sdebench.tasks.record import Task
+from sdebench.tasks.record import Tests as TaskTests
+from sdebench.testing import testmodel
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 KEY_ENV = "SDEBENCH_TEST_LLM_KEY"
@@ -382,8 +382,8 @@ def test_parse_arguments():
 def test_importing_the_package_does_not_import_litellm():
     code = (
         "import sys, importlib\n"
-        "mods = ['sdebench.agents', 'sdebench.agents.llm', 'sdebench.accounting', 'sdebench.testmodel']\n"
-        "for m in ['sdebench.run', 'sdebench.episode', 'sdebench.tools']:\n"
+        "mods = ['sdebench.agents', 'sdebench.agents.llm', 'sdebench.agents.accounting', 'sdebench.testing.testmodel']\n"
+        "for m in ['sdebench.runs.run', 'sdebench.runs.episode', 'sdebench.agents.tools']:\n"
         "    try:\n"
         "        importlib.import_module(m)\n"
         "    except ModuleNotFoundError as e:\n"

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from sdebench import testmodel
-from sdebench.task import load
-from sdebench.trajectory import read
+from sdebench.runs.trajectory import read
+from sdebench.tasks.record import load
+from sdebench.testing import testmodel
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "billing-rounding-v0-K"
@@ -119,7 +119,7 @@ def _cfg(base: str, *overrides: str, sandbox: str = "unsafe_local") -> dict[str,
 
 def _episode(task, base: str, steps: list[dict[str, Any]], tmp_path: Path, *overrides: str,
              sandbox: str = "unsafe_local") -> tuple[dict, list]:
-    from sdebench.episode import run_episode
+    from sdebench.runs.episode import run_episode
     from sdebench.sandbox import make_factory
 
     _post_script(base, steps)
@@ -257,13 +257,13 @@ def test_a_planted_key_reaches_no_output_file(task, tmp_path):
 
 
 def test_a_noop_run_never_imports_litellm(tmp_path):
-    argv = ["sdebench.run", "agent=noop", "delivery=squashed", "sandbox=unsafe_local", f"select.ids={TASK}",
+    argv = ["sdebench.runs.run", "agent=noop", "delivery=squashed", "sandbox=unsafe_local", f"select.ids={TASK}",
             f"tasks_dir={ROOT / 'tasks'}", f"results_dir={tmp_path / 'results'}", f"hydra.run.dir={tmp_path / 'hydra'}"]
     code = (
         "import runpy, sys\n"
         f"sys.argv = {argv!r}\n"
         "try:\n"
-        "    runpy.run_module('sdebench.run', run_name='__main__', alter_sys=True)\n"
+        "    runpy.run_module('sdebench.runs.run', run_name='__main__', alter_sys=True)\n"
         "except SystemExit as e:\n"
         "    assert not e.code, e.code\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from sdebench import repo
 from sdebench.agents import REGISTRY, AgentConfigError, make_agent
 from sdebench.agents.base import AgentContext, Limits
 from sdebench.agents.reference import (
@@ -17,12 +16,13 @@ from sdebench.agents.reference import (
     PatchError,
     parse_patch,
 )
-from sdebench.delivery import make_delivery
-from sdebench.family import Commit
+from sdebench.agents.tools import Toolbox
+from sdebench.delivery.modes import make_delivery
+from sdebench.generation.spec import Commit
+from sdebench.runs.trajectory import Trajectory, read
 from sdebench.sandbox import make_factory
-from sdebench.task import load
-from sdebench.tools import Toolbox
-from sdebench.trajectory import Trajectory, read
+from sdebench.tasks import repo
+from sdebench.tasks.record import load
 from tests.minitask import build_all, repo_tasks
 
 BEFORE = {

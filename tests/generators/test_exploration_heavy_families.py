@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sdebench import validate
-from sdebench.family import SOURCES, artifact_kind
-from sdebench.generate import load_generator
+from sdebench.generation import validate
+from sdebench.generation.generate import load_generator
+from sdebench.tasks.artifacts import SOURCES, artifact_kind
 
 from ..helpers import ROOT
 

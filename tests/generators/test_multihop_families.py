@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sdebench import validate
-from sdebench.family import SOURCES, TaskSpec, artifact_kind
-from sdebench.generate import load_generator
+from sdebench.generation import validate
+from sdebench.generation.generate import load_generator
+from sdebench.generation.spec import TaskSpec
+from sdebench.tasks.artifacts import SOURCES, artifact_kind
 
 GENERATORS = Path(__file__).resolve().parents[2] / "generators"
 MULTIHOP = ("minicalc_rangemf", "minicalc_erragg", "layered_config", "promo_stacking", "retail_week",

@@ -8,11 +8,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sdebench import repo as repo_mod
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop.bugsinpy_verifier import grade_bugsinpy
 from sdebench.sandbox import make_factory
-from sdebench.task import load
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import load
 from tests.interop import bugsinpy_fixture as fx
 
 
@@ -210,7 +210,7 @@ def test_not_a_parquet_is_one_clear_error(tmp_path):
 
 
 def test_grade_dispatches_on_the_task_grader(imported, factory, tmp_path):
-    from sdebench.grade import grade
+    from sdebench.grading.grade import grade
 
     out, _, _ = imported
     task = load(out / "bugsinpy-0001")
@@ -235,7 +235,7 @@ def test_five_scenarios_under_bubblewrap_with_the_task_store_masked(imported, tm
 
 
 def test_grader_field_keeps_existing_task_files_byte_identical(tasks_dir):
-    from sdebench.task import discover
+    from sdebench.tasks.record import discover
 
     for d in discover(tasks_dir):
         t = load(d)
@@ -244,7 +244,7 @@ def test_grader_field_keeps_existing_task_files_byte_identical(tasks_dir):
 
 
 def test_grader_field_is_validated_and_only_bugsinpy_may_lack_test_ids(imported, tmp_path):
-    from sdebench.task import TaskError
+    from sdebench.tasks.record import TaskError
 
     out, _, _ = imported
     copy = tmp_path / "t"

@@ -10,8 +10,8 @@ import sys
 import pyarrow.parquet as pq
 
 from sdebench.interop.__main__ import main
+from tests.env.helpers import ROOT
 from tests.interop import bugsinpy_fixture as fx
-from tests.serve_helpers import ROOT
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from sdebench import repo as repo_mod
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import harbor
 from sdebench.interop.bugsinpy_verifier import grade_bugsinpy
 from sdebench.sandbox import make_factory
-from sdebench.task import load
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import load
 from tests.interop import bugsinpy_fixture as fx
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

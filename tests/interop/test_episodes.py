@@ -9,14 +9,14 @@ import sys
 
 import pytest
 
-from sdebench import repo as repo_mod
-from sdebench.episode import run_episode
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import swebench
+from sdebench.runs.episode import run_episode
 from sdebench.sandbox import make_factory
-from sdebench.task import load
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import load
+from tests.env.helpers import ROOT
 from tests.interop import bugsinpy_fixture as fx
-from tests.serve_helpers import ROOT
 
 pytestmark = pytest.mark.slow
 

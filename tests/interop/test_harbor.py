@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sdebench import repo as repo_mod
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import harbor
-from sdebench.task import load
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import load
 from tests.interop import bugsinpy_fixture as fx
 
 OURS = "billing-rounding-v0-K"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sdebench import repo as repo_mod
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import swebench
-from sdebench.task import load, select
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import load, select
 from tests.interop import bugsinpy_fixture as fx
 
 FIELDS = {"repo", "instance_id", "base_commit", "patch", "test_patch", "problem_statement", "hints_text", "created_at",
@@ -54,7 +54,7 @@ def test_imported_tasks_without_ids_are_skipped(tmp_path):
 
 
 def record(root: Path, task_id: str, diff: str, **ident) -> Path:
-    """An episode record as sdebench.results writes it (the fields predictions use)."""
+    """An episode record as sdebench.runs.results writes it (the fields predictions use)."""
     ident = {"agent": "llm", "model": "m1", "delivery": "full", "seed": 0, **ident}
     rec = {"schema": "sdebench.episode/1", "task_id": task_id, "final_diff": diff, "resolved": False, **ident}
     p = root / task_id / f"{ident['delivery']}__{ident['agent']}__{ident['model']}__s{ident['seed']}.json"

@@ -1,0 +1,1 @@
+"""Analysis: tables, statistics, plots, the HTML report and FINDINGS.md."""

@@ -1,0 +1,144 @@
+"""FINDINGS.md from committed results: validity of the reference agents per cell, sweep time and
+cost, and the LLM section (filled from an LLM sweep when one is given, else the command that fills it).
+
+Everything here is a pure function of the files read, so the same results give the same bytes:
+no clock, no absolute paths, fixed ordering and number formats.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sdebench.analysis import tables as analysis
+from sdebench.runs import results
+
+LLM_RESULTS = "experiments/llm"
+LLM_SWEEP = ("python -m sdebench.run -m experiment=ablation agent=llm model=MODEL "
+             f"results_dir={LLM_RESULTS} hydra/launcher=parallel")
+LLM_FILL = f"python -m sdebench.report --findings --llm {LLM_RESULTS}"
+REFERENCE_AGENTS = ("oracle", "conventional", "noop")
+EXPECT = {
+    "oracle": "resolves every task at the first submit (0 interventions)",
+    "conventional": "passes the visible tests but fails the hidden ones: unresolved after exactly the cap of interventions",
+    "noop": "never resolves",
+}
+
+
+def md_table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
+    """`df` as a markdown table (index dropped)."""
+    if df.empty:
+        return "_no rows_\n"
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return "" if pd.isna(v) else floatfmt.format(v)
+        return str(v).replace("|", "\\|")
+    lines = ["| " + " | ".join(str(c) for c in df.columns) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _rel(path: Path) -> str:
+    """`path` relative to the repository root (whatever the current dir), else its name."""
+    p = Path(path).resolve()
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        return p.name
+
+
+def validity_section(df: pd.DataFrame) -> list[str]:
+    """The reference agents' validity per source x delivery cell."""
+    v = analysis.validity(df)
+    out = ["## What the reference agents show about the benchmark", ""]
+    tasks = sorted(df["task_id"].unique())
+    out.append(f"{len(df)} episodes over {len(tasks)} tasks ({', '.join(tasks)}); "
+               "a cell counts the episodes that behaved as required.\n")
+    for agent in REFERENCE_AGENTS:
+        sub = v[v["agent"] == agent]
+        if sub.empty:
+            continue
+        ok, n = int(sub["valid"].sum()), int(sub["episodes"].sum())
+        verdict = "holds in every cell" if ok == n else f"FAILS in {int((~sub['all_valid']).sum())} cells"
+        out.append(f"- **{agent}** {EXPECT[agent]}: {ok}/{n} episodes; {verdict}.")
+    out.append("")
+    for agent in REFERENCE_AGENTS:
+        sub = v[v["agent"] == agent]
+        if sub.empty:
+            continue
+        sub = sub.assign(cell=[f"{a}/{b}" for a, b in zip(sub["valid"], sub["episodes"], strict=True)])
+        m = sub.pivot(index="source", columns="delivery", values="cell")
+        rows = sorted(m.index, key=lambda s: analysis.SOURCES.index(s) if s in analysis.SOURCES else 99)
+        cols = sorted(m.columns, key=lambda c: analysis.DELIVERIES.index(c) if c in analysis.DELIVERIES else 99)
+        m = m.loc[rows, cols].fillna("").reset_index()
+        out += [f"### {agent}: valid/episodes", "", md_table(m)]
+    bad = analysis.invalid_episodes(df)
+    out += ["### Episodes that broke the expectation", "", md_table(bad) if len(bad) else "None.\n"]
+    return out
+
+
+def time_section(df: pd.DataFrame, sweep: dict[str, Any]) -> list[str]:
+    """Sweep wall time, per-episode times and cost."""
+    out = ["## Sweep time and cost", ""]
+    if sweep:
+        wall = float(sweep["wall_s"])
+        out.append(f"The sweep ran `{sweep['command']}` ({sweep.get('sandbox', '?')} sandbox, "
+                   f"{sweep.get('launcher', '?')} launcher) in {wall:.0f} s of wall time: "
+                   f"{len(df)} episodes, {60 * len(df) / wall:.1f} episodes per minute.\n")
+    g = df.groupby("agent")
+    t = pd.DataFrame({
+        "episodes": g.size(),
+        "mean_wall_s": g["wall_s"].mean(),
+        "mean_grading_s": g["grading_s"].mean() if "grading_s" in df else float("nan"),
+        "mean_turns": g["turns"].mean(),
+        "mean_attempts": g["attempts"].apply(lambda s: sum(len(a or []) for a in s) / len(s)) if "attempts" in df else float("nan"),
+        "cost_usd": g["cost_usd"].sum(),
+    }).reset_index()
+    out += [md_table(t), f"Episode wall time summed over the sweep: {df['wall_s'].sum():.0f} s; "
+            f"total model cost: {df['cost_usd'].sum():.2f} USD (reference agents call no model).\n"]
+    return out
+
+
+def llm_section(llm: Path | None) -> list[str]:
+    """The LLM results, or the exact commands that produce and fill them."""
+    out = ["## LLM agents", ""]
+    df = results.load(llm) if llm is not None and Path(llm).exists() else pd.DataFrame()
+    if not df.empty:
+        df = analysis.prepare(df)
+        df = df[~df["agent"].isin(REFERENCE_AGENTS)]
+    if df.empty:
+        out += ["Not run: no LLM endpoint was reachable where these results were produced. "
+                "This section is filled from a real sweep by:", "", "```bash", LLM_SWEEP, LLM_FILL, "```", ""]
+        return out
+    out.append(f"From `{_rel(llm)}`: {len(df)} episodes.\n")
+    cell = analysis.by_cell(df)[["agent", "model", "source", "delivery", "episodes", "resolve_rate",
+                                 "interventions_capped", "interventions_resolved", "mean_cost_usd",
+                                 "mean_memory_search"]]
+    gaps = analysis.gaps(df)
+    out += ["### Resolve rate, interventions and cost per cell", "", md_table(cell),
+            f"### Ablation gaps in resolve rate (95% bootstrap CI, {analysis.N_BOOT} resamples, seed 0)", "",
+            md_table(gaps.drop(columns=["metric", "n_boot"]))]
+    return out
+
+
+def render(reference: Path, llm: Path | None = None) -> str:
+    """The whole FINDINGS.md text from the committed reference sweep dir (and an LLM sweep dir, if any)."""
+    reference = Path(reference)
+    if not reference.exists():
+        raise FileNotFoundError(f"no such reference results dir: {reference}")
+    df = results.load(reference)
+    if df.empty:
+        raise ValueError(f"no episode records under {reference}")
+    df = analysis.prepare(df)
+    meta_file = reference / "sweep.json"
+    sweep = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+    head = ["# Findings", "",
+            "_Written by `python -m sdebench.report --findings` from the committed results under "
+            f"`{_rel(reference)}/`; every number below is computed from them. Do not edit by hand._", ""]
+    return "\n".join([*head, *validity_section(df), *time_section(df, sweep), *llm_section(llm)]).rstrip() + "\n"

@@ -1,0 +1,243 @@
+"""`python -m sdebench.report`: a static HTML report of a sweep, or FINDINGS.md.
+
+    python -m sdebench.report RESULTS_DIR [RESULTS_DIR ...] [--out DIR]
+    python -m sdebench.report --findings [--reference DIR] [--llm DIR] [--out FINDINGS.md]
+
+The HTML report is `DIR/index.html` (tables, plots as data URIs) and `DIR/episodes/<key>.html`,
+one page per episode with its trajectory (tool calls and outputs, messages, grades with their
+feedback, the final diff). Pages load nothing from outside: no scripts, styles inline, every
+record- or agent-provided string HTML-escaped.
+
+FINDINGS.md is computed from committed results only (a reference sweep and optionally an LLM
+sweep), so regenerating it from the same files gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sdebench.analysis import tables as analysis
+from sdebench.runs import results
+from sdebench.runs import trajectory as traj_mod
+
+STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1200px}table{border-collapse:collapse;margin:.5em 0 1.5em}
+td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px;text-align:left}th{background:#eee}
+pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;word-break:break-word;font-size:12px;max-height:40em;overflow:auto}
+.ev{border-left:3px solid #99c;padding-left:8px;margin:8px 0}.ok{color:#070}.bad{color:#a00}img{max-width:100%}"""
+REFERENCE = Path("experiments/reference")
+
+
+def esc(value: Any) -> str:
+    """`value` as escaped HTML text."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def page(title: str, body: str) -> str:
+    """A whole self-contained HTML page."""
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
+            f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
+
+
+def table(df: pd.DataFrame, links: dict[int, str] | None = None, floatfmt: str = "{:.3f}") -> str:
+    """`df` as an escaped HTML table; `links` maps a row position to an href for its first cell."""
+    if df is None or df.empty:
+        return "<p><em>no rows</em></p>"
+    head = "".join(f"<th>{esc(c)}</th>" for c in df.columns)
+    rows = []
+    for n, row in enumerate(df.itertuples(index=False)):
+        cells = []
+        for k, v in enumerate(row):
+            text = floatfmt.format(v) if isinstance(v, float) and pd.notna(v) else ("" if _isna(v) else v)
+            cell = esc(text)
+            if k == 0 and links and n in links:
+                cell = f'<a href="{esc(links[n])}">{cell}</a>'
+            cells.append(f"<td>{cell}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{head}</tr>\n" + "\n".join(rows) + "</table>"
+
+
+def _isna(v: Any) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def img(path: Path, alt: str) -> str:
+    """An <img> with the PNG at `path` embedded as a data URI."""
+    data = base64.b64encode(Path(path).read_bytes()).decode()
+    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}">'
+
+
+def episode_name(rec: dict[str, Any]) -> str:
+    """The file name of an episode's page."""
+    return f"{results._safe(rec.get('key') or '')}.html" if rec.get("key") else (
+        f"{results._safe(rec.get('task_id'))}__{results._safe(rec.get('delivery'))}__"
+        f"{results._safe(rec.get('agent'))}__s{rec.get('seed')}.html")
+
+
+def find_trajectory(rec: dict[str, Any], dirs: list[Path]) -> Path | None:
+    """The trajectory file of a record: its stored path, else beside the record under one of `dirs`."""
+    stored = rec.get("trajectory")
+    if stored and Path(stored).is_file():
+        return Path(stored)
+    if rec.get("key"):
+        for d in dirs:
+            p = results.trajectory_path(results.record_path(d, rec, rec["key"]))
+            if p.is_file():
+                return p
+    return None
+
+
+def _arguments(args: Any) -> str:
+    """Tool arguments as text: one `name: value` per argument, multi-line strings kept as written."""
+    if not isinstance(args, dict):
+        return json.dumps(args, indent=1, ensure_ascii=False, default=str)
+    parts = []
+    for k, v in args.items():
+        if isinstance(v, str) and "\n" in v:
+            parts.append(f"{k}:\n{v}")
+        else:
+            parts.append(f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)}")
+    return "\n".join(parts)
+
+
+def render_event(ev: dict[str, Any]) -> str:
+    """One trajectory event as HTML."""
+    kind = ev.get("kind")
+    head = f"<b>#{esc(ev.get('i'))} {esc(kind)}</b>"
+    if kind == "tool":
+        state = ' <span class="bad">error</span>' if ev.get("error") else ""
+        args = _arguments(ev.get("arguments"))
+        return (f'<div class="ev">{head} <code>{esc(ev.get("name"))}</code>{state}'
+                f"<pre>{esc(args)}</pre><pre>{esc(ev.get('output'))}</pre></div>")
+    if kind == "grade":
+        tests = pd.DataFrame(ev.get("tests") or [], columns=["id", "group", "outcome", "message"])
+        verdict = '<span class="ok">resolved</span>' if ev.get("resolved") else '<span class="bad">unresolved</span>'
+        return (f'<div class="ev">{head} {verdict}{table(tests)}<p>feedback:</p>'
+                f"<pre>{esc(ev.get('feedback'))}</pre></div>")
+    if kind == "feedback":
+        return f'<div class="ev">{head} (intervention {esc(ev.get("intervention"))})<pre>{esc(ev.get("text"))}</pre></div>'
+    if kind == "model_call" and isinstance(ev.get("message"), dict):
+        msg = ev["message"]
+        calls = "\n".join(f"-> {c.get('function', {}).get('name')}({c.get('function', {}).get('arguments')})"
+                          for c in msg.get("tool_calls") or [] if isinstance(c, dict))
+        cost = f" cost ${float(ev.get('cost_usd') or 0):.4f}" if "cost_usd" in ev else ""
+        return (f'<div class="ev">{head} turn {esc(ev.get("turn"))}{esc(cost)}'
+                f"<pre>{esc(msg.get('content') or '')}</pre><pre>{esc(calls)}</pre></div>")
+    if kind in ("message", "assistant", "user", "system"):
+        content = ev.get("content") if "content" in ev else ev.get("text")
+        if not isinstance(content, str):
+            content = json.dumps(content, indent=1, ensure_ascii=False, default=str)
+        return f'<div class="ev">{head} {esc(ev.get("role", ""))}<pre>{esc(content)}</pre></div>'
+    rest = {k: v for k, v in ev.items() if k not in ("i", "t", "kind")}
+    return f'<div class="ev">{head}<pre>{esc(json.dumps(rest, indent=1, ensure_ascii=False, default=str))}</pre></div>'
+
+
+def episode_page(rec: dict[str, Any], events: list[dict[str, Any]] | None) -> str:
+    """The HTML page of one episode."""
+    title = f"{rec.get('task_id')} {rec.get('delivery')} {rec.get('agent')}/{rec.get('model')} seed {rec.get('seed')}"
+    fields = ["task_id", "family", "variant", "source", "bottleneck", "delivery", "agent", "model", "seed",
+              "resolved", "interventions", "stop_reason", "error", "turns", "cost_usd", "prompt_tokens",
+              "completion_tokens", "wall_s", "tool_calls", "key"]
+    meta = pd.DataFrame([{"field": f, "value": json.dumps(rec.get(f), default=str) if isinstance(rec.get(f), dict)
+                          else rec.get(f)} for f in fields])
+    attempts = pd.DataFrame(rec.get("attempts") or [])
+    if not attempts.empty:
+        attempts = attempts.astype(str)
+    body = [f'<p><a href="../index.html">back to the report</a></p><h1>{esc(title)}</h1>', table(meta),
+            "<h2>Attempts</h2>", table(attempts), "<h2>Trajectory</h2>"]
+    if events is None:
+        body.append("<p><em>trajectory file not found</em></p>")
+    else:
+        body += [render_event(e) for e in events]
+    body += ["<h2>Final diff</h2>", f"<pre>{esc(rec.get('final_diff'))}</pre>"]
+    return page(title, "\n".join(body))
+
+
+def _records(dirs: list[Path]) -> list[dict[str, Any]]:
+    recs = results.read_records(*dirs)
+    return sorted(recs, key=lambda r: (str(r.get("agent")), str(r.get("model")), str(r.get("task_id")),
+                                       str(r.get("delivery")), int(r.get("seed") or 0), str(r.get("key"))))
+
+
+def build(dirs: list[Path], out: Path) -> Path:
+    """Write the HTML report of the episodes under `dirs` into `out`; return the index path."""
+    from sdebench.analysis import plots
+
+    dirs = [Path(d) for d in dirs]
+    recs = _records(dirs)
+    out = Path(out)
+    (out / "episodes").mkdir(parents=True, exist_ok=True)
+    df = analysis.prepare(pd.DataFrame(recs)) if recs else pd.DataFrame()
+    body = [f"<h1>sdebench report</h1><p>{len(recs)} episodes from {esc(', '.join(str(d) for d in dirs))}</p>"]
+    if recs:
+        with tempfile.TemporaryDirectory() as tmp:
+            pngs = plots.write_all(df, Path(tmp))
+            body.append("<h2>Plots</h2>" + "".join(f"<p>{img(p, p.stem)}</p>" for p in pngs))
+        for name, t in (("Resolve rate and costs by source x delivery", analysis.by_cell(df)),
+                        ("Ablation gaps in resolve rate (95% bootstrap CI)", analysis.gaps(df)),
+                        ("By bottleneck", analysis.by_bottleneck(df)),
+                        ("By family", analysis.by_family(df)),
+                        ("Intervention counts", analysis.intervention_distribution(df)),
+                        ("Reference-agent validity", analysis.validity(df))):
+            body.append(f"<h2>{esc(name)}</h2>" + table(t))
+    rows, links = [], {}
+    for n, rec in enumerate(recs):
+        name = episode_name(rec)
+        tp = find_trajectory(rec, dirs)
+        events = traj_mod.read(tp) if tp is not None else None
+        (out / "episodes" / name).write_text(episode_page(rec, events), encoding="utf-8")
+        links[n] = f"episodes/{name}"
+        rows.append({"task_id": rec.get("task_id"), "delivery": rec.get("delivery"), "agent": rec.get("agent"),
+                     "model": rec.get("model"), "seed": rec.get("seed"), "resolved": rec.get("resolved"),
+                     "interventions": rec.get("interventions"), "stop_reason": rec.get("stop_reason"),
+                     "cost_usd": rec.get("cost_usd")})
+    body.append("<h2>Episodes</h2>" + table(pd.DataFrame(rows), links))
+    index = out / "index.html"
+    index.write_text(page("sdebench report", "\n".join(body)), encoding="utf-8")
+    return index
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: build the HTML report, or write FINDINGS.md with --findings."""
+    ap = argparse.ArgumentParser(prog="python -m sdebench.report", description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="*", type=Path, help="results, run or multirun dirs")
+    ap.add_argument("--out", type=Path, help="report dir (default: report/), or the findings file")
+    ap.add_argument("--findings", action="store_true", help="write FINDINGS.md from committed results")
+    ap.add_argument("--reference", type=Path, default=REFERENCE, help="committed reference sweep dir")
+    ap.add_argument("--llm", type=Path, default=None, help="committed LLM sweep dir (fills the LLM section)")
+    a = ap.parse_args(argv)
+    try:
+        if a.findings:
+            from sdebench.analysis import findings
+
+            out = a.out or Path("FINDINGS.md")
+            text = findings.render(a.reference, a.llm)
+            results.write_atomic(out, text)
+            print(f"wrote {out}")
+            return 0
+        if not a.results:
+            ap.error("give at least one RESULTS_DIR (or --findings)")
+        missing = [str(d) for d in a.results if not d.exists()]
+        if missing:
+            raise FileNotFoundError(f"no such results dir: {', '.join(missing)}")
+        index = build(a.results, a.out or Path("report"))
+        print(f"wrote {index}")
+        return 0
+    except (OSError, ValueError) as e:
+        print(f"sdebench.report: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

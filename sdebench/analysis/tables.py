@@ -1,0 +1,214 @@
+"""Tables over episode records: resolve rate, interventions, cost, tokens, turns and memory use,
+by cell (source x delivery), bottleneck and family; ablation gaps with bootstrap intervals.
+
+Every function takes the DataFrame of `sdebench.runs.results.load(...)` (or of `prepare`) and returns
+a new DataFrame; nothing is printed or written here.
+
+Interventions are reported two ways: `interventions_capped` counts every unresolved episode at
+the cap (`max_interventions`, whatever stopped it), so a cell that gives up early is not made to
+look cheap; `interventions_resolved` averages over resolved episodes only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+DEFAULT_CAP = 5
+DELIVERIES = ("full", "squashed", "memtool", "inject", "oracle")
+SOURCES = ("H", "K", "F", "X", "none")
+# The headline ablation gaps, each (minuend, subtrahend) delivery: a positive oracle - squashed
+# gap means the fact matters; memtool/inject/full - oracle says how much of it delivery loses.
+GAPS = (("oracle", "squashed"), ("memtool", "oracle"), ("inject", "oracle"), ("full", "oracle"))
+CELL = ("agent", "model", "source", "delivery")
+N_BOOT = 2000
+
+
+def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
+    """A copy of `df` with the derived columns the tables use (tokens, capped interventions, memory_search calls)."""
+    out = df.copy()
+    for col, default in (("resolved", False), ("interventions", 0), ("cost_usd", 0.0), ("turns", 0),
+                         ("prompt_tokens", 0), ("completion_tokens", 0), ("seed", 0), ("wall_s", 0.0)):
+        if col not in out:
+            out[col] = default
+        out[col] = out[col].fillna(default)
+    for col in ("agent", "model", "source", "delivery", "bottleneck", "family", "task_id", "stop_reason"):
+        if col not in out:
+            out[col] = "?"
+        out[col] = out[col].fillna("?").astype(str)
+    out["resolved"] = out["resolved"].astype(bool)
+    out["interventions"] = out["interventions"].astype(int)
+    out["tokens"] = (out["prompt_tokens"] + out["completion_tokens"]).astype(int)
+    caps = out["max_interventions"].fillna(cap).astype(int) if "max_interventions" in out else cap
+    out["interventions_capped"] = np.where(out["resolved"], out["interventions"], caps).astype(float)
+    calls = out["tool_calls"] if "tool_calls" in out else pd.Series([{}] * len(out), index=out.index)
+    out["memory_search_calls"] = [int((c or {}).get("memory_search", 0)) if isinstance(c, dict) else 0 for c in calls]
+    return out
+
+
+def _ready(df: pd.DataFrame) -> pd.DataFrame:
+    return df if "interventions_capped" in df else prepare(df)
+
+
+def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
+    """Per group of `by`: episodes, resolved, resolve rate, interventions (capped, resolved-only), cost, tokens, turns, memory_search calls."""
+    d = _ready(df)
+    by = list(by)
+    if d.empty:
+        return pd.DataFrame(columns=[*by, "episodes", "resolved", "resolve_rate", "interventions_capped",
+                                     "interventions_resolved", "cost_usd", "mean_cost_usd", "mean_tokens",
+                                     "mean_turns", "mean_memory_search"])
+    g = d.groupby(by, sort=True, dropna=False)
+    out = pd.DataFrame({
+        "episodes": g.size(),
+        "resolved": g["resolved"].sum().astype(int),
+        "resolve_rate": g["resolved"].mean(),
+        "interventions_capped": g["interventions_capped"].mean(),
+        "interventions_resolved": d[d["resolved"]].groupby(by, sort=True)["interventions"].mean(),
+        "cost_usd": g["cost_usd"].sum(),
+        "mean_cost_usd": g["cost_usd"].mean(),
+        "mean_tokens": g["tokens"].mean(),
+        "mean_turns": g["turns"].mean(),
+        "mean_memory_search": g["memory_search_calls"].mean(),
+    })
+    return out.reset_index()
+
+
+def by_cell(df: pd.DataFrame) -> pd.DataFrame:
+    """Metrics per agent, model, source and delivery."""
+    return ordered(metrics(df, CELL))
+
+
+def by_bottleneck(df: pd.DataFrame) -> pd.DataFrame:
+    """Metrics per agent, model, bottleneck and delivery."""
+    return ordered(metrics(df, ["agent", "model", "bottleneck", "delivery"]))
+
+
+def by_family(df: pd.DataFrame) -> pd.DataFrame:
+    """Metrics per agent, model, family and delivery."""
+    return ordered(metrics(df, ["agent", "model", "family", "delivery"]))
+
+
+def _rank(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
+    return values.map(lambda v: order.index(v) if v in order else len(order))
+
+
+def ordered(t: pd.DataFrame) -> pd.DataFrame:
+    """Rows in the canonical source and delivery order (then by name)."""
+    keys, ranks = [], {}
+    for col in t.columns:
+        if col in ("agent", "model", "bottleneck", "family", "source", "delivery"):
+            keys.append(col)
+    t = t.copy()
+    if "source" in t:
+        ranks["source"] = _rank(t["source"], SOURCES)
+    if "delivery" in t:
+        ranks["delivery"] = _rank(t["delivery"], DELIVERIES)
+    for col, r in ranks.items():
+        t[f"_{col}_rank"] = r
+    sort_by = [f"_{c}_rank" if c in ranks else c for c in keys]
+    t = t.sort_values([*sort_by, *keys], kind="mergesort")
+    return t.drop(columns=[f"_{c}_rank" for c in ranks]).reset_index(drop=True)
+
+
+def resolve_table(df: pd.DataFrame, agent: str, model: str | None = None, value: str = "resolve_rate") -> pd.DataFrame:
+    """A source x delivery matrix of `value` for one agent (and model): rows sources, columns deliveries."""
+    t = by_cell(df)
+    t = t[(t["agent"] == agent) & ((t["model"] == model) if model is not None else True)]
+    m = t.pivot_table(index="source", columns="delivery", values=value, aggfunc="mean")
+    rows = sorted(m.index, key=lambda s: (SOURCES.index(s) if s in SOURCES else 99, s))
+    cols = sorted(m.columns, key=lambda c: (DELIVERIES.index(c) if c in DELIVERIES else 99, c))
+    return m.loc[rows, cols]
+
+
+def bootstrap_gap(a: pd.DataFrame, b: pd.DataFrame, metric: str, n_boot: int, rng: np.random.Generator) -> dict[str, Any]:
+    """The gap mean(a) - mean(b) of `metric` over (task, seed) units present in both, with a two-level bootstrap.
+
+    Resampling: tasks with replacement, then seeds with replacement within each drawn task (the
+    paired difference of a unit is kept together). The interval is the 2.5/97.5 percentile.
+    """
+    ka = a.groupby(["task_id", "seed"])[metric].mean()
+    kb = b.groupby(["task_id", "seed"])[metric].mean()
+    diff = (ka - kb).dropna()
+    if diff.empty:
+        return {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "tasks": 0, "seeds": 0, "units": 0}
+    mat = diff.unstack("seed")  # tasks x seeds; NaN where a task lacks a seed
+    vals = mat.to_numpy(dtype=float)
+    n_t, n_s = vals.shape
+    ti = rng.integers(0, n_t, size=(n_boot, n_t))
+    si = rng.integers(0, n_s, size=(n_boot, n_t, n_s))
+    draws = np.nanmean(vals[ti[:, :, None], si].reshape(n_boot, -1), axis=1)
+    lo, hi = np.nanpercentile(draws, [2.5, 97.5])
+    return {"estimate": float(diff.mean()), "ci_low": float(lo), "ci_high": float(hi),
+            "tasks": int(n_t), "seeds": int(n_s), "units": int(len(diff))}
+
+
+def gaps(df: pd.DataFrame, metric: str = "resolved", n_boot: int = N_BOOT, seed: int = 0,
+         pairs: tuple[tuple[str, str], ...] = GAPS) -> pd.DataFrame:
+    """Headline ablation gaps per agent, model and source (e.g. oracle - squashed) of `metric`, with 95% bootstrap intervals.
+
+    `metric` is a per-episode column: `resolved` (gap in resolve rate) or `interventions_capped`.
+    The generator is seeded with `seed`; `n_boot` resamples per gap (reported in column n_boot).
+    """
+    d = _ready(df).copy()
+    d[metric] = d[metric].astype(float)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for (agent, model, source), sub in sorted(d.groupby(["agent", "model", "source"]), key=lambda kv: (
+            kv[0][0], kv[0][1], SOURCES.index(kv[0][2]) if kv[0][2] in SOURCES else 99, kv[0][2])):
+        for hi_d, lo_d in pairs:
+            a, b = sub[sub["delivery"] == hi_d], sub[sub["delivery"] == lo_d]
+            if a.empty or b.empty:
+                continue
+            rows.append({"agent": agent, "model": model, "source": source, "gap": f"{hi_d} - {lo_d}",
+                         "metric": metric, **bootstrap_gap(a, b, metric, n_boot, rng), "n_boot": n_boot})
+    cols = ["agent", "model", "source", "gap", "metric", "estimate", "ci_low", "ci_high", "tasks", "seeds", "units", "n_boot"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def intervention_distribution(df: pd.DataFrame) -> pd.DataFrame:
+    """Episodes per agent, model, delivery, intervention count and outcome (resolved or not)."""
+    d = _ready(df)
+    cols = ["agent", "model", "delivery", "interventions", "resolved"]
+    if d.empty:
+        return pd.DataFrame(columns=[*cols, "episodes"])
+    t = d.groupby(cols).size().rename("episodes").reset_index()
+    return ordered(t).sort_values(["agent", "model"], kind="mergesort").reset_index(drop=True)
+
+
+def _valid(d: pd.DataFrame, cap: int) -> np.ndarray:
+    """Whether each reference-agent episode behaved as required (see `validity`)."""
+    caps = d["max_interventions"].fillna(cap).astype(int) if "max_interventions" in d else cap
+    return np.select(
+        [d["agent"] == "oracle", d["agent"] == "conventional", d["agent"] == "noop"],
+        [d["resolved"] & (d["interventions"] == 0),
+         ~d["resolved"] & (d["interventions"] == caps) & (d["stop_reason"] == "max_interventions"),
+         ~d["resolved"]],
+        default=False,
+    ).astype(bool)
+
+
+def validity(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
+    """Per reference agent and cell: how many episodes behaved as the benchmark requires.
+
+    oracle: resolved with 0 interventions; conventional: unresolved after exactly the cap of
+    interventions (it passes the visible tests, fails the hidden ones); noop: never resolved.
+    """
+    d = _ready(df)
+    d = d[d["agent"].isin(["oracle", "conventional", "noop"])].copy()
+    d["valid"] = _valid(d, cap)
+    g = d.groupby(["agent", "source", "delivery"])
+    t = pd.DataFrame({"episodes": g.size(), "valid": g["valid"].sum().astype(int)}).reset_index()
+    t["all_valid"] = t["valid"] == t["episodes"]
+    return ordered(t)
+
+
+def invalid_episodes(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
+    """The reference-agent episodes that broke the expectation of `validity` (task, cell, outcome)."""
+    d = _ready(df)
+    d = d[d["agent"].isin(["oracle", "conventional", "noop"])]
+    bad = d[~_valid(d, cap)]
+    cols = ["agent", "task_id", "source", "delivery", "resolved", "interventions", "stop_reason"]
+    return bad[cols].sort_values(cols[:4], kind="mergesort").reset_index(drop=True)

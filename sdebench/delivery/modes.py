@@ -1,0 +1,172 @@
+"""The five delivery modes: how memory reaches the agent (DESIGN.md, 'delivery').
+
+Each mode prepares, for one task, the agent's workspace (a git repo on the host), the text added
+to the agent's prompt, and the names of the tools the agent gets. The code and visible tests are
+identical in every mode; only history and memory artifacts differ.
+
+- full: the unbundled repo with its history and every artifact, standard tools.
+- squashed: one fresh commit of HEAD with every memory artifact removed.
+- memtool: squashed + a `memory_search` tool over the memory corpus of the full repo.
+- inject: squashed + the memory corpus (or its best items for the statement) in the prompt.
+- oracle: squashed + the fact sentence in the prompt (upper bound).
+
+Memory carried from earlier tasks of a stream (sdebench.delivery.carried) is passed to `prepare` as
+data and applied like the task's own F/X memory: full writes it into the workspace's `.agent/`
+files, memtool and inject add it to the corpus, squashed and oracle leave it out.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from sdebench.delivery.carried import CarriedMemory, write_into
+from sdebench.delivery.memory import MemoryIndex, MemoryItem, corpus_from_repo, render_inject
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import Task
+
+STANDARD_TOOLS = ("bash", "read_file", "edit_file", "write_file", "run_tests", "submit")
+MEMORY_TOOL = "memory_search"
+WORKSPACE = "workspace"
+FULL_CLONE = "full-clone"
+
+
+class DeliveryError(ValueError):
+    """An unknown delivery mode or a bad option."""
+
+
+@dataclass
+class Prepared:
+    """What a delivery mode hands to the episode."""
+
+    workspace: Path
+    prompt_additions: list[str]
+    tools: tuple[str, ...]
+    memory: MemoryIndex | None = None
+    info: dict[str, Any] = field(default_factory=dict)  # e.g. injected tokens, corpus size
+
+
+class Delivery(Protocol):
+    """One delivery mode."""
+
+    name: str
+
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """Build the workspace under `work_dir` and the agent's prompt additions and tools."""
+        ...
+
+
+def _carried_info(carried: CarriedMemory | None, delivered: bool) -> dict[str, Any]:
+    """What the episode record says about carried memory (nothing when there is none)."""
+    if carried is None or not carried.entries:
+        return {}
+    return {"carried_items": len(carried.entries), "carried_tokens": carried.tokens(), "carried_delivered": delivered}
+
+
+def _full_clone(task: Task, dest: Path) -> Path:
+    if dest.exists():
+        shutil.rmtree(dest)
+    return repo_mod.unbundle(task.bundle, dest)
+
+
+def _squashed(task: Task, work_dir: Path, keep_corpus: bool) -> tuple[Path, list[MemoryItem]]:
+    """Squash the full repo into work_dir/workspace; the corpus is read from the full clone first."""
+    full = _full_clone(task, work_dir / FULL_CLONE)
+    try:
+        items = corpus_from_repo(full) if keep_corpus else []
+        ws = work_dir / WORKSPACE
+        repo_mod.squash(full, ws, drop=task.memory_artifacts)
+    finally:
+        shutil.rmtree(full, ignore_errors=True)
+    return ws, items
+
+
+@dataclass
+class Full:
+    """The repo as it is: history, artifacts, standard tools."""
+
+    name: str = "full"
+
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """Unbundle the repo into the workspace; carried entries go into its `.agent/` files."""
+        ws = _full_clone(task, work_dir / WORKSPACE)
+        if carried is not None and carried.entries:
+            write_into(ws, carried)
+        return Prepared(ws, [], STANDARD_TOOLS, info=_carried_info(carried, True))
+
+
+@dataclass
+class Squashed:
+    """HEAD code only: no history, no memory artifacts."""
+
+    name: str = "squashed"
+
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """A single-commit workspace without memory artifacts (carried memory is left out too)."""
+        ws, _ = _squashed(task, work_dir, keep_corpus=False)
+        return Prepared(ws, [], STANDARD_TOOLS, info=_carried_info(carried, False))
+
+
+@dataclass
+class Memtool:
+    """Squashed + a BM25 `memory_search` tool over the full repo's memory."""
+
+    name: str = "memtool"
+    default_k: int = 5
+
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """A squashed workspace and an index over the corpus of the full repo plus carried entries."""
+        ws, items = _squashed(task, work_dir, keep_corpus=True)
+        items += carried.items() if carried is not None else []
+        index = MemoryIndex(items)
+        info = {"corpus_items": len(items), "default_k": self.default_k, **_carried_info(carried, True)}
+        return Prepared(ws, [], (*STANDARD_TOOLS, MEMORY_TOOL), index, info)
+
+
+@dataclass
+class Inject:
+    """Squashed + the memory corpus pushed into the prompt (whole if it fits the budget)."""
+
+    name: str = "inject"
+    token_budget: int = 8000
+    top_k: int = 10
+
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """A squashed workspace and the rendered corpus (plus carried entries) as a prompt addition."""
+        ws, items = _squashed(task, work_dir, keep_corpus=True)
+        items += carried.items() if carried is not None else []
+        inj = render_inject(items, task.statement, self.token_budget, self.top_k)
+        additions = [inj.text] if inj.text else []
+        info = {"corpus_items": len(items), "inject_tokens": inj.tokens, "inject_mode": inj.mode, "inject_items": len(inj.items),
+                **_carried_info(carried, True)}
+        return Prepared(ws, additions, STANDARD_TOOLS, None, info)
+
+
+@dataclass
+class Oracle:
+    """Squashed + the fact itself (upper bound)."""
+
+    name: str = "oracle"
+
+    def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
+        """A squashed workspace and the fact sentence as a prompt addition (carried memory is left out)."""
+        ws, _ = _squashed(task, work_dir, keep_corpus=False)
+        fact = [f"A fact about this project that matters here: {task.fact}"]
+        return Prepared(ws, fact, STANDARD_TOOLS, info=_carried_info(carried, False))
+
+
+DELIVERIES: dict[str, type] = {"full": Full, "squashed": Squashed, "memtool": Memtool, "inject": Inject, "oracle": Oracle}
+
+
+def make_delivery(cfg: dict[str, Any] | str) -> Delivery:
+    """The delivery named by `cfg['name']` (or a bare name), with the other keys as options."""
+    opts = {"name": cfg} if isinstance(cfg, str) else dict(cfg or {})
+    name = opts.get("name")
+    if name not in DELIVERIES:
+        raise DeliveryError(f"unknown delivery {name!r} (choose {', '.join(DELIVERIES)})")
+    try:
+        return DELIVERIES[name](**opts)
+    except TypeError as e:
+        raise DeliveryError(f"bad options for delivery {name!r}: {e}") from None

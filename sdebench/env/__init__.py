@@ -1,0 +1,1 @@
+"""The OpenEnv-style environment over sdebench tasks and its HTTP server."""

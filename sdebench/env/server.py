@@ -1,0 +1,257 @@
+"""`python -m sdebench.serve`: the environment (sdebench.env.environment) over HTTP on 127.0.0.1.
+
+GET /health, GET / (environment info and task list), POST /reset {seed?, task_id?} -> observation
+with a new `episode_id`, POST /step {episode_id, action: {patched_code, path?} | {diff}},
+GET /state?episode_id=... Sessions are kept apart by episode id; a bad request gets a 4xx with
+an `error` message and the server stays up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import socket
+import sys
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import Body, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+
+from sdebench.env.environment import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TIMEOUT,
+    BadAction,
+    CodeFixEnv,
+    EnvError,
+    EpisodeDone,
+    NoEpisode,
+    SandboxUnavailable,
+    TaskStore,
+    UnknownTask,
+)
+from sdebench.sandbox import SandboxError, make_factory
+from sdebench.sandbox.base import SandboxFactory
+from sdebench.tasks.record import TaskError
+
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+DEFAULT_MAX_SESSIONS = 32
+STATUS = {UnknownTask: 404, NoEpisode: 404, EpisodeDone: 409, BadAction: 400, SandboxUnavailable: 503}
+
+
+class ResetRequest(BaseModel):
+    """Body of POST /reset (may be empty)."""
+
+    model_config = ConfigDict(extra="forbid")
+    seed: int | None = None
+    task_id: str | None = None
+
+
+class Action(BaseModel):
+    """A full replacement file (`patched_code`, optional `path`) or a unified `diff`."""
+
+    model_config = ConfigDict(extra="forbid")
+    patched_code: str | None = None
+    path: str | None = None
+    diff: str | None = None
+
+
+class StepRequest(BaseModel):
+    """Body of POST /step."""
+
+    model_config = ConfigDict(extra="forbid")
+    episode_id: str | None = None
+    action: Action
+
+
+@dataclass
+class Session:
+    """One episode's environment and the lock serialising its calls."""
+
+    env: CodeFixEnv
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Sessions:
+    """Episode id -> session; the least recently used one is closed beyond `limit`."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._by_id: OrderedDict[str, Session] = OrderedDict()
+
+    def add(self, episode_id: str, session: Session) -> None:
+        """Register a new session, evicting the oldest ones over the limit."""
+        evicted = []
+        with self._lock:
+            self._by_id[episode_id] = session
+            while len(self._by_id) > self.limit:
+                evicted.append(self._by_id.popitem(last=False)[1])
+        for s in evicted:
+            with s.lock:
+                s.env.close()
+
+    def get(self, episode_id: str | None) -> Session:
+        """The session of `episode_id`, or NoEpisode with the reason."""
+        if not episode_id:
+            raise NoEpisode("missing episode_id: call POST /reset first and pass the episode_id it returns")
+        with self._lock:
+            s = self._by_id.get(episode_id)
+            if s is None:
+                raise NoEpisode(f"unknown episode_id {episode_id!r}: call POST /reset to start an episode")
+            self._by_id.move_to_end(episode_id)
+            return s
+
+    def close_all(self) -> None:
+        """Close every session."""
+        with self._lock:
+            sessions = list(self._by_id.values())
+            self._by_id.clear()
+        for s in sessions:
+            s.env.close()
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
+        parts.append(f"{loc or 'body'}: {err.get('msg', 'invalid')}")
+    return "invalid request: " + "; ".join(parts)
+
+
+def create_app(
+    tasks_dir: str | Path,
+    factory: SandboxFactory,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    work_root: str | Path | None = None,
+) -> FastAPI:
+    """The FastAPI app serving the tasks of `tasks_dir`."""
+    store = TaskStore(tasks_dir)
+    sessions = Sessions(max_sessions)
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        sessions.close_all()  # episode dirs go with the server
+
+    app = FastAPI(title="sdebench environment", docs_url=None, redoc_url=None, lifespan=lifespan)
+    app.state.sessions = sessions
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"error": _validation_message(exc)})
+
+    @app.exception_handler(EnvError)
+    async def _env_error(request: Request, exc: EnvError) -> JSONResponse:
+        return JSONResponse(status_code=STATUS.get(type(exc), 400), content={"error": str(exc)})
+
+    @app.exception_handler(TaskError)
+    async def _task_error(request: Request, exc: TaskError) -> JSONResponse:
+        return JSONResponse(status_code=500, content={"error": f"task store: {exc}"})
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        # Anything unexpected is one JSON line for the client; the server keeps serving.
+        return JSONResponse(status_code=500, content={"error": f"internal error: {type(exc).__name__}: {exc}"})
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        """Liveness and the number of open sessions."""
+        return {"status": "ok", "sessions": len(sessions)}
+
+    @app.get("/")
+    def info() -> dict[str, Any]:
+        """Environment info and the task list."""
+        tasks = [store.get(i) for i in store.ids()]
+        return {
+            "name": "sdebench",
+            "description": "Fix a bug in a Python repo; each step is graded by running its tests in a sandbox.",
+            "sandbox": factory.name,
+            "max_steps": max_steps,
+            "action": {"patched_code": "full new file content", "path": "file to replace (optional when one)",
+                       "diff": "a unified diff instead of patched_code"},
+            "observation": ["episode_id", "task_id", "task_description", "current_code", "failing_tests",
+                            "step_number", "max_steps", "reward", "reward_breakdown", "done", "info"],
+            "tasks": [{"id": t.id, "family": t.family, "source": t.source, "bottleneck": t.bottleneck,
+                       "grader": t.grader, "tags": list(t.tags)} for t in tasks],
+            "task_errors": list(store.errors),
+        }
+
+    @app.post("/reset")
+    def reset(body: ResetRequest | None = Body(default=None)) -> dict[str, Any]:
+        """Start a new episode (a new session) and return its first observation."""
+        body = body or ResetRequest()
+        env = CodeFixEnv(store, factory, max_steps=max_steps, timeout=timeout, work_root=work_root)
+        obs = env.reset(seed=body.seed, task_id=body.task_id)
+        sessions.add(obs.episode_id, Session(env))
+        return obs.to_dict()
+
+    @app.post("/step")
+    def step(body: StepRequest) -> dict[str, Any]:
+        """Apply one action in the given episode."""
+        s = sessions.get(body.episode_id)
+        with s.lock:
+            return s.env.step(body.action.model_dump(exclude_none=True)).to_dict()
+
+    @app.get("/state")
+    def state(episode_id: str | None = None) -> dict[str, Any]:
+        """The state of the given episode."""
+        s = sessions.get(episode_id)
+        with s.lock:
+            return s.env.state()
+
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point: serve on 127.0.0.1 until interrupted."""
+    ap = argparse.ArgumentParser(prog="python -m sdebench.serve", description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=DEFAULT_PORT, help="port on 127.0.0.1 (0: pick a free one)")
+    ap.add_argument("--tasks-dir", type=Path, default=Path("tasks"), help="dir of task dirs (default: tasks)")
+    ap.add_argument("--sandbox", default="local", help="sandbox backend for test runs (local, docker, unsafe_local)")
+    ap.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
+    ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per test run")
+    ap.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS)
+    args = ap.parse_args(argv)
+    if not args.tasks_dir.is_dir():
+        print(f"error: tasks dir {args.tasks_dir} does not exist", file=sys.stderr)
+        return 2
+    try:
+        # The task store holds the hidden tests: test runs must never see it.
+        factory = make_factory({"backend": args.sandbox, "tasks_dir": str(args.tasks_dir.resolve())})
+    except (SandboxError, TypeError) as e:
+        print(f"error: sandbox {args.sandbox!r}: {e}", file=sys.stderr)
+        return 2
+    import uvicorn
+
+    app = create_app(args.tasks_dir, factory, args.max_steps, args.timeout, args.max_sessions)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, args.port))
+    except OSError as e:
+        print(f"error: cannot listen on {HOST}:{args.port}: {e.strerror}", file=sys.stderr)
+        return 2
+    sock.listen(128)  # connections queue from here on, so the banner can be trusted at once
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    print(f"sdebench.serve listening on http://{HOST}:{port}", flush=True)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,407 @@
+"""`python -m sdebench.generate`: run the family generators, validate every task, write tasks/.
+
+A task that breaks a generation rule is not written; the message names the task and the rule.
+`--check` regenerates into a temporary dir and compares byte for byte with the tasks dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import importlib.util
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sdebench.generation import validate
+from sdebench.generation.spec import Generator, TaskSpec
+from sdebench.grading.testrun import module_names, run_tests
+from sdebench.sandbox import make_factory
+from sdebench.tasks import repo
+from sdebench.tasks.artifacts import SOURCES
+from sdebench.tasks.record import (
+    CONVENTIONAL_PATCH,
+    HIDDEN_DIR,
+    ORACLE_PATCH,
+    Task,
+    Tests,
+    save_meta,
+)
+
+DEFAULT_GENERATORS = Path("generators")
+DEFAULT_OUT = Path("tasks")
+
+
+class GeneratorError(RuntimeError):
+    """A generator module cannot be loaded or is not a valid family."""
+
+
+# --- discovery --------------------------------------------------------------------------------
+
+
+def load_generator(path: Path) -> Generator:
+    """Import one generator module by path and return its GENERATOR."""
+    name = f"sdebench_family_{path.stem}"
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise GeneratorError(f"{path}: not a Python module")
+        module = importlib.util.module_from_spec(spec)
+        # dataclasses and pickling look the module up by name while it executes.
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except GeneratorError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a broken generator is reported, not fatal
+        raise GeneratorError(f"{path}: import failed: {type(e).__name__}: {e}") from None
+    gen = getattr(module, "GENERATOR", None)
+    if gen is None:
+        raise GeneratorError(f"{path}: defines no GENERATOR")
+    if not isinstance(gen, Generator):
+        raise GeneratorError(f"{path}: GENERATOR lacks family/bottleneck/variants/description/build")
+    return gen
+
+
+def discover(generators_dir: Path) -> tuple[dict[str, Path], list[str]]:
+    """Family name -> module path for every generator file, and the load errors met."""
+    found: dict[str, Path] = {}
+    errors = []
+    if not generators_dir.is_dir():
+        return found, [f"{generators_dir}: generators dir does not exist"]
+    for path in sorted(generators_dir.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            gen = load_generator(path)
+        except GeneratorError as e:
+            errors.append(str(e))
+            continue
+        if gen.family in found:
+            errors.append(f"{path}: family {gen.family!r} is also defined in {found[gen.family]}")
+            continue
+        found[gen.family] = path
+    return found, errors
+
+
+# --- one task -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What generating one task gave."""
+
+    task_id: str
+    violations: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    written: bool = False
+
+
+def is_test_file(path: str) -> bool:
+    """Whether a repo path is a test file (or conftest) rather than code."""
+    return path.startswith("tests/") or bool(validate.TEST_FILE.search(path))
+
+
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    for rel, content in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content)
+
+
+def run_three(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict) -> dict:
+    """Run the tests at HEAD, with the oracle fix and with the conventional fix (hidden tests added)."""
+    factory = make_factory(sandbox_cfg)
+    test_paths = sorted({i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass} | set(spec.hidden_tests))
+    trees = {
+        "head": head,
+        "oracle": {**head, **spec.oracle_files},
+        "conventional": {**head, **spec.conventional_files},
+    }
+
+    def one(name: str):
+        root = work / name
+        _write_tree(root, {**trees[name], **spec.hidden_tests})
+        with factory.open(root) as sb:
+            return name, run_tests(sb, test_paths, module_names(sorted(spec.oracle_files)))
+
+    with ThreadPoolExecutor(3) as pool:
+        return dict(pool.map(one, trees))
+
+
+def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict) -> Outcome:
+    """Build, validate and (if every rule holds) write one task; never raises."""
+    start = time.monotonic()
+    gen = load_generator(gen_path)
+    tid = f"{gen.family}-v{variant}-{source}"
+    outcome = Outcome(tid)
+    try:
+        spec = gen.build(variant, source)
+        violations = validate.check_structure(spec, gen.family, variant, source)
+        violations += validate.check_determinism(spec, gen.build(variant, source))
+        if not violations:
+            violations += validate.check_placement(spec)
+            violations += validate.check_no_future_leak(spec)
+        if not violations:
+            with tempfile.TemporaryDirectory(prefix=f"sdebench-gen-{tid}-") as tmp:
+                violations += _build_and_write(spec, Path(tmp), out_dir, sandbox_cfg)
+        outcome.violations = [str(v) for v in violations]
+        outcome.written = not violations
+    except Exception as e:  # noqa: BLE001 - a crashing generator is a reported failure
+        outcome.violations = [f"generator crashed: {type(e).__name__}: {e}"]
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict) -> list[validate.Violation]:
+    head = validate.head_tree(spec)
+    runs = run_three(spec, head, tmp / "runs", sandbox_cfg)
+    violations = validate.check_runs(spec, runs)
+    if violations:
+        return violations
+    git_dir = tmp / "repo"
+    head_sha = repo.build(git_dir, spec.commits)
+    fix_blobs = {p: repo.blob_sha(c) for p, c in spec.oracle_files.items()}
+    violations = validate.check_repo(repo.refs(git_dir), repo.all_objects(git_dir), fix_blobs)
+    if violations:
+        return violations
+    oracle_patch = repo.diff_files({p: head.get(p) for p in spec.oracle_files}, spec.oracle_files)
+    conv_patch = repo.diff_files({p: head.get(p) for p in spec.conventional_files}, spec.conventional_files)
+    # The patches must apply to the real checkout exactly as the validated files say.
+    repo.apply_patch(git_dir, oracle_patch)
+    for p, c in spec.oracle_files.items():
+        if (git_dir / p).read_text() != c:
+            return [validate.Violation(3, f"oracle.patch does not reproduce {p}")]
+    staging = out_dir / f".staging-{spec.task_id}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    repo.bundle(git_dir, staging / "repo.bundle")
+    (staging / ORACLE_PATCH).write_text(oracle_patch)
+    (staging / CONVENTIONAL_PATCH).write_text(conv_patch)
+    _write_tree(staging / HIDDEN_DIR, spec.hidden_tests)
+    task = task_record(spec, head, head_sha)
+    save_meta(task, staging)
+    _replace_dir(staging, out_dir / spec.task_id)
+    return []
+
+
+def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str) -> Task:
+    """The Task record of a validated spec."""
+    from sdebench.tasks.artifacts import artifact_kind
+
+    code = [p for p in head if p.endswith(".py") and not is_test_file(p)]
+    return Task(
+        id=spec.task_id,
+        family=spec.family,
+        variant=spec.variant,
+        source=spec.source,
+        bottleneck=spec.bottleneck,
+        statement=spec.statement,
+        fact=spec.fact,
+        fact_tokens=tuple(spec.fact_tokens),
+        conventional_guess=spec.conventional_guess,
+        modules=len(code),
+        commits=len(spec.commits),
+        head_sha=head_sha,
+        tests=Tests(tuple(spec.fail_to_pass), tuple(spec.pass_to_pass), tuple(spec.hidden_to_pass)),
+        memory_artifacts=tuple(sorted(p for p in head if artifact_kind(p) is not None)),
+        test_files=tuple(sorted(p for p in head if is_test_file(p))),
+        tags=tuple(spec.tags),
+        description=spec.description,
+    )
+
+
+def _replace_dir(src: Path, dest: Path) -> None:
+    old = dest.with_name(f".old-{dest.name}")
+    if old.exists():
+        shutil.rmtree(old)
+    if dest.exists():
+        dest.rename(old)
+    src.rename(dest)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+# --- many tasks ---------------------------------------------------------------------------------
+
+
+def plan(
+    generators_dir: Path, families: set[str] | None, variants: set[int] | None, sources: set[str] | None
+) -> tuple[list[tuple[Path, int, str]], list[str]]:
+    """The (generator, variant, source) jobs selected, and discovery errors."""
+    found, errors = discover(generators_dir)
+    if families:
+        unknown = sorted(families - set(found))
+        if unknown:
+            errors.append(f"unknown families: {', '.join(unknown)} (known: {', '.join(sorted(found))})")
+    jobs = []
+    for family, path in sorted(found.items()):
+        if families and family not in families:
+            continue
+        gen = load_generator(path)
+        for v in gen.variants:
+            if variants is not None and v not in variants:
+                continue
+            for s in SOURCES:
+                if sources is None or s in sources:
+                    jobs.append((path, v, s))
+    return jobs, errors
+
+
+def generate(
+    jobs: list[tuple[Path, int, str]], out_dir: Path, sandbox_cfg: dict, workers: int = 2, progress: bool = True
+) -> list[Outcome]:
+    """Run every job, `workers` at a time, with a progress bar on stderr."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    outcomes = []
+    bar = None
+    if progress and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(jobs), unit="task", file=sys.stderr)
+    with ProcessPoolExecutor(max(1, workers)) as pool:
+        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg) for p, v, s in jobs]
+        for fut in futures:
+            outcomes.append(fut.result())
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    return outcomes
+
+
+def compare_dirs(a: Path, b: Path) -> list[str]:
+    """Relative paths that differ between two trees (missing on either side included)."""
+    diffs = []
+
+    def walk(cmp: filecmp.dircmp, prefix: str) -> None:
+        diffs.extend(prefix + n for n in cmp.left_only + cmp.right_only + cmp.funny_files)
+        for name in cmp.common_files:
+            if not filecmp.cmp(Path(cmp.left) / name, Path(cmp.right) / name, shallow=False):
+                diffs.append(prefix + name)
+        for name, sub in cmp.subdirs.items():
+            walk(sub, prefix + name + "/")
+
+    walk(filecmp.dircmp(a, b, ignore=[]), "")
+    return sorted(diffs)
+
+
+INDEX = "README.md"
+
+
+def _span(values: list[int]) -> str:
+    return str(values[0]) if values[0] == values[-1] else f"{values[0]}-{values[-1]}"
+
+
+def render_index(tasks_dir: Path) -> str:
+    """tasks/README.md: every family with its tags, sizes and fact space (never the facts)."""
+    from sdebench.tasks.record import discover, load
+
+    fams: dict[str, list[Task]] = {}
+    for d in discover(tasks_dir):
+        t = load(d)
+        fams.setdefault(t.family, []).append(t)
+    lines = [
+        "# The sdebench tasks",
+        "",
+        "Generated by `python -m sdebench.generate`; do not edit. Each family is emitted per variant in every",
+        "placement (H, K, F, X, none). Sizes are ranges over the family's tasks.",
+        "",
+        f"{sum(len(v) for v in fams.values())} tasks, {len(fams)} families.",
+        "",
+        "| family | bottleneck | tags | variants | tasks | modules | commits | fact space |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for fam, tasks in sorted(fams.items()):
+        t0 = tasks[0]
+        mods = sorted({t.modules for t in tasks})
+        coms = sorted({t.commits for t in tasks})
+        variants = ",".join(str(v) for v in sorted({t.variant for t in tasks}))
+        lines.append(
+            f"| {fam} | {t0.bottleneck} | {', '.join(t0.tags)} | {variants} | {len(tasks)} | {_span(mods)} | "
+            f"{_span(coms)} | {t0.description} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _csv(value: str | None) -> set[str] | None:
+    return {v.strip() for v in value.split(",") if v.strip()} if value else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    ap = argparse.ArgumentParser(prog="python -m sdebench.generate", description=__doc__.splitlines()[0])
+    ap.add_argument("--generators", type=Path, default=DEFAULT_GENERATORS, help="dir of family modules (default: generators)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="tasks dir to write (default: tasks)")
+    ap.add_argument("--families", help="comma-separated families (default: all)")
+    ap.add_argument("--variants", help="comma-separated variant numbers (default: all)")
+    ap.add_argument("--sources", help=f"comma-separated sources among {','.join(SOURCES)} (default: all)")
+    ap.add_argument("--check", action="store_true", help="regenerate into a temp dir and compare byte for byte with --out")
+    ap.add_argument("--jobs", type=int, default=2, help="parallel workers (default: 2)")
+    ap.add_argument("--sandbox", default="unsafe_local", help="sandbox backend for validation runs (default: unsafe_local)")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = ap.parse_args(argv)
+
+    sources = _csv(args.sources)
+    if sources and not sources <= set(SOURCES):
+        ap.error(f"unknown sources: {', '.join(sorted(sources - set(SOURCES)))} (choose among {', '.join(SOURCES)})")
+    try:
+        variants = {int(v) for v in _csv(args.variants)} if args.variants else None
+    except ValueError:
+        ap.error(f"--variants takes comma-separated integers, got {args.variants!r}")
+    jobs, errors = plan(args.generators, _csv(args.families), variants, sources)
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    if not jobs:
+        print("error: nothing to generate", file=sys.stderr)
+        return 1
+    sandbox_cfg = {"backend": args.sandbox}
+    start = time.monotonic()
+    target = Path(tempfile.mkdtemp(prefix="sdebench-check-")) if args.check else args.out
+    try:
+        outcomes = generate(jobs, target, sandbox_cfg, args.jobs, progress=not args.no_progress)
+        failed = [o for o in outcomes if o.violations]
+        for o in failed:
+            for v in o.violations:
+                print(f"{o.task_id}: {v}", file=sys.stderr)
+        elapsed = time.monotonic() - start
+        print(f"{len(outcomes) - len(failed)}/{len(outcomes)} tasks valid in {elapsed:.1f}s -> {target}", file=sys.stderr)
+        if not args.check:
+            (args.out / INDEX).write_text(render_index(args.out))
+        if args.check:
+            mismatched = _check_against(outcomes, target, args.out)
+            if not (args.families or args.variants or args.sources):
+                produced = {o.task_id for o in outcomes}
+                mismatched += [f"{d.name}: stale task dir (no generator emits it)" for d in sorted(args.out.iterdir())
+                               if d.is_dir() and d.name not in produced]
+                index = args.out / INDEX
+                if not index.is_file() or index.read_text() != render_index(args.out):
+                    mismatched.append(f"{INDEX}: out of date (regenerate)")
+            for m in mismatched:
+                print(f"check: {m}", file=sys.stderr)
+            if mismatched:
+                return 1
+            print(f"check: {len(outcomes)} tasks byte-identical to {args.out}", file=sys.stderr)
+        return 1 if failed or errors else 0
+    finally:
+        if args.check:
+            shutil.rmtree(target, ignore_errors=True)
+
+
+def _check_against(outcomes: list[Outcome], fresh: Path, committed: Path) -> list[str]:
+    problems = []
+    for o in outcomes:
+        a, b = fresh / o.task_id, committed / o.task_id
+        if not b.is_dir():
+            problems.append(f"{o.task_id}: missing from {committed}")
+        elif a.is_dir():
+            problems += [f"{o.task_id}: {p} differs" for p in compare_dirs(a, b)]
+    return problems
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""The generation rules of DESIGN.md as checks on a built task.
+
+Every check returns `Violation`s naming the rule; an empty list means the task may be written.
+Test-running checks (rules 2-4) take the outcomes of three real pytest runs: HEAD, the oracle fix
+and the conventional fix, each with the hidden tests added.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from sdebench.generation.spec import TaskSpec
+from sdebench.grading.testrun import TestRun
+from sdebench.tasks.artifacts import SOURCES, artifact_kind
+
+RULES = {
+    1: "decisive on exactly one source",
+    2: "non-guessable",
+    3: "oracle fix passes",
+    4: "HEAD state (PASS_TO_PASS green, FAIL_TO_PASS red)",
+    5: "no future leak",
+    6: "deterministic",
+}
+TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule, with what broke it."""
+
+    rule: int
+    detail: str
+
+    def __str__(self) -> str:
+        return f"rule {self.rule} ({RULES.get(self.rule, 'structure')}): {self.detail}"
+
+
+# --- fact tokens -----------------------------------------------------------------------------
+
+
+def normalise(text: str) -> str:
+    """Case-fold and collapse whitespace, as leak checks compare text."""
+    return " ".join(text.casefold().split())
+
+
+@cache
+def _token_re(token: str) -> re.Pattern[str]:
+    # A token must not be glued to more word characters, except that a number may carry a unit:
+    # '417' is found in '417s' but not in '4170' or 'a417'; 'half_down' is not in 'round_half_down'.
+    t = normalise(token)
+    left = r"(?<![a-z0-9])" if t[:1].isdigit() else (r"(?<![a-z0-9_])" if t[:1].isalnum() else "")
+    right = r"(?![0-9])" if t[-1:].isdigit() else (r"(?![a-z0-9_])" if t[-1:].isalnum() else "")
+    return re.compile(left + re.escape(t) + right)
+
+
+def find_tokens(text: str, tokens: Iterable[str]) -> list[str]:
+    """The fact tokens that occur in `text` (normalised comparison)."""
+    norm = normalise(text)
+    return [t for t in tokens if t.strip() and _token_re(t).search(norm)]
+
+
+# --- rule 1 and 5: where the fact lives ------------------------------------------------------
+
+
+def head_tree(spec: TaskSpec) -> dict[str, str]:
+    """The files at HEAD after applying every commit in order."""
+    tree: dict[str, str] = {}
+    for commit in spec.commits:
+        for path, content in commit.files.items():
+            if content is None:
+                tree.pop(path, None)
+            else:
+                tree[path] = content
+    return tree
+
+
+def fact_locations(spec: TaskSpec) -> dict[str, set[str]]:
+    """Source label -> places where a fact token occurs.
+
+    HEAD artifact files count as their kind (K/F/X); commit messages, every version of a code or
+    test file, and versions of artifacts that differ from HEAD count as history (H); HEAD code
+    counts as 'code' (never allowed); the statement counts as 'statement' (never allowed).
+    """
+    tokens = spec.fact_tokens
+    head = head_tree(spec)
+    where: dict[str, set[str]] = {}
+
+    def hit(label: str, place: str, text: str) -> None:
+        if find_tokens(text, tokens):
+            where.setdefault(label, set()).add(place)
+
+    for path, content in head.items():
+        hit(artifact_kind(path) or "code", path, content)
+    seen: set[tuple[str, str]] = set()
+    for i, commit in enumerate(spec.commits):
+        hit("H", f"commit {i} message", commit.message)
+        for path, content in commit.files.items():
+            if content is None or (path, content) in seen or head.get(path) == content:
+                continue
+            seen.add((path, content))
+            hit("H", f"commit {i} {path}", content)
+    hit("statement", "statement", spec.statement)
+    return where
+
+
+def check_placement(spec: TaskSpec) -> list[Violation]:
+    """Rule 1: fact tokens in the designated source and nowhere else (none: nowhere)."""
+    out = []
+    where = fact_locations(spec)
+    allowed = set() if spec.source == "none" else {spec.source}
+    for label, places in sorted(where.items()):
+        if label not in allowed:
+            shown = ", ".join(sorted(places)[:3])
+            out.append(Violation(1, f"fact token found in {label} ({shown}) but the fact's source is {spec.source}"))
+    if spec.source != "none" and spec.source not in where:
+        out.append(Violation(1, f"no fact token found in the designated source {spec.source}"))
+    return out
+
+
+def check_no_future_leak(spec: TaskSpec) -> list[Violation]:
+    """Rule 5 (content part): the fix and the hidden tests appear in no version of any repo file."""
+    out = []
+    head = head_tree(spec)
+    versions: dict[str, set[str]] = {}
+    for commit in spec.commits:
+        for path, content in commit.files.items():
+            if content is not None:
+                versions.setdefault(path, set()).add(content)
+    for path, content in spec.oracle_files.items():
+        if content in versions.get(path, set()):
+            out.append(Violation(5, f"the oracle version of {path} is reachable in history"))
+        if head.get(path) == content:
+            out.append(Violation(5, f"the oracle version of {path} is already HEAD (nothing to fix)"))
+    for path, content in spec.hidden_tests.items():
+        if path in versions:
+            out.append(Violation(5, f"hidden test file {path} exists in the repo history"))
+        names = set(re.findall(r"def (test_\w+)", content))
+        for rpath, contents in versions.items():
+            for text in contents:
+                leaked = [n for n in names if re.search(rf"\b{n}\b", text)]
+                if leaked:
+                    out.append(Violation(5, f"hidden test {leaked[0]} is named in {rpath}"))
+                    break
+    squashed = {p: c for p, c in head.items() if artifact_kind(p) is None}
+    for path, content in squashed.items():
+        if find_tokens(content, spec.fact_tokens):
+            out.append(Violation(5, f"squashed workspace file {path} holds a fact token"))
+    return out
+
+
+def check_structure(spec: TaskSpec, family: str, variant: int, source: str) -> list[Violation]:
+    """The spec is what was asked for and is internally consistent."""
+    out = []
+    problems = []
+    if spec.family != family or spec.variant != variant or spec.source != source:
+        problems.append(f"built {spec.family}/{spec.variant}/{spec.source} when asked for {family}/{variant}/{source}")
+    if spec.source not in SOURCES:
+        problems.append(f"unknown source {spec.source!r}")
+    if not spec.fact_tokens:
+        problems.append("no fact tokens declared")
+    if not spec.fail_to_pass or not spec.hidden_to_pass:
+        problems.append("FAIL_TO_PASS and HIDDEN_TO_PASS must not be empty")
+    if not spec.commits:
+        problems.append("no commits")
+    head = head_tree(spec)
+    for path in list(spec.oracle_files) + list(spec.conventional_files):
+        if TEST_FILE.search(path) or path.startswith("tests/"):
+            problems.append(f"a fix may not touch test file {path}")
+        if artifact_kind(path) is not None:
+            problems.append(f"a fix may not touch memory artifact {path}")
+    for path in spec.hidden_tests:
+        if path in head:
+            problems.append(f"hidden test path {path} is also a repo file")
+    for path in [p for c in spec.commits for p in c.files] + list(spec.hidden_tests):
+        if path.startswith("/") or ".." in path.split("/"):
+            problems.append(f"path {path!r} is not repo-relative")
+    for test_id in spec.fail_to_pass + spec.pass_to_pass:
+        if test_id.split("::", 1)[0] not in head:
+            problems.append(f"visible test {test_id} is not in a HEAD file")
+    for test_id in spec.hidden_to_pass:
+        if test_id.split("::", 1)[0] not in spec.hidden_tests:
+            problems.append(f"hidden test {test_id} is not in a hidden file")
+    out += [Violation(0, p) for p in problems]
+    return out
+
+
+# --- rules 2-4: outcomes of real runs ---------------------------------------------------------
+
+
+def _failing(run: TestRun, ids: Iterable[str]) -> list[str]:
+    return [i for i in ids if not run.outcome(i).passed]
+
+
+def _passing(run: TestRun, ids: Iterable[str]) -> list[str]:
+    return [i for i in ids if run.outcome(i).passed]
+
+
+def _brief(ids: list[str]) -> str:
+    return ", ".join(ids[:3]) + (f" (+{len(ids) - 3} more)" if len(ids) > 3 else "")
+
+
+def check_runs(spec: TaskSpec, runs: Mapping[str, TestRun]) -> list[Violation]:
+    """Rules 2-4 from the HEAD, oracle and conventional runs (each with hidden tests added)."""
+    out = []
+    head, oracle, conv = runs["head"], runs["oracle"], runs["conventional"]
+    for name, run in runs.items():
+        if run.error:
+            out.append(Violation({"head": 4, "oracle": 3, "conventional": 2}[name], f"{name} run: {run.error}"))
+    visible = set(spec.fail_to_pass) | set(spec.pass_to_pass)
+    reported = {i for i in head.base_ids() if i.split("::", 1)[0] not in spec.hidden_tests}
+    if head.tests and reported != visible:
+        extra, missing = sorted(reported - visible), sorted(visible - reported)
+        out.append(Violation(4, f"visible tests at HEAD differ from the declared ids: unlisted {extra[:3]}, absent {missing[:3]}"))
+    if bad := _failing(head, spec.pass_to_pass):
+        out.append(Violation(4, f"PASS_TO_PASS red at HEAD: {_brief(bad)}"))
+    if bad := _passing(head, spec.fail_to_pass):
+        out.append(Violation(4, f"FAIL_TO_PASS green at HEAD: {_brief(bad)}"))
+    for group, ids in (("FAIL_TO_PASS", spec.fail_to_pass), ("PASS_TO_PASS", spec.pass_to_pass), ("HIDDEN_TO_PASS", spec.hidden_to_pass)):
+        if bad := _failing(oracle, ids):
+            out.append(Violation(3, f"oracle fix fails {group}: {_brief(bad)}"))
+    if bad := _failing(conv, spec.fail_to_pass):
+        out.append(Violation(2, f"conventional fix fails the repro (FAIL_TO_PASS): {_brief(bad)}"))
+    if not _failing(conv, spec.hidden_to_pass):
+        out.append(Violation(2, "conventional fix passes every HIDDEN_TO_PASS test: the fact is guessable"))
+    return out
+
+
+def check_determinism(first: TaskSpec, second: TaskSpec) -> list[Violation]:
+    """Rule 6: two builds of the same variant and source are identical."""
+    if first == second:
+        return []
+    fields = [f for f in first.__dataclass_fields__ if getattr(first, f) != getattr(second, f)]
+    return [Violation(6, f"two builds differ in {', '.join(fields)}")]
+
+
+def check_repo(refs: list[str], objects: set[str], fix_blobs: Mapping[str, str]) -> list[Violation]:
+    """Rule 5 (repo part): only the main branch, and no object of the fixed files in the repo."""
+    out = []
+    extra = [r for r in refs if r != "refs/heads/main"]
+    if extra:
+        out.append(Violation(5, f"refs other than main: {', '.join(extra)}"))
+    for path, sha in fix_blobs.items():
+        if sha in objects:
+            out.append(Violation(5, f"the fixed blob of {path} is stored in the repo"))
+    return out

@@ -1,0 +1,1 @@
+"""Runs: the episode loop, `sdebench run`, streams, episode records, trajectories, progress."""

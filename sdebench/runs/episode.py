@@ -1,0 +1,277 @@
+"""One episode: prepare the delivery, run the agent until submit or a limit, grade, feed the
+failing output back and resume (at most `max_interventions` times), with metrics and trajectory.
+
+`interventions` counts failing grades that were fed back (DESIGN.md, 'Interventions'): resolved
+at the first submit gives 0; unresolved after the cap gives the cap with resolved=false.
+
+The episode's stop_reason says why it ended: `resolved`, `max_interventions` (unresolved after
+the cap), a limit the agent hit (`max_turns`, `max_cost`, `max_wall`, ...), `gave_up`, or `error`
+(an exception anywhere in the episode: it is recorded, never raised).
+
+A resubmission whose files are byte-identical to the previous graded one reuses that grade
+(`reuse_unchanged_grades`, default on; the attempt says `grade_reused`): the tasks' tests are
+deterministic, so grading the same files again only costs time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sdebench.agents.base import STOP_SUBMITTED, Agent, AgentContext, Limits
+from sdebench.delivery.carried import CarriedMemory
+from sdebench.grading.grade import Grade
+from sdebench.runs.trajectory import Trajectory
+from sdebench.sandbox.base import SandboxFactory
+from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.record import Task
+
+Grader = Callable[..., Grade]
+DEFAULT_MAX_INTERVENTIONS = 5
+
+
+def limits_from(cfg: dict[str, Any]) -> Limits:
+    """The Limits of `cfg['limits']` (missing keys keep their defaults)."""
+    raw = dict(cfg.get("limits") or {})
+    known = {k: raw[k] for k in ("max_turns", "max_cost_usd", "max_wall_s") if raw.get(k) is not None}
+    return Limits(**known)
+
+
+def _name(cfg: dict[str, Any], key: str, default: str = "none") -> str:
+    value = cfg.get(key)
+    if isinstance(value, dict):
+        return str(value.get("name", default))
+    return str(value) if value is not None else default
+
+
+def identity(task: Task, cfg: dict[str, Any]) -> dict[str, Any]:
+    """The fields naming an episode: task metadata, delivery, agent, model and seed."""
+    return {
+        "task_id": task.id,
+        "family": task.family,
+        "variant": task.variant,
+        "source": task.source,
+        "bottleneck": task.bottleneck,
+        "delivery": _name(cfg, "delivery"),
+        "agent": _name(cfg, "agent"),
+        "model": _name(cfg, "model"),
+        "seed": int(cfg.get("seed") or 0),
+    }
+
+
+def fingerprint(root: Path) -> str:
+    """A hash of every file under `root` except .git: equal fingerprints mean the same submission."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(os.readlink(p).encode() if p.is_symlink() else p.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+class _Grading:
+    """Grades the agent's files after each run; an unchanged submission reuses the last grade."""
+
+    def __init__(self, task: Task, sandbox, workspace: Path, work: Path, factory: SandboxFactory, grader: Grader, cache: bool):
+        self.task, self.sandbox, self.workspace, self.work = task, sandbox, workspace, work
+        self.factory, self.grader, self.cache = factory, grader, cache
+        self.last: tuple[str, Grade] | None = None
+        self.graded: Path | None = None  # the host dir graded last (for the final diff)
+
+    def __call__(self, n: int) -> tuple[Grade, bool]:
+        """Grade attempt `n`; returns the grade and whether it was reused."""
+        # A host-local sandbox (its workdir is the host workspace) is graded in place: the grader
+        # makes its own pristine copy. Otherwise the files are first copied out of the sandbox.
+        if Path(self.sandbox.workdir) == self.workspace.resolve():
+            host = self.workspace
+        else:
+            host = self.work / f"graded-{n}"
+            if host.exists():
+                shutil.rmtree(host)
+            self.sandbox.sync_out(host)
+        if self.graded not in (None, host, self.workspace):
+            shutil.rmtree(self.graded, ignore_errors=True)
+        self.graded = host
+        fp = fingerprint(host) if self.cache else ""
+        if self.cache and self.last is not None and self.last[0] == fp:
+            return self.last[1], True
+        g = self.grader(self.task, host, self.factory)
+        self.last = (fp, g)
+        return g, False
+
+
+def _attempt(n: int, run_stop: str, turns: int, g: Grade, grade_s: float, reused: bool) -> dict[str, Any]:
+    return {
+        "attempt": n,
+        "stop_reason": run_stop,
+        "turns": turns,
+        "resolved": bool(g.resolved),
+        "counts": g.counts,
+        "pass_ratio": g.pass_ratio,
+        "guards": list(g.guards),
+        "grade_error": g.error,
+        "grade_s": round(grade_s, 4),
+        "grade_reused": reused,
+    }
+
+
+def run_episode(
+    task: Task,
+    cfg: dict[str, Any],
+    factory: SandboxFactory,
+    *,
+    trajectory_path: Path | None = None,
+    work_root: Path | None = None,
+    grader: Grader | None = None,
+    agent: Agent | None = None,
+    keep_workspace: bool = False,
+    carried: CarriedMemory | None = None,
+) -> dict[str, Any]:
+    """Run one episode of `task` under `cfg` (the whole resolved config) and return its record; never raises.
+
+    `carried` is memory earned on earlier tasks of a stream; the delivery mode applies it.
+    """
+    from sdebench.agents import make_agent
+    from sdebench.agents.tools import Toolbox
+    from sdebench.delivery.modes import make_delivery
+
+    if grader is None:
+        from sdebench.grading.grade import grade as grader
+
+    started = time.monotonic()
+    rec: dict[str, Any] = {
+        **identity(task, cfg),
+        "resolved": False,
+        "interventions": 0,
+        "attempts": [],
+        "turns": 0,
+        "tool_calls": {},
+        "tool_errors": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "cached_tokens": 0,
+        "cost_usd": 0.0,
+        "model_calls": 0,
+        "wall_s": 0.0,
+        "setup_s": 0.0,
+        "model_s": 0.0,
+        "tools_s": 0.0,
+        "grading_s": 0.0,
+        "final_diff": "",
+        "stop_reason": "error",
+        "error": None,
+        "delivery_info": {},
+        "feedback": [],  # the texts fed back, in order (a stream turns them into carried corrections)
+    }
+    try:
+        traj = Trajectory(trajectory_path)
+    except OSError as e:
+        traj = Trajectory(None)
+        rec["error"] = f"trajectory not writable: {e}"
+    max_interventions = int(cfg.get("max_interventions", DEFAULT_MAX_INTERVENTIONS))
+    rec["max_interventions"] = max_interventions  # the cap, so analyses count unresolved episodes at it
+    limits = limits_from(cfg)
+    work: Path | None = None
+    sandbox = toolbox = agent_obj = None
+    try:
+        if work_root is not None:
+            Path(work_root).mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f"sdebench-{task.id}-", dir=work_root))
+        traj.log("episode_start", **identity(task, cfg), max_interventions=max_interventions)
+        prepared = make_delivery(cfg.get("delivery") or {}).prepare(task, work, carried)
+        rec["delivery_info"] = prepared.info
+        sandbox = factory.open(prepared.workspace)
+        tool_opts = dict(cfg.get("tools") or {})
+        toolbox = Toolbox(
+            sandbox, task, prepared.tools, prepared.memory, traj, default_k=prepared.info.get("default_k", 5), **tool_opts
+        )
+        agent_obj = agent if agent is not None else make_agent(cfg)
+        rec["setup_s"] = time.monotonic() - started
+        ctx = AgentContext(
+            task=task,
+            statement=task.statement,
+            prompt_additions=prepared.prompt_additions,
+            toolbox=toolbox,
+            trajectory=traj,
+            limits=limits,
+            seed=rec["seed"],
+            started_at=started,
+        )
+        agent_obj.start(ctx)
+        grading = _Grading(task, sandbox, prepared.workspace, work, factory, grader, bool(cfg.get("reuse_unchanged_grades", True)))
+        interventions = 0
+        while True:
+            run = agent_obj.run()
+            rec["turns"] += run.turns
+            traj.log("run_end", stop_reason=run.stop_reason, turns=run.turns, error=run.error, extra=run.extra)
+            t = time.monotonic()
+            g, reused = grading(len(rec["attempts"]) + 1)
+            grade_s = time.monotonic() - t
+            rec["grading_s"] += grade_s
+            rec["attempts"].append(_attempt(len(rec["attempts"]) + 1, run.stop_reason, run.turns, g, grade_s, reused))
+            traj.log("grade", **g.to_dict())
+            if g.resolved:
+                rec["resolved"], rec["stop_reason"] = True, "resolved"
+                break
+            if run.stop_reason != STOP_SUBMITTED:
+                rec["stop_reason"] = run.stop_reason
+                if run.error:
+                    rec["error"] = run.error
+                break
+            if time.monotonic() - started > limits.max_wall_s:
+                rec["stop_reason"] = "max_wall"
+                break
+            if interventions >= max_interventions:
+                rec["stop_reason"] = "max_interventions"
+                break
+            interventions += 1
+            rec["interventions"] = interventions
+            traj.log("feedback", intervention=interventions, text=g.feedback)
+            rec["feedback"].append(g.feedback)
+            agent_obj.feedback(g.feedback)
+        rec["final_diff"] = repo_mod.worktree_diff(grading.graded)
+    except Exception as e:  # noqa: BLE001 - an episode failure is a record, never a crash of the sweep
+        rec["resolved"] = False
+        rec["stop_reason"] = "error"
+        rec["error"] = f"{type(e).__name__}: {e}"
+        traj.log("error", error=rec["error"], traceback=traceback.format_exc())
+    finally:
+        if sandbox is not None:
+            try:
+                sandbox.close()
+            except Exception as e:  # noqa: BLE001 - closing must not lose the record
+                traj.log("error", error=f"sandbox close failed: {type(e).__name__}: {e}")
+        if work is not None and not keep_workspace:
+            shutil.rmtree(work, ignore_errors=True)
+    if toolbox is not None:
+        stats = toolbox.stats()
+        rec["tool_calls"] = stats["tool_calls"]
+        rec["tool_errors"] = stats["tool_errors"]
+        rec["tools_s"] = stats["tools_s"]
+    if agent_obj is not None:
+        u = agent_obj.usage
+        rec.update(
+            prompt_tokens=u.prompt_tokens,
+            completion_tokens=u.completion_tokens,
+            cached_tokens=u.cached_tokens,
+            cost_usd=u.cost_usd,
+            model_calls=u.model_calls,
+            model_s=u.model_s,
+        )
+    rec["wall_s"] = time.monotonic() - started
+    for k in ("wall_s", "setup_s", "model_s", "tools_s", "grading_s"):
+        rec[k] = round(float(rec[k]), 4)
+    if keep_workspace and work is not None:
+        rec["workspace"] = str(work)
+    traj.log("episode_end", resolved=rec["resolved"], interventions=rec["interventions"], stop_reason=rec["stop_reason"], error=rec["error"])
+    return rec

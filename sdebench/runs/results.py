@@ -1,0 +1,288 @@
+"""Episode records: one JSON file per episode, written atomically, keyed so a rerun skips done work.
+
+Layout: `<results_dir>/<task_id>/<delivery>__<agent>__<model>__s<seed>__<key>.json`, the
+trajectory beside it as `.jsonl`. The key hashes the task's content hash, delivery, agent,
+model, seed and the hash of the outcome-relevant config, so a changed task or setting never
+reuses an old record. Each Hydra job also lists its record paths in `episodes.txt` in its output
+dir; `load` reads records from results dirs and from run/multirun dirs through those lists.
+
+Summaries are computed in plain Python (single runs print them without importing pandas);
+`load` and the parquet file use pandas.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "sdebench.episode/1"
+MANIFEST = "episodes.txt"
+# Config parts that can change an episode's outcome; paths, filters and launcher settings cannot.
+OUTCOME_KEYS = ("agent", "model", "delivery", "limits", "max_interventions", "tools")
+NESTED = ("attempts", "tool_calls", "delivery_info")
+
+
+def config_hash(cfg: dict[str, Any]) -> str:
+    """A short hash of the outcome-relevant part of a resolved config."""
+    part = {k: cfg.get(k) for k in OUTCOME_KEYS}
+    return hashlib.sha256(json.dumps(part, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def episode_key(task_hash: str, delivery: str, agent: str, model: str, seed: int, cfg_hash: str) -> str:
+    """The key of one episode."""
+    raw = json.dumps([task_hash, delivery, agent, model, int(seed), cfg_hash])
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(name)).strip("-") or "x"
+
+
+def record_path(results_dir: Path, ident: dict[str, Any], key: str) -> Path:
+    """Where the record of an episode with identity `ident` and `key` lives."""
+    name = f"{_safe(ident['delivery'])}__{_safe(ident['agent'])}__{_safe(ident['model'])}__s{ident['seed']}__{key}.json"
+    return Path(results_dir) / _safe(ident["task_id"]) / name
+
+
+def trajectory_path(record: Path) -> Path:
+    """The trajectory file beside a record."""
+    return record.with_suffix(".jsonl")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` so a reader sees the old file or the whole new one, never a torn one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_record(path: Path, record: dict[str, Any]) -> None:
+    """Write one episode record atomically."""
+    write_atomic(path, json.dumps({"schema": SCHEMA, **record}, indent=1, sort_keys=True, default=str))
+
+
+def read_record(path: Path) -> dict[str, Any] | None:
+    """The record at `path`, or None if it is missing, torn or not a record."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
+
+
+def clean_stale(path: Path) -> None:
+    """Remove temp files a killed writer left beside `path`."""
+    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+        tmp.unlink(missing_ok=True)
+
+
+def append_manifest(job_dir: Path, record: Path) -> None:
+    """List a record path in a job's manifest (one line per episode, flushed at once)."""
+    job_dir.mkdir(parents=True, exist_ok=True)
+    with open(job_dir / MANIFEST, "a") as f:
+        f.write(str(Path(record).resolve()) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def record_files(*dirs: str | Path) -> list[Path]:
+    """Record files found under `dirs`: JSON records directly, and those listed in manifests."""
+    seen: dict[str, Path] = {}
+    for d in dirs:
+        d = Path(d)
+        if d.is_file():
+            candidates = [d]
+        else:
+            candidates = [p for p in d.rglob("*.json") if not p.name.startswith(".")]
+            for manifest in d.rglob(MANIFEST):
+                candidates += [Path(line) for line in manifest.read_text().splitlines() if line.strip()]
+        for p in candidates:
+            seen.setdefault(str(p.resolve()), p)
+    return [seen[k] for k in sorted(seen)]
+
+
+def read_records(*dirs: str | Path) -> list[dict[str, Any]]:
+    """Every intact record under `dirs`, one per key."""
+    out: dict[str, dict[str, Any]] = {}
+    for p in record_files(*dirs):
+        rec = read_record(p)
+        if rec is not None:
+            out.setdefault(rec.get("key") or str(p), rec)
+    return list(out.values())
+
+
+def load(*dirs: str | Path):
+    """A pandas DataFrame of every episode record under the given run, multirun or results dirs."""
+    import pandas as pd
+
+    rows = read_records(*dirs)
+    return pd.DataFrame(rows)
+
+
+# --- summaries -------------------------------------------------------------------------------
+GROUP = ("agent", "model", "source", "delivery")
+
+
+def summarize(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Resolve rate and interventions by agent, model, source and delivery (one row per group)."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in records:
+        groups.setdefault(tuple(str(r.get(k)) for k in GROUP), []).append(r)
+    rows = []
+    for key in sorted(groups):
+        rs = groups[key]
+        solved = [r for r in rs if r.get("resolved")]
+        rows.append(
+            {
+                **dict(zip(GROUP, key, strict=True)),
+                "episodes": len(rs),
+                "resolved": len(solved),
+                "resolve_rate": len(solved) / len(rs),
+                "mean_interventions": sum(int(r.get("interventions") or 0) for r in rs) / len(rs),
+                "mean_interventions_resolved": (
+                    sum(int(r.get("interventions") or 0) for r in solved) / len(solved) if solved else None
+                ),
+                "errors": sum(r.get("stop_reason") == "error" for r in rs),
+                "cost_usd": sum(float(r.get("cost_usd") or 0) for r in rs),
+                "mean_turns": sum(int(r.get("turns") or 0) for r in rs) / len(rs),
+                "mean_wall_s": sum(float(r.get("wall_s") or 0) for r in rs) / len(rs),
+            }
+        )
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The summary as markdown: per agent and model, sources x deliveries, each cell
+    `resolved/episodes (mean interventions)`."""
+    if not rows:
+        return "No episodes.\n"
+    order = ("full", "squashed", "memtool", "inject", "oracle")
+    out = []
+    for agent, model in sorted({(r["agent"], r["model"]) for r in rows}):
+        sub = [r for r in rows if r["agent"] == agent and r["model"] == model]
+        deliveries = sorted({r["delivery"] for r in sub}, key=lambda d: (order.index(d) if d in order else 99, d))
+        sources = sorted({r["source"] for r in sub}, key=lambda s: ("HKFX".find(s) if s in "HKFX" else 9, s))
+        cells = {(r["source"], r["delivery"]): r for r in sub}
+        out.append(f"### agent={agent} model={model}\n")
+        out.append("cell: resolved/episodes (mean interventions); `!n`: n episodes failed with an error\n")
+        out.append("| source | " + " | ".join(deliveries) + " |")
+        out.append("|---|" + "---|" * len(deliveries))
+        for s in sources:
+            line = []
+            for d in deliveries:
+                r = cells.get((s, d))
+                if r is None:
+                    line.append("")
+                    continue
+                cell = f"{r['resolved']}/{r['episodes']} ({r['mean_interventions']:.1f})"
+                line.append(cell + (f" !{r['errors']}" if r["errors"] else ""))
+            out.append(f"| {s} | " + " | ".join(line) + " |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def write_summary(out_dir: Path, records: list[dict[str, Any]]) -> str:
+    """Write summary.parquet and summary.md into `out_dir`; return the markdown."""
+    import pandas as pd
+
+    rows = summarize(records)
+    md = markdown(rows)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / ".summary.parquet.tmp"
+    pd.DataFrame(rows).to_parquet(tmp, index=False)
+    os.replace(tmp, out_dir / "summary.parquet")
+    write_atomic(out_dir / "summary.md", md)
+    return md
+
+
+def _hydra_callback_base():
+    from hydra.experimental.callback import Callback
+
+    return Callback
+
+
+class SummaryCallback(_hydra_callback_base()):
+    """Hydra callback: when a multirun ends, write summary.parquet and summary.md in the sweep dir."""
+
+    def on_multirun_end(self, config, **kwargs: Any) -> None:
+        """Summarize the episodes listed by the jobs of this sweep (skipped ones included)."""
+        sweep_dir = Path(config.hydra.sweep.dir)
+        records = manifest_records(sweep_dir)
+        md = write_summary(sweep_dir, records)
+        print(f"\nSummary of {len(records)} episodes ({sweep_dir / 'summary.md'}):\n\n{md}", flush=True)
+
+
+def manifest_records(root: Path) -> list[dict[str, Any]]:
+    """The intact records listed by the job manifests under `root`, one per key."""
+    out: dict[str, dict[str, Any]] = {}
+    for m in sorted(Path(root).rglob(MANIFEST)) if Path(root).is_dir() else []:
+        for line in m.read_text().splitlines():
+            rec = read_record(Path(line.strip())) if line.strip() else None
+            if rec is not None:
+                out.setdefault(rec.get("key") or line, rec)
+    return list(out.values())
+
+
+# --- checks and command line --------------------------------------------------------------------
+def check_reference(records: Iterable[dict[str, Any]], max_interventions: int = 5) -> list[str]:
+    """Problems with reference-agent outcomes: oracle resolves at once, conventional fails after
+    exactly the cap, noop never resolves, no episode errors. Empty when all is as expected."""
+    problems = []
+    for r in records:
+        where = f"{r.get('task_id')} delivery={r.get('delivery')} agent={r.get('agent')}"
+        agent, resolved, n = r.get("agent"), bool(r.get("resolved")), r.get("interventions")
+        if r.get("stop_reason") == "error":
+            problems.append(f"{where}: error: {r.get('error')}")
+        elif agent == "oracle" and not (resolved and n == 0):
+            problems.append(f"{where}: expected resolved with 0 interventions, got resolved={resolved} interventions={n}")
+        elif agent == "conventional" and (resolved or n != max_interventions):
+            problems.append(f"{where}: expected unresolved after {max_interventions} interventions, got resolved={resolved} interventions={n}")
+        elif agent == "noop" and resolved:
+            problems.append(f"{where}: noop resolved")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m sdebench.results DIR... [--check-reference]`: print the summary of the records under DIRs."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m sdebench.results", description=main.__doc__)
+    ap.add_argument("dirs", nargs="+", help="results, run or multirun dirs")
+    ap.add_argument("--check-reference", action="store_true", help="exit 1 unless reference agents behave as expected")
+    ap.add_argument("--max-interventions", type=int, default=5)
+    args = ap.parse_args(argv)
+    missing = [d for d in args.dirs if not Path(d).exists()]
+    if missing:
+        print(f"sdebench.results: error: no such dir: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    records = read_records(*args.dirs)
+    print(f"{len(records)} episodes\n\n" + markdown(summarize(records)))
+    if args.check_reference:
+        problems = check_reference(records, args.max_interventions)
+        if not records:
+            problems.append("no episode records found")
+        for p in problems:
+            print(f"FAIL {p}", file=sys.stderr)
+        if problems:
+            return 1
+        print("reference agents: all outcomes as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""`python -m sdebench.stream`: run an ordered stream of tasks, carrying earned memory forward.
+
+    python -m sdebench.stream agent=learner delivery=full stream=rounding stream.carry=both
+    python -m sdebench.stream -m agent=learner stream.carry=both,F,X,none
+
+After each episode the memory later tasks receive grows by what the episode earned (see
+sdebench.delivery.carried): the feedback the agent was given (F, retained corrections) and, if resolved,
+its statement and accepted diff (X, past solves). `stream.carry` picks what is kept: F, X, both,
+or none (the control). With `stream.fresh=true` every task is also run fresh (no carried
+memory) under the same config, for forward transfer; fresh episodes are keyed exactly as
+`python -m sdebench.run` keys them, so either command reuses the other's records.
+
+Each job writes `stream.json` (one row per position: outcome, carried memory size, fresh
+outcome, transfer), `stream.md` and `learning_curve.png` into its output dir.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+from sdebench.runs.config import CONF_DIR
+
+log = logging.getLogger("sdebench.stream")
+STREAM_JSON = "stream.json"
+
+
+class StreamError(Exception):
+    """Bad input for a whole stream; reported as one line."""
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """One stream: its name, task order, shuffling, what memory it carries, and the fresh baseline."""
+
+    name: str
+    tasks: tuple[str, ...]
+    shuffle: bool = False
+    shuffle_seed: int = 0
+    carry: str = "both"
+    fresh: bool = True
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> StreamSpec:
+        """The spec in `cfg['stream']`; a bad value is a StreamError."""
+        from sdebench.delivery.carried import CarryError, kinds_for
+
+        raw = dict(cfg.get("stream") or {})
+        tasks = raw.get("tasks") or []
+        if isinstance(tasks, str):
+            tasks = [t.strip() for t in tasks.split(",") if t.strip()]
+        try:
+            kinds_for(str(raw.get("carry", "both")))
+        except CarryError as e:
+            raise StreamError(f"stream.carry: {e}") from None
+        return cls(
+            name=str(raw.get("name") or "stream"),
+            tasks=tuple(str(t) for t in tasks),
+            shuffle=bool(raw.get("shuffle", False)),
+            shuffle_seed=int(raw.get("shuffle_seed") or 0),
+            carry=str(raw.get("carry", "both")),
+            fresh=bool(raw.get("fresh", True)),
+        )
+
+    def stream_id(self) -> str:
+        """The id records carry: name, carry setting and shuffle seed (if shuffled)."""
+        return f"{self.name}:{self.carry}" + (f":shuffle{self.shuffle_seed}" if self.shuffle else "")
+
+
+def order_tasks(spec: StreamSpec, cfg: dict[str, Any]) -> list:
+    """The stream's tasks in order: `stream.tasks` (else the run selection), shuffled if asked."""
+    from sdebench.runs.run import RunError, select_tasks
+    from sdebench.tasks.record import TaskError, load
+
+    if spec.tasks:
+        root = Path(cfg.get("tasks_dir") or "tasks")
+        tasks = []
+        for tid in spec.tasks:
+            try:
+                tasks.append(load(root / tid))
+            except TaskError as e:
+                raise StreamError(f"stream task {tid!r}: {e}") from None
+    else:
+        try:
+            tasks = select_tasks(cfg)
+        except RunError as e:
+            raise StreamError(str(e)) from None
+    if spec.shuffle:
+        random.Random(spec.shuffle_seed).shuffle(tasks)
+    return tasks
+
+
+def _episode(task, cfg, factory, results_dir: Path, key_extra: str, carried, extra: dict[str, Any]) -> dict[str, Any]:
+    """Run (or reuse) one episode; its key covers the config and whatever `key_extra` names."""
+    from sdebench.runs import results
+    from sdebench.runs.episode import identity, run_episode
+
+    ident = identity(task, cfg)
+    task_hash = task.content_hash()
+    cfg_hash = results.config_hash(cfg)
+    key = results.episode_key(task_hash, ident["delivery"], ident["agent"], ident["model"], ident["seed"], cfg_hash + key_extra)
+    path = results.record_path(results_dir, ident, key)
+    done = None if cfg.get("rerun") else results.read_record(path)
+    if done is not None:
+        return done
+    results.clean_stale(path)
+    traj = results.trajectory_path(path)
+    rec = run_episode(task, cfg, factory, trajectory_path=traj, carried=carried)
+    rec.update(task_hash=task_hash, config_hash=cfg_hash, key=key, trajectory=str(traj.resolve()), **extra)
+    results.write_record(path, rec)
+    return rec
+
+
+def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
+    """Run the stream of `cfg`; return one row per position (see sdebench.analysis.streams.position_row)."""
+    from sdebench.analysis.streams import position_row
+    from sdebench.delivery.carried import CarriedMemory, after_episode
+    from sdebench.runs import results
+    from sdebench.sandbox import SandboxError, make_factory
+
+    spec = StreamSpec.from_config(cfg)
+    tasks = order_tasks(spec, cfg)
+    if not tasks:
+        raise StreamError("the stream has no tasks (set stream.tasks or select.*)")
+    try:
+        factory = make_factory(dict(cfg.get("sandbox") or {}))
+    except (SandboxError, TypeError, ValueError) as e:
+        raise StreamError(f"sandbox: {e}") from None
+    results_dir = Path(cfg.get("results_dir") or "results")
+    sid = spec.stream_id()
+    memory = CarriedMemory()
+    rows = []
+    try:
+        for pos, task in enumerate(tasks):
+            extra = {
+                "stream_id": sid,
+                "stream_position": pos,
+                "stream_carry": spec.carry,
+                "stream_length": len(tasks),
+                "memory_items": len(memory.entries),
+                "memory_f": memory.count("F"),
+                "memory_x": memory.count("X"),
+                "memory_tokens": memory.tokens(),
+                "memory_digest": memory.digest(),
+            }
+            # The key covers the stream, the position and the exact memory received, so a rerun
+            # reuses a record only if everything before it came out the same.
+            key_extra = f":stream:{sid}:{pos}:{memory.digest()}"
+            rec = _episode(task, cfg, factory, results_dir, key_extra, memory, extra)
+            results.append_manifest(job_dir, results.record_path(results_dir, rec, rec["key"]))
+            fresh = None
+            if spec.fresh:
+                fresh = _episode(task, cfg, factory, results_dir, "", None, {})
+            rows.append(position_row(rec, fresh))
+            log.info("[%d/%d] %s: %s, %s interventions, memory %d items / %d tokens", pos + 1, len(tasks), task.id,
+                     "resolved" if rec["resolved"] else "unresolved", rec["interventions"], extra["memory_items"],
+                     extra["memory_tokens"])
+            memory = after_episode(memory, task.id, task.statement, rec, spec.carry)
+    finally:
+        factory.cleanup()
+    return rows
+
+
+def write_outputs(job_dir: Path, spec_id: str, rows: list[dict[str, Any]]) -> str:
+    """Write stream.json, stream.md and learning_curve.png into `job_dir`; return the markdown."""
+    from sdebench.analysis.streams import markdown, plot_learning_curve
+    from sdebench.runs import results
+
+    job_dir.mkdir(parents=True, exist_ok=True)
+    results.write_atomic(job_dir / STREAM_JSON, json.dumps({"stream_id": spec_id, "positions": rows}, indent=1))
+    md = markdown(spec_id, rows)
+    results.write_atomic(job_dir / "stream.md", md)
+    try:
+        plot_learning_curve({spec_id: rows}, job_dir / "learning_curve.png")
+    except ImportError as e:  # the numbers are written; only the figure needs matplotlib
+        log.warning("no learning_curve.png: %s", e)
+    return md
+
+
+def _callback_base():
+    from hydra.experimental.callback import Callback
+
+    return Callback
+
+
+class StreamSweepCallback(_callback_base()):
+    """Hydra callback: when a stream multirun ends, plot every stream of the sweep in one figure."""
+
+    def on_multirun_end(self, config, **kwargs: Any) -> None:
+        """Write streams.md and learning_curves.png into the sweep dir."""
+        from sdebench.analysis.streams import load_streams, markdown, plot_learning_curve
+        from sdebench.runs import results
+
+        sweep_dir = Path(config.hydra.sweep.dir)
+        streams = load_streams(sweep_dir) if sweep_dir.is_dir() else {}
+        if not streams:
+            return
+        md = "\n".join(markdown(sid, rows) for sid, rows in sorted(streams.items()))
+        results.write_atomic(sweep_dir / "streams.md", md)
+        try:
+            plot_learning_curve(streams, sweep_dir / "learning_curves.png")
+        except ImportError as e:
+            log.warning("no learning_curves.png: %s", e)
+        print(f"\nStreams of this sweep ({sweep_dir / 'streams.md'}):\n\n{md}", flush=True)
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="stream_run")
+def main(cfg: DictConfig) -> None:
+    """Hydra entry point: one stream per job; single runs print the per-position table."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    hc = HydraConfig.get()
+    job_dir = Path(hc.runtime.output_dir)
+    try:
+        rows = run_stream(plain, job_dir)
+        md = write_outputs(job_dir, StreamSpec.from_config(plain).stream_id(), rows)
+    except Exception as e:  # noqa: BLE001 - one line, and a sweep goes on with its other jobs
+        msg = str(e) if isinstance(e, StreamError) else f"{type(e).__name__}: {e}"
+        print(f"sdebench.stream: error: {msg}", file=sys.stderr, flush=True)
+        if hc.mode == RunMode.RUN:
+            sys.exit(2)
+        log.error("stream failed: %s", msg)
+        return
+    if hc.mode == RunMode.RUN:
+        print("\n" + md, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Tasks: the task record (load, save, select), its vocabulary, and deterministic git repos."""

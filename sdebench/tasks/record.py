@@ -1,0 +1,271 @@
+"""The task record: load and save `tasks/<task_id>/`, select tasks by filters.
+
+A task dir holds `task.toml` (metadata and test ids), `repo.bundle` (full history, HEAD = the
+buggy state), `hidden/` (hidden tests, repo-relative paths), `oracle.patch` and
+`conventional.patch`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tomli_w
+
+from sdebench.tasks.artifacts import BOTTLENECKS, SOURCES
+
+TASK_FILE = "task.toml"
+BUNDLE = "repo.bundle"
+HIDDEN_DIR = "hidden"
+ORACLE_PATCH = "oracle.patch"
+CONVENTIONAL_PATCH = "conventional.patch"
+FORMAT_VERSION = 1
+DEFAULT_GRADER = "sdebench"
+# Grading modes: "sdebench" (pristine-copy grading of the test groups) and "bugsinpy" (the
+# BugsInPy-v2 verifier rules for imported single-file tasks, which carry no FAIL_TO_PASS ids).
+GRADERS = (DEFAULT_GRADER, "bugsinpy")
+
+
+class TaskError(ValueError):
+    """A task dir is malformed or incomplete."""
+
+
+@dataclass(frozen=True)
+class Tests:
+    """Test node ids per group."""
+
+    fail_to_pass: tuple[str, ...]
+    pass_to_pass: tuple[str, ...]
+    hidden_to_pass: tuple[str, ...]
+
+    def groups(self) -> dict[str, tuple[str, ...]]:
+        """Group name -> ids, in grading order."""
+        return {"FAIL_TO_PASS": self.fail_to_pass, "PASS_TO_PASS": self.pass_to_pass, "HIDDEN_TO_PASS": self.hidden_to_pass}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One emitted task; `path` is its dir (None until saved)."""
+
+    id: str
+    family: str
+    variant: int
+    source: str
+    bottleneck: str
+    statement: str
+    fact: str
+    fact_tokens: tuple[str, ...]
+    conventional_guess: str
+    modules: int
+    commits: int
+    head_sha: str
+    tests: Tests
+    memory_artifacts: tuple[str, ...]
+    test_files: tuple[str, ...]
+    tags: tuple[str, ...] = ()
+    description: str = ""
+    grader: str = DEFAULT_GRADER
+    path: Path | None = field(default=None, compare=False)
+
+    # --- files of the task dir -------------------------------------------------------
+    def _file(self, name: str) -> Path:
+        if self.path is None:
+            raise TaskError(f"task {self.id} has no directory")
+        return self.path / name
+
+    @property
+    def bundle(self) -> Path:
+        """The git bundle holding the repo."""
+        return self._file(BUNDLE)
+
+    @property
+    def hidden_dir(self) -> Path:
+        """The dir of hidden tests (repo-relative layout)."""
+        return self._file(HIDDEN_DIR)
+
+    def hidden_files(self) -> dict[str, str]:
+        """Hidden test files as repo-relative path -> content."""
+        root = self.hidden_dir
+        return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    @property
+    def oracle_patch(self) -> str:
+        """The reference fix as a unified diff."""
+        return self._file(ORACLE_PATCH).read_text()
+
+    @property
+    def conventional_patch(self) -> str:
+        """The conventional-guess fix as a unified diff."""
+        return self._file(CONVENTIONAL_PATCH).read_text()
+
+    def content_hash(self) -> str:
+        """A hash of every file of the task dir: results are keyed by it."""
+        h = hashlib.sha256()
+        root = self._file("")
+        for p in sorted(root.rglob("*")):
+            if p.is_file():
+                h.update(p.relative_to(root).as_posix().encode() + b"\0")
+                h.update(hashlib.sha256(p.read_bytes()).digest())
+        return h.hexdigest()[:16]
+
+    # --- toml ----------------------------------------------------------------------------
+    def to_toml(self) -> str:
+        """The task.toml text."""
+        doc = {
+            "format": FORMAT_VERSION,
+            "id": self.id,
+            "family": self.family,
+            "variant": self.variant,
+            "source": self.source,
+            "bottleneck": self.bottleneck,
+            "tags": list(self.tags),
+            "description": self.description,
+            "statement": self.statement,
+            "fact": self.fact,
+            "fact_tokens": list(self.fact_tokens),
+            "conventional_guess": self.conventional_guess,
+            "repo": {
+                "modules": self.modules,
+                "commits": self.commits,
+                "head_sha": self.head_sha,
+                "memory_artifacts": list(self.memory_artifacts),
+                "test_files": list(self.test_files),
+            },
+            "tests": {
+                "FAIL_TO_PASS": list(self.tests.fail_to_pass),
+                "PASS_TO_PASS": list(self.tests.pass_to_pass),
+                "HIDDEN_TO_PASS": list(self.tests.hidden_to_pass),
+            },
+        }
+        if self.grader != DEFAULT_GRADER:
+            # Written only when not the default, so existing task.toml files stay byte-identical.
+            doc["grader"] = self.grader
+        return tomli_w.dumps(doc, multiline_strings=True)
+
+
+_FIELDS: dict[str, type] = {
+    "id": str,
+    "family": str,
+    "variant": int,
+    "source": str,
+    "bottleneck": str,
+    "statement": str,
+    "fact": str,
+    "fact_tokens": list,
+    "conventional_guess": str,
+}
+
+
+def _need(doc: dict, key: str, kind: type, where: str, path: Path):
+    if key not in doc:
+        raise TaskError(f"{path}: missing field '{where}{key}'")
+    value = doc[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TaskError(f"{path}: field '{where}{key}' must be {kind.__name__}, got {type(value).__name__}")
+    if kind is list and not all(isinstance(v, str) for v in value):
+        raise TaskError(f"{path}: field '{where}{key}' must be a list of strings")
+    return value
+
+
+def load(task_dir: str | Path) -> Task:
+    """Load a task dir; a malformed or incomplete one raises TaskError naming the file and field."""
+    task_dir = Path(task_dir)
+    path = task_dir / TASK_FILE
+    if not path.is_file():
+        raise TaskError(f"{path}: no such file")
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise TaskError(f"{path}: not valid TOML: {e}") from None
+    vals = {k: _need(doc, k, t, "", path) for k, t in _FIELDS.items()}
+    repo = _need(doc, "repo", dict, "", path)
+    tests = _need(doc, "tests", dict, "", path)
+    if vals["source"] not in SOURCES:
+        raise TaskError(f"{path}: field 'source' must be one of {', '.join(SOURCES)}, got {vals['source']!r}")
+    if vals["bottleneck"] not in BOTTLENECKS:
+        raise TaskError(f"{path}: field 'bottleneck' must be one of {', '.join(BOTTLENECKS)}, got {vals['bottleneck']!r}")
+    grader = doc.get("grader", DEFAULT_GRADER)
+    if grader not in GRADERS:
+        raise TaskError(f"{path}: field 'grader' must be one of {', '.join(GRADERS)}, got {grader!r}")
+    groups = {g: tuple(_need(tests, g, list, "tests.", path)) for g in ("FAIL_TO_PASS", "PASS_TO_PASS", "HIDDEN_TO_PASS")}
+    # Imported BugsInPy tasks are graded by the pytest summary of their hidden file, not by ids.
+    for g in ("FAIL_TO_PASS", "HIDDEN_TO_PASS") if grader == DEFAULT_GRADER else ():
+        if not groups[g]:
+            raise TaskError(f"{path}: field 'tests.{g}' must not be empty")
+    for name in (BUNDLE, ORACLE_PATCH, CONVENTIONAL_PATCH):
+        if not (task_dir / name).is_file():
+            raise TaskError(f"{task_dir / name}: missing task file")
+    if not (task_dir / HIDDEN_DIR).is_dir():
+        raise TaskError(f"{task_dir / HIDDEN_DIR}: missing hidden-test dir")
+    return Task(
+        id=vals["id"],
+        family=vals["family"],
+        variant=vals["variant"],
+        source=vals["source"],
+        bottleneck=vals["bottleneck"],
+        statement=vals["statement"],
+        fact=vals["fact"],
+        fact_tokens=tuple(vals["fact_tokens"]),
+        conventional_guess=vals["conventional_guess"],
+        modules=_need(repo, "modules", int, "repo.", path),
+        commits=_need(repo, "commits", int, "repo.", path),
+        head_sha=_need(repo, "head_sha", str, "repo.", path),
+        memory_artifacts=tuple(_need(repo, "memory_artifacts", list, "repo.", path)),
+        test_files=tuple(_need(repo, "test_files", list, "repo.", path)),
+        tests=Tests(groups["FAIL_TO_PASS"], groups["PASS_TO_PASS"], groups["HIDDEN_TO_PASS"]),
+        tags=tuple(doc.get("tags", [])),
+        description=str(doc.get("description", "")),
+        grader=grader,
+        path=task_dir,
+    )
+
+
+def save_meta(task: Task, task_dir: Path) -> None:
+    """Write task.toml into `task_dir` (the other files are written by the engine)."""
+    task_dir.mkdir(parents=True, exist_ok=True)
+    (task_dir / TASK_FILE).write_text(task.to_toml())
+
+
+def discover(tasks_dir: str | Path) -> list[Path]:
+    """Every task dir below `tasks_dir`, sorted by name."""
+    root = Path(tasks_dir)
+    if not root.is_dir():
+        raise TaskError(f"{root}: tasks dir does not exist")
+    return sorted(p.parent for p in root.glob(f"*/{TASK_FILE}"))
+
+
+def _as_set(value: str | Iterable[str] | None) -> set[str] | None:
+    if value is None or value == "" or value == []:
+        return None
+    if isinstance(value, str):
+        return {v.strip() for v in value.split(",") if v.strip()}
+    return {str(v) for v in value}
+
+
+def select(
+    tasks_dir: str | Path,
+    *,
+    family: str | Iterable[str] | None = None,
+    variant: str | Iterable[str] | None = None,
+    source: str | Iterable[str] | None = None,
+    bottleneck: str | Iterable[str] | None = None,
+    ids: str | Iterable[str] | None = None,
+) -> list[Task]:
+    """Load the tasks of `tasks_dir` that match every given filter (None or 'all' = any)."""
+    wanted = {
+        "family": _as_set(family),
+        "variant": _as_set(variant),
+        "source": _as_set(source),
+        "bottleneck": _as_set(bottleneck),
+        "id": _as_set(ids),
+    }
+    wanted = {k: v for k, v in wanted.items() if v is not None and "all" not in v}
+    out = []
+    for d in discover(tasks_dir):
+        t = load(d)
+        if all(str(getattr(t, k)) in v for k, v in wanted.items()):
+            out.append(t)
+    return out

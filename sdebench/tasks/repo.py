@@ -1,0 +1,271 @@
+"""Deterministic synthetic git repos: build from commits, bundle, unbundle, squash, read history.
+
+Repos are written with `git fast-import` (one process, any number of commits) using a fixed
+author and fixed timestamps, so the same commits always yield the same SHAs. gitpython drives git.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sdebench.generation.spec import Commit
+
+AUTHOR = "Dev Team <dev@example.invalid>"
+EPOCH = 1_700_000_000  # fixed base time; commit i is EPOCH + i * STEP
+STEP = 3_600
+BRANCH = "main"
+
+# Environment for every git call: no user or system config may change object bytes.
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "Dev Team",
+    "GIT_AUTHOR_EMAIL": "dev@example.invalid",
+    "GIT_COMMITTER_NAME": "Dev Team",
+    "GIT_COMMITTER_EMAIL": "dev@example.invalid",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+
+class RepoError(RuntimeError):
+    """A git operation on a task repo failed."""
+
+
+def _git(path: Path, *args: str, input: bytes | None = None) -> bytes:
+    """Run git in `path` with the fixed environment and return stdout."""
+    env = {**os.environ, **GIT_ENV}
+    proc = subprocess.run(
+        ["git", "-c", "core.autocrlf=false", "-c", "pack.threads=1", *args],
+        cwd=path,
+        input=input,
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RepoError(f"git {' '.join(args)} failed in {path}: {proc.stderr.decode(errors='replace').strip()}")
+    return proc.stdout
+
+
+def _data(blob: bytes) -> bytes:
+    return b"data %d\n" % len(blob) + blob + b"\n"
+
+
+def fast_import_stream(commits: Sequence[Commit], branch: str = BRANCH) -> bytes:
+    """The `git fast-import` stream that builds `commits` in order on `branch`."""
+    out = bytearray()
+    for i, commit in enumerate(commits):
+        when = EPOCH + i * STEP
+        out += b"commit refs/heads/%s\n" % branch.encode()
+        out += b"mark :%d\n" % (i + 1)
+        out += b"author %s %d +0000\n" % (AUTHOR.encode(), when)
+        out += b"committer %s %d +0000\n" % (AUTHOR.encode(), when)
+        out += _data(commit.message.encode())
+        if i > 0:
+            out += b"from :%d\n" % i
+        for path in sorted(commit.files):
+            content = commit.files[path]
+            if content is None:
+                out += b"D %s\n" % path.encode()
+            else:
+                out += b"M 100644 inline %s\n" % path.encode() + _data(content.encode())
+        out += b"\n"
+    return bytes(out)
+
+
+def build(path: Path, commits: Sequence[Commit]) -> str:
+    """Create a repo at `path` holding `commits` on main, checked out; return the HEAD sha."""
+    if not commits:
+        raise RepoError("a repo needs at least one commit")
+    path.mkdir(parents=True, exist_ok=True)
+    _git(path, "init", "-q", "-b", BRANCH)
+    _git(path, "fast-import", "--quiet", "--done", input=fast_import_stream(commits) + b"done\n")
+    _git(path, "checkout", "-q", "-f", BRANCH)
+    return head_sha(path)
+
+
+def head_sha(path: Path) -> str:
+    """The sha of HEAD in the repo at `path`."""
+    return _git(path, "rev-parse", "HEAD").decode().strip()
+
+
+def bundle(path: Path, out: Path) -> None:
+    """Write the main branch of the repo at `path` (full history) as a git bundle."""
+    _git(path, "bundle", "create", "-q", str(out.resolve()), BRANCH)
+
+
+def unbundle(bundle_path: Path, dest: Path) -> Path:
+    """Clone a bundle into `dest` with main checked out and no remote left behind."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    _git(dest.parent, "clone", "-q", "-b", BRANCH, str(bundle_path.resolve()), str(dest.resolve()))
+    _git(dest, "remote", "remove", "origin")
+    return dest
+
+
+def squash(src: Path, dest: Path, drop: Iterable[str] = (), message: str = "Initial commit") -> str:
+    """Copy the working tree of `src` (minus `drop` paths) into a fresh single-commit repo at `dest`.
+
+    The new repo has one branch, one commit, no tags, reflog, stash, remotes or other objects.
+    """
+    dropped = {p.rstrip("/") for p in drop}
+    files = {}
+    for rel in tracked_files(src):
+        if any(rel == d or rel.startswith(d + "/") for d in dropped):
+            continue
+        files[rel] = (src / rel).read_text()
+    if dest.exists():
+        shutil.rmtree(dest)
+    sha = build(dest, [Commit(message, files)])
+    # fast-import leaves no reflog; expire anyway so nothing but the one commit is reachable.
+    _git(dest, "reflog", "expire", "--expire=now", "--all")
+    return sha
+
+
+def tracked_files(path: Path, rev: str = "HEAD") -> list[str]:
+    """Paths tracked at `rev`, sorted."""
+    out = _git(path, "ls-tree", "-r", "--name-only", "-z", rev).decode()
+    return sorted(p for p in out.split("\0") if p)
+
+
+def show_file(path: Path, rev: str, rel: str) -> str:
+    """The content of `rel` at `rev`."""
+    return _git(path, "show", f"{rev}:{rel}").decode()
+
+
+@dataclass(frozen=True)
+class HistoryCommit:
+    """One commit as memory sees it: sha, message and per-file diffs."""
+
+    sha: str
+    message: str
+    diffs: dict[str, str]  # path -> unified diff body (headers stripped)
+
+
+def history(path: Path) -> list[HistoryCommit]:
+    """Every commit reachable from HEAD, oldest first, with per-file diffs."""
+    shas = _git(path, "rev-list", "--reverse", "HEAD").decode().split()
+    out = []
+    for sha in shas:
+        message = _git(path, "log", "-1", "--format=%B", sha).decode().rstrip("\n")
+        raw = _git(path, "show", "--format=", "--no-color", "--no-renames", "-U3", sha).decode(errors="replace")
+        out.append(HistoryCommit(sha, message, split_diff(raw)))
+    return out
+
+
+def split_diff(raw: str) -> dict[str, str]:
+    """Split `git show` output into path -> diff body without git metadata lines.
+
+    Hunk headers keep their function context but lose their line numbers: numbers such as
+    `@@ -26,3 +26,11 @@` are positions, not content, and must not read as facts to a search.
+    """
+    diffs: dict[str, list[str]] = {}
+    current = None
+    in_header = False
+    for line in raw.splitlines():
+        if line.startswith("diff --git "):
+            current = line.split(" b/", 1)[-1]
+            diffs[current] = []
+            in_header = True
+        elif current is None:
+            continue
+        elif line.startswith("@@"):
+            in_header = False
+            diffs[current].append(_HUNK.sub("@@", line, count=1))
+        elif not in_header:
+            diffs[current].append(line)
+    return {p: "\n".join(lines) for p, lines in diffs.items()}
+
+
+_HUNK = re.compile(r"^@@ -\S+ \+\S+ @@")
+
+
+def all_objects(path: Path) -> set[str]:
+    """Every object sha stored in the repo, reachable or not."""
+    out = _git(path, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").decode()
+    return set(out.split())
+
+
+def refs(path: Path) -> list[str]:
+    """Every ref name in the repo (branches, tags, stash, remotes)."""
+    out = _git(path, "for-each-ref", "--format=%(refname)").decode()
+    return [r for r in out.split() if r]
+
+
+def blob_sha(content: str) -> str:
+    """The git blob sha of `content`."""
+    return _git(Path.cwd(), "hash-object", "--stdin", input=content.encode()).decode().strip()
+
+
+def apply_patch(workdir: Path, patch: str) -> None:
+    """Apply a unified diff to a working tree (not the index)."""
+    if not patch.strip():
+        return
+    proc = subprocess.run(
+        ["git", "apply", "--whitespace=nowarn", "-"],
+        cwd=workdir,
+        input=patch.encode(),
+        capture_output=True,
+        env={**os.environ, **GIT_ENV},
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RepoError(f"patch does not apply in {workdir}: {proc.stderr.decode(errors='replace').strip()}")
+
+
+def diff_files(before: dict[str, str], after: dict[str, str]) -> str:
+    """A unified diff (git format, a/ b/ prefixes) turning `before` files into `after` files."""
+    import difflib
+
+    chunks = []
+    for rel in sorted(set(before) | set(after)):
+        old, new = before.get(rel), after.get(rel)
+        if old == new:
+            continue
+        a = [] if old is None else old.splitlines(keepends=True)
+        b = [] if new is None else new.splitlines(keepends=True)
+        header = f"diff --git a/{rel} b/{rel}\n"
+        if old is None:
+            header += "new file mode 100644\n"
+        elif new is None:
+            header += "deleted file mode 100644\n"
+        lines = list(
+            difflib.unified_diff(
+                a, b, "/dev/null" if old is None else f"a/{rel}", "/dev/null" if new is None else f"b/{rel}", n=3
+            )
+        )
+        for i, line in enumerate(lines):
+            if not line.endswith("\n"):
+                lines[i] = line + "\n\\ No newline at end of file\n"
+        chunks.append(header + "".join(lines))
+    return "".join(chunks)
+
+
+def worktree_diff(workdir: Path) -> str:
+    """The diff of the working tree against HEAD, untracked files included (git format)."""
+    _git(workdir, "add", "-A", "--intent-to-add")
+    return _git(workdir, "diff", "--no-color", "--no-ext-diff", "HEAD").decode(errors="replace")
+
+
+def read_tree(path: Path, rev: str = "HEAD") -> dict[str, str]:
+    """All tracked files at `rev` as path -> content."""
+    return {rel: show_file(path, rev, rel) for rel in tracked_files(path, rev)}
+
+
+def git_repo(path: Path):
+    """A gitpython handle on the repo at `path`."""
+    import git  # gitpython costs ~0.15 s to import; only this helper needs it
+
+    return git.Repo(path)
+
+
+def commit_paths(path: Path, rels: Iterable[str], message: str) -> str:
+    """Stage `rels` in the repo at `path`, commit them with the fixed identity; return the new HEAD sha."""
+    _git(path, "add", "--", *rels)
+    _git(path, "commit", "-q", "--no-verify", "-m", message)
+    return head_sha(path)

@@ -1,0 +1,394 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for tests and benchmarks.
+
+`python -m sdebench.testmodel --script FILE --port N` answers POST /v1/chat/completions from a
+script (JSON or YAML): a list of steps, served in order, each one of
+
+    {tool: NAME, arguments: {...}}              one tool call
+    {tool_calls: [{name: NAME, arguments: {...}}, ...]}
+    {text: "..."}                               a plain reply without a tool call
+    {garbage: "RAW", tool: NAME}                a tool call whose arguments are not valid JSON
+    {error: 429, message: "..."}                an HTTP error, answered once
+
+with optional `usage: {prompt_tokens, completion_tokens, cached_tokens}` (extra keys pass through
+into the reply's usage), `delay_s` (sleep before answering), `repeat: true` (serve this step
+forever) and `at: N` (serve it as the N-th request, 1-based, outside the sequence). The script may
+also be a mapping `{steps: [...], default_usage: {...}, model: NAME}`. When the steps run out the
+server answers 400 "script exhausted", so a run that talks past its script ends visibly.
+
+GET /requests returns what the server received, with the time it took to answer each
+(`server_s`, for benchmarks); POST /script replaces the script
+and clears the record; `--port 0` picks a free port. The chosen address is printed as the first
+stdout line: `sdebench.testmodel listening on http://127.0.0.1:PORT/v1`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+HOST = "127.0.0.1"
+COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
+BANNER = re.compile(r"listening on (http://127\.0\.0\.1:(\d+)/v1)")
+DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 0}
+_GARBAGE = '{"path": "unterminated'
+_KINDS = ("tool", "tool_calls", "text", "garbage", "error")
+
+
+class ScriptError(ValueError):
+    """A script file is malformed."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One scripted reply."""
+
+    kind: str  # tool_calls | text | garbage | error
+    tool_calls: tuple[tuple[str, str], ...] = ()  # (name, arguments as sent: JSON text or garbage)
+    text: str = ""
+    status: int = 0
+    message: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    delay_s: float = 0.0
+    repeat: bool = False
+    at: int | None = None
+
+
+@dataclass(frozen=True)
+class Script:
+    """The steps of a script, plus defaults."""
+
+    steps: tuple[Step, ...]
+    model: str = "testmodel"
+
+
+def parse_script(data: Any) -> Script:
+    """Validate a loaded script document (list of steps, or a mapping with `steps`)."""
+    if isinstance(data, list):
+        data = {"steps": data}
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+        raise ScriptError("a script is a list of steps or a mapping with a `steps` list")
+    default_usage = {**DEFAULT_USAGE, **_int_map(data.get("default_usage") or {}, "default_usage")}
+    steps = tuple(_parse_step(i, s, default_usage) for i, s in enumerate(data["steps"], 1))
+    return Script(steps=steps, model=str(data.get("model", "testmodel")))
+
+
+def load_script(path: Path) -> Script:
+    """Read a JSON or YAML script file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ScriptError(f"cannot read script {path}: {e.strerror}") from None
+    try:
+        if path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            import yaml  # only needed for YAML scripts
+
+            data = yaml.safe_load(text)
+    except Exception as e:  # noqa: BLE001 - json.JSONDecodeError or yaml.YAMLError
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ScriptError(f"script {path} is not valid JSON/YAML: {first}") from None
+    try:
+        return parse_script(data)
+    except ScriptError as e:
+        raise ScriptError(f"script {path}: {e}") from None
+
+
+def _int_map(m: Any, where: str) -> dict[str, int]:
+    if not isinstance(m, dict) or not all(isinstance(v, int) and v >= 0 for v in m.values()):
+        raise ScriptError(f"{where} must map names to non-negative integers")
+    return {str(k): int(v) for k, v in m.items()}
+
+
+def _parse_step(i: int, s: Any, default_usage: dict[str, int]) -> Step:
+    if not isinstance(s, dict):
+        raise ScriptError(f"step {i}: a step is a mapping, got {type(s).__name__}")
+    kinds = [k for k in _KINDS if k in s]
+    if "garbage" in kinds and "tool" in kinds:
+        kinds.remove("tool")  # `tool` names the garbled call
+    if len(kinds) != 1:
+        raise ScriptError(f"step {i}: needs exactly one of {', '.join(_KINDS)}; got {kinds or 'none'}")
+    common = {
+        "usage": {**default_usage, **_int_map(s.get("usage") or {}, f"step {i} usage")},
+        "delay_s": float(s.get("delay_s", 0.0)),
+        "repeat": bool(s.get("repeat", False)),
+        "at": int(s["at"]) if s.get("at") is not None else None,
+    }
+    kind = kinds[0]
+    if kind == "tool":
+        return Step("tool_calls", tool_calls=(_call(i, s["tool"], s.get("arguments", {})),), **common)
+    if kind == "tool_calls":
+        calls = s["tool_calls"]
+        if not isinstance(calls, list) or not calls:
+            raise ScriptError(f"step {i}: tool_calls must be a non-empty list")
+        parsed = []
+        for c in calls:
+            if not isinstance(c, dict) or "name" not in c:
+                raise ScriptError(f"step {i}: each tool call needs a name")
+            parsed.append(_call(i, c["name"], c.get("arguments", {})))
+        return Step("tool_calls", tool_calls=tuple(parsed), **common)
+    if kind == "text":
+        return Step("text", text=str(s["text"]), **common)
+    if kind == "garbage":
+        raw = s["garbage"] if isinstance(s["garbage"], str) else _GARBAGE
+        return Step("garbage", tool_calls=((str(s.get("tool", "edit_file")), raw),), **common)
+    status = s["error"]
+    if not isinstance(status, int) or not 400 <= status <= 599:
+        raise ScriptError(f"step {i}: error must be an HTTP status 400-599")
+    return Step("error", status=status, message=str(s.get("message", f"scripted error {status}")), **common)
+
+
+def _call(i: int, name: Any, arguments: Any) -> tuple[str, str]:
+    if not isinstance(name, str) or not name:
+        raise ScriptError(f"step {i}: a tool name must be a non-empty string")
+    if isinstance(arguments, str):
+        return name, arguments  # sent verbatim, e.g. to test argument parsing
+    if not isinstance(arguments, dict):
+        raise ScriptError(f"step {i}: arguments must be a mapping or a string")
+    return name, json.dumps(arguments)
+
+
+class ScriptedModel:
+    """The server's state: the script, the position in it, and the requests received."""
+
+    def __init__(self, script: Script):
+        self.lock = threading.Lock()
+        self.reset(script)
+
+    def reset(self, script: Script) -> None:
+        """Start over with `script`."""
+        with self.lock:
+            self.script = script
+            self.position = 0
+            self.requests: list[dict[str, Any]] = []
+
+    def next_step(self, record: dict[str, Any]) -> tuple[int, Step | None]:
+        """Record one request and pick the step that answers it (None: script exhausted)."""
+        with self.lock:
+            self.requests.append(record)
+            n = len(self.requests)
+            record["n"] = n
+            for idx, step in enumerate(self.script.steps):
+                if step.at == n:
+                    record["step"] = idx + 1
+                    return n, step
+            seq = [(idx, s) for idx, s in enumerate(self.script.steps) if s.at is None]
+            if self.position >= len(seq):
+                record["step"] = None
+                return n, None
+            idx, step = seq[self.position]
+            if not step.repeat:
+                self.position += 1
+            record["step"] = idx + 1
+            return n, step
+
+
+def completion_body(model: str, n: int, step: Step) -> dict[str, Any]:
+    """The chat.completion JSON answering request `n` with `step`."""
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    finish = "stop"
+    if step.kind == "text":
+        message["content"] = step.text
+    else:
+        message["tool_calls"] = [
+            {"id": f"call_{n}_{k}", "type": "function", "function": {"name": name, "arguments": args}}
+            for k, (name, args) in enumerate(step.tool_calls)
+        ]
+        finish = "tool_calls"
+    u = dict(step.usage)
+    prompt, completion, cached = u.pop("prompt_tokens"), u.pop("completion_tokens"), u.pop("cached_tokens")
+    usage = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+        **u,
+    }
+    return {
+        "id": f"chatcmpl-test-{n}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage,
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    # headers and body go out as separate writes: without TCP_NODELAY, Nagle plus the client's
+    # delayed ACK would add ~40 ms to every reply
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Stay quiet: request lines would clutter test output."""
+
+    def _send(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        return json.loads(raw or b"null")
+
+    def do_GET(self) -> None:
+        """GET /requests (what was received) or /health."""
+        if self.path == "/requests":
+            with self.server.model.lock:
+                self._send(200, list(self.server.model.requests))
+        elif self.path == "/health":
+            self._send(200, {"ok": True})
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        """POST a chat completion, or a new script to /script."""
+        t0 = time.perf_counter()
+        try:
+            body = self._body()
+        except ValueError:
+            self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+            return
+        if self.path == "/script":
+            try:
+                self.server.model.reset(parse_script(body))
+            except ScriptError as e:
+                self._send(400, {"error": {"message": str(e)}})
+                return
+            self._send(200, {"ok": True})
+            return
+        if self.path not in COMPLETION_PATHS:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        record = {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
+        n, step = self.server.model.next_step(record)
+        if step is None:
+            msg = f"test model script exhausted: request {n} has no step"
+            self._send(400, {"error": {"message": msg, "type": "invalid_request_error"}})
+            return
+        if step.delay_s:
+            time.sleep(step.delay_s)
+        if step.kind == "error":
+            kind = "rate_limit_error" if step.status == 429 else "api_error"
+            status, body = step.status, {"error": {"message": step.message, "type": kind, "code": step.status}}
+        else:
+            status, body = 200, completion_body(self.server.model.script.model, n, step)
+        # the "model's reply time" as the server sees it, so benchmarks can subtract it
+        record["server_s"] = time.perf_counter() - t0
+        self._send(status, body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    model: ScriptedModel
+
+
+def make_server(script: Script, port: int = 0) -> _Server:
+    """A server bound to 127.0.0.1:`port` (0: any free port); call serve_forever() to run it."""
+    server = _Server((HOST, port), _Handler)
+    server.model = ScriptedModel(script)
+    return server
+
+
+def base_url(server: _Server) -> str:
+    """The api_base of a running server."""
+    return f"http://{HOST}:{server.server_address[1]}/v1"
+
+
+@contextlib.contextmanager
+def in_thread(script: Script, port: int = 0) -> Iterator[_Server]:
+    """Run a server in a daemon thread of this process for the duration of the block."""
+    server = make_server(script, port)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@contextlib.contextmanager
+def subprocess_server(script_file: Path, port: int = 0, startup_s: float = 30.0) -> Iterator[str]:
+    """Run `python -m sdebench.testmodel` as a child process; yields its api_base URL."""
+    argv = [sys.executable, "-m", "sdebench.testmodel", "--script", str(script_file), "--port", str(port)]
+    # stderr goes to a file: an unread pipe could fill up and stall the server
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            yield _read_banner(proc, err, startup_s)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
+
+
+def _read_banner(proc: subprocess.Popen, err: Any, startup_s: float) -> str:
+    # readline blocks; a watchdog kills a child that never prints its banner
+    timer = threading.Timer(startup_s, proc.kill)
+    timer.start()
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+    finally:
+        timer.cancel()
+    m = BANNER.search(line)
+    if not m:
+        proc.wait(timeout=5)
+        err.seek(0)
+        raise RuntimeError(f"test model server did not start: {(line + err.read()).strip()[:500]}")
+    return m.group(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    ap = argparse.ArgumentParser(prog="python -m sdebench.testmodel", description=__doc__.splitlines()[0])
+    ap.add_argument("--script", required=True, type=Path, help="JSON or YAML script of replies")
+    ap.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: pick a free one)")
+    args = ap.parse_args(argv)
+    try:
+        script = load_script(args.script)
+    except ScriptError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        server = make_server(script, args.port)
+    except OSError as e:
+        print(f"error: cannot listen on {HOST}:{args.port}: {e.strerror}", file=sys.stderr)
+        return 2
+    print(f"sdebench.testmodel listening on {base_url(server)}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

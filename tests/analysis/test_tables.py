@@ -1,0 +1,116 @@
+"""Analysis tables: hand-computed numbers on synthetic records, and a real reference sweep."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdebench.analysis import tables as analysis
+from sdebench.runs import results
+
+
+def rec(task, seed, delivery, resolved, interventions, stop=None, **kw):
+    return {"agent": "a", "model": "m", "source": "K", "family": "fam", "bottleneck": "knowledge-missing",
+            "task_id": task, "seed": seed, "delivery": delivery, "resolved": resolved,
+            "interventions": interventions, "stop_reason": stop or ("resolved" if resolved else "max_interventions"),
+            "cost_usd": kw.get("cost", 0.0), "turns": kw.get("turns", 1), "prompt_tokens": kw.get("pt", 0),
+            "completion_tokens": kw.get("ct", 0), "tool_calls": kw.get("calls", {})}
+
+
+@pytest.fixture
+def synthetic() -> pd.DataFrame:
+    return pd.DataFrame([
+        rec("t1", 0, "squashed", False, 5, cost=0.5, turns=10, pt=100, ct=10, calls={"bash": 2}),
+        rec("t2", 0, "squashed", True, 2, cost=0.25, turns=4, pt=50, ct=5, calls={"memory_search": 1}),
+        # stopped by a limit after 1 intervention: counted at the cap (5) in interventions_capped
+        rec("t1", 1, "squashed", False, 1, stop="max_turns", cost=0.25, turns=50, pt=10, ct=1),
+        rec("t2", 1, "squashed", True, 0, cost=0.0, turns=2, pt=0, ct=0, calls={"memory_search": 3}),
+        rec("t1", 0, "oracle", True, 1),
+        rec("t2", 0, "oracle", True, 0),
+        rec("t1", 1, "oracle", True, 0),
+        rec("t2", 1, "oracle", True, 3),
+    ])
+
+
+def test_cell_metrics_match_hand_computed_values(synthetic):
+    t = analysis.by_cell(synthetic).set_index("delivery")
+    sq, orc = t.loc["squashed"], t.loc["oracle"]
+    assert list(t.index) == ["squashed", "oracle"]  # canonical delivery order, not alphabetical
+    assert (sq["episodes"], sq["resolved"], sq["resolve_rate"]) == (4, 2, 0.5)
+    assert sq["interventions_capped"] == (5 + 2 + 5 + 0) / 4
+    assert sq["interventions_resolved"] == (2 + 0) / 2
+    assert sq["cost_usd"] == 1.0 and sq["mean_cost_usd"] == 0.25
+    assert sq["mean_tokens"] == (110 + 55 + 11 + 0) / 4
+    assert sq["mean_turns"] == (10 + 4 + 50 + 2) / 4
+    assert sq["mean_memory_search"] == (0 + 1 + 0 + 3) / 4
+    assert (orc["resolve_rate"], orc["interventions_capped"], orc["interventions_resolved"]) == (1.0, 1.0, 1.0)
+
+
+def test_cap_comes_from_the_record_when_present(synthetic):
+    synthetic["max_interventions"] = 3
+    sq = analysis.by_cell(synthetic).set_index("delivery").loc["squashed"]
+    assert sq["interventions_capped"] == (3 + 2 + 3 + 0) / 4
+
+
+def test_gap_estimate_and_bootstrap_interval(synthetic):
+    g = analysis.gaps(synthetic, n_boot=4000, seed=1)
+    assert list(g["gap"]) == ["oracle - squashed"]  # only pairs with both deliveries present
+    row = g.iloc[0]
+    # paired diffs: t1 -> (1, 1), t2 -> (0, 0); estimate 0.5
+    assert row["estimate"] == 0.5
+    assert (row["tasks"], row["seeds"], row["units"], row["n_boot"]) == (2, 2, 4, 4000)
+    # a draw is the share of t1 among 2 drawn tasks: 0, 0.5 or 1 with p = 1/4, 1/2, 1/4
+    assert (row["ci_low"], row["ci_high"]) == (0.0, 1.0)
+    again = analysis.gaps(synthetic, n_boot=4000, seed=1)
+    pd.testing.assert_frame_equal(g, again)
+
+
+def test_constant_gap_has_a_point_interval(synthetic):
+    d = synthetic.copy()
+    d.loc[d["delivery"] == "squashed", "resolved"] = False
+    g = analysis.gaps(d, n_boot=500).iloc[0]
+    assert (g["estimate"], g["ci_low"], g["ci_high"]) == (1.0, 1.0, 1.0)
+
+
+def test_bootstrap_resamples_seeds_within_tasks():
+    # one task, seeds with diffs 0 and 1: only the seed level can vary the draw
+    a = pd.DataFrame({"task_id": ["t", "t"], "seed": [0, 1], "resolved": [1.0, 1.0]})
+    b = pd.DataFrame({"task_id": ["t", "t"], "seed": [0, 1], "resolved": [1.0, 0.0]})
+    out = analysis.bootstrap_gap(a, b, "resolved", 2000, np.random.default_rng(0))
+    assert out["estimate"] == 0.5 and (out["ci_low"], out["ci_high"]) == (0.0, 1.0)
+
+
+def test_intervention_distribution_counts(synthetic):
+    d = analysis.intervention_distribution(synthetic)
+    sq = d[d["delivery"] == "squashed"].set_index(["interventions", "resolved"])["episodes"].to_dict()
+    assert sq == {(0, True): 1, (1, False): 1, (2, True): 1, (5, False): 1}
+    assert d["episodes"].sum() == len(synthetic)
+
+
+def test_by_bottleneck_and_family_group_all_episodes(synthetic):
+    assert analysis.by_bottleneck(synthetic)["episodes"].sum() == 8
+    f = analysis.by_family(synthetic)
+    assert set(f["family"]) == {"fam"} and f["episodes"].tolist() == [4, 4]
+
+
+def test_empty_frame_gives_empty_tables():
+    assert analysis.by_cell(pd.DataFrame()).empty
+    assert analysis.gaps(pd.DataFrame(columns=["agent"])).empty
+
+
+@pytest.mark.slow
+def test_real_reference_sweep(small_sweep):
+    df = results.load(small_sweep)
+    assert len(df) == 12 and (df["max_interventions"] == 5).all()
+    v = analysis.validity(df)
+    assert v["all_valid"].all() and v["episodes"].sum() == 12, analysis.invalid_episodes(df)
+    cell = analysis.by_cell(df).set_index(["agent", "source", "delivery"])
+    assert (cell.xs("oracle")["resolve_rate"] == 1.0).all()
+    assert (cell.xs("conventional")["interventions_capped"] == 5.0).all()
+    assert (cell.xs("noop")["resolved"] == 0).all()
+    g = analysis.gaps(df, n_boot=200)
+    assert set(g["source"]) == {"H", "K"} and (g["estimate"] == 0.0).all()
+    dist = analysis.intervention_distribution(df)
+    conv = dist[dist["agent"] == "conventional"]
+    assert conv["interventions"].tolist() == [5, 5] and conv["episodes"].sum() == 4

@@ -1,0 +1,204 @@
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from sdebench.grading.grade import grade, is_protected, is_source, is_test_path, pristine_tree, redact
+from sdebench.sandbox import make_factory
+from sdebench.tasks import record as task_mod
+from sdebench.testing.sample_task import checkout, write_sample_task
+from tests.sandbox.conftest import docker_image  # noqa: F401 - fixture
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TASKS_DIR = REPO_ROOT / "tasks"
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    return write_sample_task(tmp_path_factory.mktemp("store") / "sample")
+
+
+@pytest.fixture(scope="module")
+def factory(sample):
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    return make_factory({"backend": "local", "tasks_dir": str(sample.path.parent)})
+
+
+def _ws(task, tmp_path, patch=""):
+    return checkout(task, tmp_path / "ws", patch)
+
+
+def _edit(ws: Path, rel: str, old: str, new: str) -> None:
+    p = ws / rel
+    text = p.read_text()
+    assert old in text
+    p.write_text(text.replace(old, new))
+
+
+# --- path classes ----------------------------------------------------------------------
+def test_path_classes():
+    declared = frozenset({"checks/spec_rules.py"})
+    assert is_test_path("tests/helpers/data.json")
+    assert is_test_path("pkg/test_x.py") and is_test_path("pkg/x_test.py")
+    assert is_test_path("checks/spec_rules.py", declared)
+    assert not is_test_path("pkg/testing.py")
+    for cfg in ("pytest.ini", "sub/tox.ini", "setup.cfg", "pyproject.toml", "pkg/conftest.py", ".pytest.ini"):
+        assert is_protected(cfg)
+    assert is_source("pkg/rates.json") and is_source("pkg/m.py")
+    assert not is_source("docs/adr.md") and not is_source(".agent/preferences.md")
+
+
+def test_redact_removes_hidden_lines_and_fact_tokens():
+    hidden = ["def test_secret():\n    assert member_price(100.0) == 93.0\n"]
+    text = "E   assert member_price(100.0) == 93.0\nmembers get 7% off, HALF-down"
+    out = redact(text, hidden, ("7%", "half-down"))
+    assert "93.0" not in out and "7%" not in out and "HALF-down" not in out
+    assert out.count("[redacted]") == 3
+
+
+def test_pristine_tree_is_cached_per_bundle_content(sample, tmp_path):
+    a = pristine_tree(sample)
+    assert pristine_tree(sample) is a
+    assert a.head_sha == sample.head_sha
+    assert dict(a.files)["shop/cart.py"].startswith(b'"""Carts."""')
+    copy = write_sample_task(tmp_path / "copy")
+    assert pristine_tree(copy) is a  # same bytes, same tree
+
+
+# --- outcomes ----------------------------------------------------------------------------
+@needs_bwrap
+def test_oracle_resolves(sample, factory, tmp_path):
+    g = grade(sample, _ws(sample, tmp_path, sample.oracle_patch), factory)
+    assert g.resolved and not g.guards and g.error is None, g.feedback
+    assert g.counts == {
+        "FAIL_TO_PASS": {"passed": 1, "total": 1},
+        "PASS_TO_PASS": {"passed": 2, "total": 2},
+        "HIDDEN_TO_PASS": {"passed": 2, "total": 2},
+    }
+    assert g.pass_ratio == 1.0
+    assert g.reward["binary"] == 1.0 and g.reward["shaped"] == pytest.approx(0.9375)
+    assert g.feedback == "Resolved: all 5 graded tests pass."
+    json.dumps(g.to_dict())
+
+
+@needs_bwrap
+def test_unchanged_source_scores_zero_without_running(sample, factory, tmp_path):
+    ws = _ws(sample, tmp_path)
+    (ws / "docs" / "pricing.md").write_text("edited docs only\n")
+    (ws / "tests" / "test_pricing.py").write_text("def test_members_get_a_discount():\n    pass\n")
+    g = grade(sample, ws, factory)
+    assert not g.resolved and g.guards == ["unchanged"]
+    assert g.reward == {"binary": 0.0, "pass_ratio": 0.0, "shaped": 0.0, "shaped_breakdown": None}
+    assert all(t.outcome == "missing" and "not run" in t.message for t in g.tests)
+    assert "No source change" in g.feedback
+
+
+@needs_bwrap
+def test_conventional_fix_fails_hidden_tests_and_feedback_hides_them(sample, factory, tmp_path):
+    g = grade(sample, _ws(sample, tmp_path, sample.conventional_patch), factory)
+    assert not g.resolved and not g.guards and g.error is None
+    assert g.counts["FAIL_TO_PASS"]["passed"] == 1 and g.counts["HIDDEN_TO_PASS"] == {"passed": 0, "total": 2}
+    assert g.pass_ratio == pytest.approx(0.6)
+    hidden = [t for t in g.tests if t.group == "HIDDEN_TO_PASS"]
+    assert all(t.outcome == "failed" and "assert" in t.message for t in hidden)
+    assert "Hidden tests: 2 of 2 failed." in g.feedback
+    for leak in ("test_member_rate_exact", "test_pricing_hidden", "93.0", "232.5", "7%"):
+        assert leak not in g.feedback
+    b = g.reward["shaped_breakdown"]
+    assert b["progress_reward"] == pytest.approx(0.4 / 3, abs=1e-6) and b["terminal_bonus"] == 0.0
+
+
+@needs_bwrap
+def test_regression_feedback_shows_the_visible_assertion(sample, factory, tmp_path):
+    ws = _ws(sample, tmp_path, sample.oracle_patch)
+    _edit(ws, "shop/cart.py", "price * qty", "price")
+    g = grade(sample, ws, factory)
+    assert not g.resolved
+    assert g.counts["PASS_TO_PASS"]["passed"] == 1
+    assert "tests/test_cart.py::test_total: failed" in g.feedback
+    assert "assert 13.5 == 18.0" in g.feedback
+    assert g.reward["shaped_breakdown"]["regression_penalty"] == -0.5
+
+
+@needs_bwrap
+def test_compile_guard(sample, factory, tmp_path):
+    ws = _ws(sample, tmp_path, sample.oracle_patch)
+    (ws / "shop" / "extra.py").write_text("def broken(:\n")
+    g = grade(sample, ws, factory)
+    assert g.guards == ["compile:shop/extra.py"] and not g.resolved
+    assert g.reward["shaped"] == 0.0
+    assert "shop/extra.py does not compile: SyntaxError" in g.feedback
+
+
+@needs_bwrap
+def test_import_guard(sample, factory, tmp_path):
+    ws = _ws(sample, tmp_path, sample.oracle_patch)
+    (ws / "shop" / "pricing.py").write_text((ws / "shop" / "pricing.py").read_text() + "\nimport no_such_module\n")
+    g = grade(sample, ws, factory)
+    assert "import:shop.pricing" in g.guards and not g.resolved
+    assert "No module named 'no_such_module'" in g.feedback
+    assert g.reward["binary"] == 0.0 and g.reward["shaped"] == 0.0
+
+
+@needs_bwrap
+def test_the_grader_never_raises(sample, factory, tmp_path):
+    g = grade(sample, tmp_path / "missing", factory)
+    assert not g.resolved and "not a directory" in g.error
+    g = grade(sample, _ws(sample, tmp_path), factory, colour="red")
+    assert "unknown grade option" in g.error
+    broken = replace(sample, path=tmp_path / "nowhere")
+    g = grade(broken, tmp_path / "ws", factory)
+    assert not g.resolved and g.error
+    wrong_head = replace(sample, head_sha="0" * 40)
+    g = grade(wrong_head, tmp_path / "ws", factory)
+    assert "does not match task.toml head_sha" in g.error
+    bad_bundle_dir = tmp_path / "bad"
+    shutil.copytree(sample.path, bad_bundle_dir)
+    (bad_bundle_dir / "repo.bundle").write_bytes(b"not a bundle")
+    g = grade(replace(sample, path=bad_bundle_dir), tmp_path / "ws", factory)
+    assert not g.resolved and g.error and g.duration_s >= 0
+
+
+# --- the emitted benchmark -----------------------------------------------------------------
+def _emitted():
+    if not TASKS_DIR.is_dir():
+        return []
+    return task_mod.discover(TASKS_DIR)
+
+
+@pytest.mark.slow
+@needs_bwrap
+@pytest.mark.parametrize("task_dir", _emitted(), ids=lambda p: p.name)
+def test_every_emitted_task_grades_as_designed(task_dir, tmp_path):
+    task = task_mod.load(task_dir)
+    factory = make_factory({"backend": "local", "tasks_dir": str(TASKS_DIR)})
+    oracle = grade(task, checkout(task, tmp_path / "oracle", task.oracle_patch), factory)
+    assert oracle.resolved, oracle.feedback + str(oracle.error)
+    conventional = grade(task, checkout(task, tmp_path / "conv", task.conventional_patch), factory)
+    assert not conventional.resolved and conventional.counts["FAIL_TO_PASS"]["passed"] == len(task.tests.fail_to_pass)
+    assert conventional.counts["HIDDEN_TO_PASS"]["passed"] < len(task.tests.hidden_to_pass)
+    unchanged = grade(task, checkout(task, tmp_path / "head"), factory)
+    assert not unchanged.resolved and unchanged.guards == ["unchanged"]
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_an_emitted_task_grades_as_designed_on_docker(request, sample, tmp_path):
+    image = request.getfixturevalue("docker_image")
+    found = _emitted()
+    task = task_mod.load(found[0]) if found else sample
+    factory = make_factory({"backend": "docker", "image": image})
+    try:
+        oracle = grade(task, checkout(task, tmp_path / "oracle", task.oracle_patch), factory)
+        assert oracle.resolved, oracle.feedback + str(oracle.error)
+        conventional = grade(task, checkout(task, tmp_path / "conv", task.conventional_patch), factory)
+        assert not conventional.resolved and conventional.counts["HIDDEN_TO_PASS"]["passed"] < len(
+            task.tests.hidden_to_pass
+        )
+    finally:
+        factory.cleanup()

@@ -1,0 +1,123 @@
+"""Episode records: keys, atomic writes, torn files, loading and summaries."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from sdebench.runs import results
+
+IDENT = {"task_id": "t-v0-K", "delivery": "memtool", "agent": "llm", "model": "openai/gpt-x", "seed": 1}
+
+
+def rec(**kw):
+    base = {**IDENT, "source": "K", "resolved": True, "interventions": 0, "stop_reason": "resolved", "turns": 4,
+            "cost_usd": 0.5, "wall_s": 2.0, "attempts": [{"attempt": 1, "counts": {"FAIL_TO_PASS": {"passed": 1, "total": 1}}}],
+            "tool_calls": {"bash": 2}, "key": "k1"}
+    return {**base, **kw}
+
+
+def test_config_hash_covers_only_outcome_relevant_config():
+    cfg = {"agent": {"name": "llm"}, "model": {"name": "m"}, "delivery": {"name": "inject", "token_budget": 8000},
+           "limits": {"max_turns": 50}, "max_interventions": 5, "results_dir": "a", "tasks_dir": "x", "rerun": False}
+    h = results.config_hash(cfg)
+    assert results.config_hash({**cfg, "results_dir": "b", "tasks_dir": "y", "rerun": True, "select": {"ids": "z"}}) == h
+    assert results.config_hash({**cfg, "delivery": {"name": "inject", "token_budget": 100}}) != h
+    assert results.config_hash({**cfg, "max_interventions": 3}) != h
+    assert results.config_hash({**cfg, "limits": {"max_turns": 5}}) != h
+
+
+def test_episode_key_changes_with_each_part():
+    base = ("abc", "full", "oracle", "none", 0, "cfg")
+    keys = {results.episode_key(*base)}
+    for i, other in enumerate(("abd", "squashed", "noop", "m", 1, "cfg2")):
+        parts = list(base)
+        parts[i] = other
+        keys.add(results.episode_key(*parts))
+    assert len(keys) == 7 and results.episode_key(*base) == results.episode_key(*base)
+
+
+def test_record_path_is_readable_and_safe(tmp_path):
+    p = results.record_path(tmp_path, IDENT, "0123")
+    assert p == tmp_path / "t-v0-K" / "memtool__llm__openai-gpt-x__s1__0123.json"
+    assert results.trajectory_path(p).suffix == ".jsonl"
+
+
+def test_atomic_write_and_torn_or_foreign_files(tmp_path):
+    p = results.record_path(tmp_path, IDENT, "k1")
+    results.write_record(p, rec())
+    assert results.read_record(p)["schema"] == results.SCHEMA
+    assert [x.name for x in p.parent.iterdir()] == [p.name]  # no temp file left
+    p.write_text(p.read_text()[:40])  # torn
+    assert results.read_record(p) is None
+    p.write_text(json.dumps({"hello": 1}))
+    assert results.read_record(p) is None
+    assert results.read_record(tmp_path / "missing.json") is None
+    stale = p.with_name(f".{p.name}.999.tmp")
+    stale.write_text("{")
+    results.clean_stale(p)
+    assert not stale.exists()
+
+
+def test_load_reads_results_dirs_and_manifests(tmp_path):
+    store = tmp_path / "store"
+    a = results.record_path(store, IDENT, "k1")
+    b = results.record_path(store, {**IDENT, "seed": 2}, "k2")
+    results.write_record(a, rec())
+    results.write_record(b, rec(key="k2", seed=2, resolved=False, interventions=5, stop_reason="max_interventions"))
+    job = tmp_path / "multirun" / "0"
+    results.append_manifest(job, a)
+    df = results.load(store)
+    assert isinstance(df, pd.DataFrame) and len(df) == 2 and set(df["key"]) == {"k1", "k2"}
+    via_manifest = results.load(tmp_path / "multirun")
+    assert list(via_manifest["key"]) == ["k1"]
+    both = results.load(store, tmp_path / "multirun")
+    assert len(both) == 2  # one row per key
+    assert results.manifest_records(tmp_path / "multirun")[0]["key"] == "k1"
+    assert results.load(tmp_path / "empty").empty
+
+
+def test_summary_rows_and_markdown(tmp_path):
+    recs = [
+        rec(key="1"),
+        rec(key="2", resolved=False, interventions=5, stop_reason="max_interventions"),
+        rec(key="3", delivery="full", resolved=False, interventions=0, stop_reason="error"),
+        rec(key="4", agent="oracle", source="H", delivery="full"),
+    ]
+    rows = results.summarize(recs)
+    mem = next(r for r in rows if r["agent"] == "llm" and r["delivery"] == "memtool")
+    assert (mem["episodes"], mem["resolved"], mem["resolve_rate"], mem["mean_interventions"]) == (2, 1, 0.5, 2.5)
+    assert mem["mean_interventions_resolved"] == 0 and mem["cost_usd"] == 1.0
+    full = next(r for r in rows if r["agent"] == "llm" and r["delivery"] == "full")
+    assert full["errors"] == 1 and full["mean_interventions_resolved"] is None
+    md = results.markdown(rows)
+    assert "### agent=llm model=openai/gpt-x" in md and "### agent=oracle model=openai/gpt-x" in md
+    assert "| source | full | memtool |" in md and "| K | 0/1 (0.0) !1 | 1/2 (2.5) |" in md
+    assert results.markdown([]) == "No episodes.\n"
+    out = results.write_summary(tmp_path / "sweep", recs)
+    assert out == (tmp_path / "sweep" / "summary.md").read_text()
+    table = pd.read_parquet(tmp_path / "sweep" / "summary.parquet")
+    assert len(table) == 3 and set(table.columns) >= {"source", "delivery", "resolve_rate", "mean_interventions"}
+
+
+def test_check_reference_and_the_command_line(tmp_path, capsys):
+    good = [rec(key="a", agent="oracle"), rec(key="b", agent="conventional", resolved=False, interventions=5),
+            rec(key="c", agent="noop", resolved=False, interventions=5)]
+    assert results.check_reference(good) == []
+    bad = [rec(key="d", agent="oracle", resolved=False, interventions=5),
+           rec(key="e", agent="conventional", resolved=False, interventions=4),
+           rec(key="f", agent="noop", resolved=True), rec(key="g", agent="oracle", stop_reason="error", error="boom")]
+    problems = results.check_reference(bad)
+    assert len(problems) == 4 and "error: boom" in problems[3] and "noop resolved" in problems[2]
+    for i, r in enumerate(good):
+        results.write_record(results.record_path(tmp_path / "ok", {**r, "seed": i}, r["key"]), r)
+    assert results.main([str(tmp_path / "ok"), "--check-reference"]) == 0
+    assert "all outcomes as expected" in capsys.readouterr().out
+    for i, r in enumerate(bad):
+        results.write_record(results.record_path(tmp_path / "bad", {**r, "seed": i}, r["key"]), r)
+    assert results.main([str(tmp_path / "bad"), "--check-reference"]) == 1
+    assert capsys.readouterr().err.count("FAIL ") == 4
+    (tmp_path / "empty").mkdir()
+    assert results.main([str(tmp_path / "empty"), "--check-reference"]) == 1
+    assert results.main([str(tmp_path / "missing")]) == 2

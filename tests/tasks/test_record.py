@@ -1,0 +1,77 @@
+import shutil
+
+import pytest
+
+from sdebench.tasks import record as T
+
+
+@pytest.fixture()
+def one_task(tasks_dir, tmp_path):
+    src = tasks_dir / "billing-rounding-v0-K"
+    dest = tmp_path / "billing-rounding-v0-K"
+    shutil.copytree(src, dest)
+    return dest
+
+
+def test_load_reads_every_field(one_task):
+    t = T.load(one_task)
+    assert t.id == "billing-rounding-v0-K" and t.source == "K" and t.variant == 0
+    assert t.tests.fail_to_pass and t.tests.hidden_to_pass and t.tests.pass_to_pass
+    assert "docs/CONVENTIONS.md" in t.memory_artifacts
+    assert set(t.hidden_files()) == {"tests/test_hidden_rounding.py"}
+    assert t.oracle_patch.startswith("diff --git")
+    assert len(t.head_sha) == 40
+
+
+def test_roundtrip_toml_is_identical(one_task):
+    t = T.load(one_task)
+    assert t.to_toml() == (one_task / T.TASK_FILE).read_text()
+
+
+def test_content_hash_changes_with_any_file(one_task):
+    t = T.load(one_task)
+    h = t.content_hash()
+    assert h == T.load(one_task).content_hash()
+    (one_task / "oracle.patch").write_text(t.oracle_patch + "\n")
+    assert T.load(one_task).content_hash() != h
+
+
+@pytest.mark.parametrize(
+    "edit,needle",
+    [
+        (lambda s: s.replace('source = "K"', 'source = "Q"'), "field 'source' must be one of"),
+        (lambda s: s.replace("variant = 0", 'variant = "zero"'), "field 'variant' must be int"),
+        (lambda s: s.replace('family = "billing-rounding"\n', ""), "missing field 'family'"),
+        (lambda s: s.replace("commits = ", "ncommits = "), "missing field 'repo.commits'"),
+        (lambda s: s.replace("FAIL_TO_PASS = [", "FAIL_TO_PASS_OLD = ["), "missing field 'tests.FAIL_TO_PASS'"),
+        (lambda s: s + "\n[[[", "not valid TOML"),
+    ],
+)
+def test_malformed_task_names_file_and_field(one_task, edit, needle):
+    f = one_task / T.TASK_FILE
+    f.write_text(edit(f.read_text()))
+    with pytest.raises(T.TaskError) as e:
+        T.load(one_task)
+    assert needle in str(e.value)
+    assert str(f) in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_missing_bundle_is_named(one_task):
+    (one_task / T.BUNDLE).unlink()
+    with pytest.raises(T.TaskError, match="repo.bundle: missing task file"):
+        T.load(one_task)
+
+
+def test_select_filters(tasks_dir):
+    ks = T.select(tasks_dir, source="K")
+    assert ks and all(t.source == "K" for t in ks)
+    some = T.select(tasks_dir, family="ttlcache", variant="1", source="H,none")
+    assert sorted(t.id for t in some) == ["ttlcache-v1-H", "ttlcache-v1-none"]
+    assert T.select(tasks_dir, ids=["ttlcache-v0-F"])[0].id == "ttlcache-v0-F"
+    assert len(T.select(tasks_dir, source="all")) == len(T.discover(tasks_dir))
+
+
+def test_missing_tasks_dir(tmp_path):
+    with pytest.raises(T.TaskError, match="does not exist"):
+        T.select(tmp_path / "nope")

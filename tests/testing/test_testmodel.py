@@ -1,0 +1,151 @@
+"""The scripted OpenAI-compatible test server, spoken to over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sdebench.testing import testmodel
+from sdebench.testing.testmodel import ScriptError, load_script, parse_script
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "scripts"
+
+
+def _post(url: str, body: Any) -> tuple[int, dict[str, Any]]:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _chat(base: str, n: int = 0) -> tuple[int, dict[str, Any]]:
+    return _post(f"{base}/chat/completions", {"model": "testmodel", "messages": [{"role": "user", "content": str(n)}]})
+
+
+def test_subprocess_server_serves_a_yaml_script_in_order(tmp_path):
+    script = tmp_path / "s.yaml"
+    script.write_text(
+        "model: scripted-1\n"
+        "default_usage: {prompt_tokens: 7, completion_tokens: 3}\n"
+        "steps:\n"
+        "  - error: 429\n"
+        "  - tool: read_file\n"
+        "    arguments: {path: a.py}\n"
+        "    usage: {prompt_tokens: 1000, completion_tokens: 50, cached_tokens: 400}\n"
+        "  - text: thinking\n"
+        "  - garbage: '{\"path\": '\n"
+        "    tool: edit_file\n"
+        "  - tool_calls:\n"
+        "      - {name: edit_file, arguments: {path: a.py, old_string: x, new_string: y}}\n"
+        "      - {name: submit}\n"
+    )
+    with testmodel.subprocess_server(script) as base:
+        assert base.startswith("http://127.0.0.1:") and base.endswith("/v1")
+        status, body = _chat(base, 1)
+        assert status == 429 and body["error"]["type"] == "rate_limit_error"
+        status, body = _chat(base, 2)
+        assert status == 200 and body["model"] == "scripted-1"
+        msg = body["choices"][0]["message"]
+        assert msg["tool_calls"][0]["function"] == {"name": "read_file", "arguments": '{"path": "a.py"}'}
+        assert body["usage"] == {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050,
+                                 "prompt_tokens_details": {"cached_tokens": 400}}
+        status, body = _chat(base, 3)
+        assert body["choices"][0]["message"]["content"] == "thinking"
+        assert body["choices"][0]["finish_reason"] == "stop"
+        assert body["usage"]["prompt_tokens"] == 7 and body["usage"]["completion_tokens"] == 3
+        _, body = _chat(base, 4)
+        garbled = body["choices"][0]["message"]["tool_calls"][0]["function"]
+        assert garbled["name"] == "edit_file" and garbled["arguments"] == '{"path": '
+        _, body = _chat(base, 5)
+        assert [c["function"]["name"] for c in body["choices"][0]["message"]["tool_calls"]] == ["edit_file", "submit"]
+        status, body = _post(f"{base}/chat/completions", {"messages": []})
+        assert status == 400 and "script exhausted" in body["error"]["message"]
+        reqs = _get(base.removesuffix("/v1") + "/requests")
+        assert [r["n"] for r in reqs] == [1, 2, 3, 4, 5, 6]
+        assert [r["step"] for r in reqs] == [1, 2, 3, 4, 5, None]
+        assert reqs[2]["body"]["messages"][0]["content"] == "3"
+
+
+def test_repeat_at_and_both_paths():
+    script = parse_script([{"text": "first"}, {"error": 500, "at": 2}, {"text": "again", "repeat": True}])
+    with testmodel.in_thread(script) as server:
+        base = testmodel.base_url(server)
+        root = base.removesuffix("/v1")
+        assert _chat(base)[1]["choices"][0]["message"]["content"] == "first"
+        assert _post(f"{root}/chat/completions", {"messages": []})[0] == 500
+        for _ in range(3):
+            assert _chat(base)[1]["choices"][0]["message"]["content"] == "again"
+        assert [r["path"] for r in _get(f"{root}/requests")][:2] == ["/v1/chat/completions", "/chat/completions"]
+
+
+def test_a_new_script_can_be_posted():
+    with testmodel.in_thread(parse_script([{"text": "a"}])) as server:
+        base = testmodel.base_url(server)
+        root = base.removesuffix("/v1")
+        _chat(base)
+        assert _post(f"{root}/script", [{"text": "b"}]) == (200, {"ok": True})
+        assert _get(f"{root}/requests") == []
+        assert _chat(base)[1]["choices"][0]["message"]["content"] == "b"
+        status, body = _post(f"{root}/script", {"nope": 1})
+        assert status == 400 and "steps" in body["error"]["message"]
+        assert _get(f"{root}/health") == {"ok": True}
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"x": 1}, "a script is a list of steps"),
+        ([1], "step 1: a step is a mapping"),
+        ([{"text": "a", "error": 500}], "needs exactly one of"),
+        ([{}], "needs exactly one of"),
+        ([{"error": 200}], "error must be an HTTP status"),
+        ([{"tool": "", "arguments": {}}], "tool name must be a non-empty string"),
+        ([{"tool": "a", "arguments": [1]}], "arguments must be a mapping or a string"),
+        ([{"text": "a", "usage": {"prompt_tokens": -1}}], "usage must map names to non-negative integers"),
+        ([{"tool_calls": []}], "tool_calls must be a non-empty list"),
+    ],
+)
+def test_bad_scripts_are_rejected_with_a_clear_message(doc, message):
+    with pytest.raises(ScriptError, match=message):
+        parse_script(doc)
+
+
+def test_cli_reports_a_bad_script_in_one_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    out = subprocess.run([sys.executable, "-m", "sdebench.testmodel", "--script", str(bad), "--port", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: script") and len(out.stderr.strip().splitlines()) == 1
+    missing = subprocess.run([sys.executable, "-m", "sdebench.testmodel", "--script", str(tmp_path / "nope.yaml")],
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "cannot read script" in missing.stderr
+
+
+def test_fixture_scripts_are_valid():
+    files = sorted(FIXTURES.glob("*.yaml")) + sorted(FIXTURES.glob("*.json"))
+    assert files
+    for f in files:
+        assert load_script(f).steps, f
+
+
+def test_subprocess_server_reports_why_it_did_not_start(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("steps: [{text: a, error: 500}]\n")
+    with pytest.raises(RuntimeError, match="did not start: error: script .*needs exactly one of"), \
+            testmodel.subprocess_server(bad):
+        pass
