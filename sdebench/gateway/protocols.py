@@ -68,6 +68,7 @@ class ChatRequest:
     max_tokens: int | None = None
     tool_choice: Any = None
     custom_tools: frozenset[str] = frozenset()  # Responses freeform tools, mapped to one string param
+    namespaced: dict[str, tuple[str, str]] = field(default_factory=dict)  # flat name -> (namespace, name)
     include_usage: bool = False  # chat streams: the agent asked for a final usage chunk
 
     def prompt_chars(self) -> int:
@@ -203,8 +204,11 @@ def decode_responses(body: Any) -> ChatRequest:
         kind = it.get("type", "message")
         if kind in ("function_call", "custom_tool_call"):
             args = it.get("arguments") if kind == "function_call" else json.dumps({CUSTOM_INPUT: it.get("input", "")})
+            name = it.get("name", "")
+            if it.get("namespace"):
+                name = flat_name(str(it["namespace"]), name)
             pending.append({"id": it.get("call_id") or it.get("id") or f"call_{len(pending)}", "type": "function",
-                            "function": {"name": it.get("name", ""), "arguments": args or "{}"}})
+                            "function": {"name": name, "arguments": args or "{}"}})
             continue
         flush()
         if kind in ("function_call_output", "custom_tool_call_output"):
@@ -217,8 +221,17 @@ def decode_responses(body: Any) -> ChatRequest:
             messages.append({"role": role, "content": _text_of(it.get("content"))})
         # reasoning items and others carry nothing a chat model can take back
     flush()
-    tools, custom = [], set()
-    for t in body.get("tools") or []:
+    tools, custom, namespaced = [], set(), {}
+    listed = list(body.get("tools") or [])
+    for t in list(listed):
+        # a namespace groups function tools (Codex lists each MCP server's tools as one)
+        if isinstance(t, dict) and t.get("type") == "namespace" and t.get("name"):
+            for inner in t.get("tools") or []:
+                if isinstance(inner, dict) and inner.get("type", "function") == "function" and inner.get("name"):
+                    flat = flat_name(t["name"], inner["name"])
+                    namespaced[flat] = (t["name"], inner["name"])
+                    listed.append({**inner, "type": "function", "name": flat})
+    for t in listed:
         if not isinstance(t, dict):
             continue
         if t.get("type") == "function" and t.get("name"):
@@ -235,7 +248,12 @@ def decode_responses(body: Any) -> ChatRequest:
     choice = body.get("tool_choice")
     tool_choice = choice if choice in ("auto", "required", "none") else None
     return ChatRequest(messages, tools, bool(body.get("stream")), str(body.get("model", "")),
-                       _int_or_none(body.get("max_output_tokens")), tool_choice, frozenset(custom))
+                       _int_or_none(body.get("max_output_tokens")), tool_choice, frozenset(custom), namespaced)
+
+
+def flat_name(namespace: str, name: str) -> str:
+    """One function name for a namespaced tool (`mcp__memory` + `memory_search` -> `mcp__memory__memory_search`)."""
+    return f"{namespace.rstrip('_')}__{name}"
 
 
 DECODERS = {ANTHROPIC: decode_anthropic, CHAT: decode_chat, RESPONSES: decode_responses}
@@ -383,7 +401,7 @@ def _responses_usage(t: TokenCounts) -> dict[str, Any]:
             "total_tokens": t.prompt + t.completion}
 
 
-def _responses_items(r: Reply, custom: frozenset[str]) -> list[dict[str, Any]]:
+def _responses_items(r: Reply, custom: frozenset[str], namespaced: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     if r.text:
         items.append({"type": "message", "id": f"msg_{r.id}", "status": "completed", "role": "assistant",
@@ -393,24 +411,29 @@ def _responses_items(r: Reply, custom: frozenset[str]) -> list[dict[str, Any]]:
             items.append({"type": "custom_tool_call", "id": f"ctc_{r.id}_{i}", "status": "completed", "call_id": c.id,
                           "name": c.name, "input": str(_tool_input(c.arguments).get(CUSTOM_INPUT, ""))})
         else:
-            items.append({"type": "function_call", "id": f"fc_{r.id}_{i}", "status": "completed", "call_id": c.id,
-                          "name": c.name, "arguments": c.arguments})
+            item = {"type": "function_call", "id": f"fc_{r.id}_{i}", "status": "completed", "call_id": c.id,
+                    "name": c.name, "arguments": c.arguments}
+            if c.name in namespaced:
+                item["namespace"], item["name"] = namespaced[c.name]
+            items.append(item)
     return items
 
 
-def responses_body(r: Reply, custom: frozenset[str] = frozenset()) -> dict[str, Any]:
+def responses_body(r: Reply, custom: frozenset[str] = frozenset(),
+                   namespaced: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
     """The Responses API `response` object of a reply."""
     status = "incomplete" if r.finish_reason == "length" else "completed"
     out = {"id": f"resp_{r.id}", "object": "response", "created_at": int(time.time()), "status": status,
-           "model": r.model, "output": _responses_items(r, custom), "usage": _responses_usage(r.tokens),
+           "model": r.model, "output": _responses_items(r, custom, namespaced or {}), "usage": _responses_usage(r.tokens),
            "error": None, "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None}
     return out
 
 
-def responses_events(r: Reply, custom: frozenset[str] = frozenset()) -> Iterator[bytes]:
+def responses_events(r: Reply, custom: frozenset[str] = frozenset(),
+                     namespaced: dict[str, tuple[str, str]] | None = None) -> Iterator[bytes]:
     """The Responses API stream of a reply (response.created ... response.completed)."""
     seq = iter(range(1, 1_000_000))
-    final = responses_body(r, custom)
+    final = responses_body(r, custom, namespaced)
 
     def ev(kind: str, **data: Any) -> bytes:
         return sse(kind, {"type": kind, "sequence_number": next(seq), **data})
@@ -445,7 +468,9 @@ def encode(protocol: str, r: Reply, req: ChatRequest) -> tuple[dict[str, Any] | 
     if protocol == ANTHROPIC:
         return (None, anthropic_events(r)) if req.stream else (anthropic_body(r), None)
     if protocol == RESPONSES:
-        return (None, responses_events(r, req.custom_tools)) if req.stream else (responses_body(r, req.custom_tools), None)
+        if req.stream:
+            return None, responses_events(r, req.custom_tools, req.namespaced)
+        return responses_body(r, req.custom_tools, req.namespaced), None
     return (None, chat_events(r, req.include_usage)) if req.stream else (chat_body(r), None)
 
 
