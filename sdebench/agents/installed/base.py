@@ -23,6 +23,7 @@ import os
 import shlex
 import shutil
 import string
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -117,6 +118,7 @@ class InstalledAgent:
         self.ctx: AgentContext | None = None
         self.gateway: Any = None
         self.host_dir: Path | None = None
+        self.gateway_dir: Path | None = None
         self.install_dir: Path | None = None
         self.executable: str = ""
         self.runs = 0
@@ -161,11 +163,14 @@ class InstalledAgent:
         assert exe is not None
         self.executable = str(exe)
         self.host_dir = Path(work_dir) / "agent"
-        home, gw = self.host_dir / "home", self.host_dir / "gateway"
-        for d in (home, gw):
-            d.mkdir(parents=True, exist_ok=True)
+        home = self.host_dir / "home"
+        home.mkdir(parents=True, exist_ok=True)
         os.chmod(home, 0o777)  # the docker sandbox runs as an unprivileged user
         os.chmod(self.host_dir, 0o755)
+        # A unix socket path has at most 107 bytes: the socket's dir is a short one of its own.
+        self.gateway_dir = Path(tempfile.mkdtemp(prefix="sdb-gw-", dir="/tmp" if Path("/tmp").is_dir() else None))
+        gw = self.gateway_dir
+        os.chmod(gw, 0o755)
         shutil.copyfile(Path(__file__).resolve().parents[2] / "gateway" / RELAY, gw / RELAY)
         return (
             Mount(str(self.install_dir), str(self.install_dir), read_only=True),
@@ -204,7 +209,7 @@ class InstalledAgent:
         if missing:
             ctx.trajectory.redact = (*ctx.trajectory.redact, *missing)
         self.gateway.redact = self.secrets()
-        self.gateway.start(socket_path=self.host_dir / "gateway" / SOCKET)
+        self.gateway.start(socket_path=self.gateway_dir / SOCKET)
         self.write_config()
         ctx.trajectory.log("agent_start", agent=self.name, package=self.spec.package, version=self.spec.version,
                            model=self.model.name, litellm_model=self.model.litellm_model, pricing=self.pricing.mode,
@@ -268,6 +273,8 @@ class InstalledAgent:
         """Stop the gateway (the episode calls it when it ends)."""
         if self.gateway is not None:
             self.gateway.stop()
+        if self.gateway_dir is not None:
+            shutil.rmtree(self.gateway_dir, ignore_errors=True)
 
     def _read_home(self, rel: str) -> str:
         try:

@@ -32,8 +32,8 @@ class MiniSweAgent(InstalledAgent):
     def sandbox_mounts(self, work_dir: Path) -> tuple[Mount, ...]:
         """The common mounts, with the driver script next to the relay."""
         mounts = super().sandbox_mounts(work_dir)
-        assert self.host_dir is not None
-        shutil.copyfile(Path(__file__).with_name(DRIVER), self.host_dir / "gateway" / DRIVER)
+        assert self.gateway_dir is not None
+        shutil.copyfile(Path(__file__).with_name(DRIVER), self.gateway_dir / DRIVER)
         return mounts
 
     def environment(self) -> dict[str, str]:
