@@ -86,7 +86,7 @@ def main() -> None:
             model = ModelSettings.from_config({"name": "bench", "litellm_model": "openai/testmodel", "api_base": base,
                                                "prices": PRICES})
             gw = make_gateway(model, resolve_pricing(model.litellm_model, model.prices), Limits(max_turns=10**9, max_cost_usd=1e9),
-                              time.monotonic(), lambda kind, **d: events.append(d) if kind == "model_call" else None)
+                              time.monotonic(), lambda kind, _ev=events, **d: _ev.append(d) if kind == "model_call" else None)
             gw.start(tcp=True)
             try:
                 path, body = conversation(protocol, stream)

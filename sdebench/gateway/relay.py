@@ -8,11 +8,12 @@ only peer the agent has. The relay listens on 127.0.0.1:PORT, forwards every con
 byte to the socket, runs COMMAND (its stdout into FILE if given, so nothing caps it), and exits
 with its exit code (signals are passed on).
 
-This file runs inside the sandbox under whatever python3 is there (3.8+): it imports nothing but
+This file runs inside the sandbox under whatever python3 is there (3.6+): it imports nothing but
 the standard library and is copied next to the socket, never imported from sdebench.
 """
 
 import argparse
+import contextlib
 import signal
 import socket
 import subprocess
@@ -33,10 +34,8 @@ def pump(src, dst):
     except OSError:
         pass
     finally:
-        try:
+        with contextlib.suppress(OSError):
             dst.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
 
 
 def serve_one(conn, path):
@@ -89,13 +88,13 @@ def main(argv=None):
     try:
         listen(args.port, args.socket)
     except OSError as e:
-        print("relay: cannot listen on 127.0.0.1:%d: %s" % (args.port, e), file=sys.stderr)
+        print(f"relay: cannot listen on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
         return 70
     try:
-        out = open(args.stdout, "wb") if args.stdout else None
+        out = open(args.stdout, "wb") if args.stdout else None  # noqa: SIM115 - the child writes it until exit
         child = subprocess.Popen(cmd, stdout=out)
     except OSError as e:
-        print("relay: cannot run %s: %s" % (cmd[0], e), file=sys.stderr)
+        print(f"relay: cannot run {cmd[0]}: {e}", file=sys.stderr)
         return 127
 
     def forward(signum, frame):

@@ -32,7 +32,13 @@ from typing import Any
 
 from sdebench.agents.accounting import Pricing, PricingError, import_litellm, resolve_pricing
 from sdebench.agents.base import STOP_SUBMITTED, AgentContext, RunResult, Usage
-from sdebench.agents.installed.install import InstallError, InstallSpec, cache_root, ensure_installed, find_bin
+from sdebench.agents.installed.install import (
+    InstallError,
+    InstallSpec,
+    cache_root,
+    ensure_installed,
+    find_bin,
+)
 from sdebench.agents.llm import ConfigError, ModelSettings
 from sdebench.agents.prompts import additions_block
 from sdebench.sandbox.base import Mount

@@ -66,7 +66,7 @@ def main(argv=None):
     status = result.get("exit_status", "")
     print(json.dumps({"exit_status": status, "submission": result.get("submission", "")[:2000]}))
     if status != "Submitted":
-        print("mini-swe-agent ended with exit status %s: %s" % (status, str(agent.messages[-1].get("content"))[:300]),
+        print("mini-swe-agent ended with exit status {}: {}".format(status, str(agent.messages[-1].get("content"))[:300]),
               file=sys.stderr)
         return 3
     return 0
