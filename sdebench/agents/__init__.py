@@ -15,6 +15,9 @@ REGISTRY: dict[str, str] = {
     "patch": "sdebench.agents.reference:PatchAgent",
     "learner": "sdebench.agents.learner:LearnerAgent",
     "llm": "sdebench.agents.llm:LLMAgent",
+    "claude-code": "sdebench.agents.installed.claude_code:ClaudeCodeAgent",
+    "codex": "sdebench.agents.installed.codex:CodexAgent",
+    "mini-swe-agent": "sdebench.agents.installed.mini_swe_agent:MiniSweAgent",
 }
 
 
@@ -23,11 +26,23 @@ class AgentConfigError(ValueError):
 
 
 def agent_class(name: str) -> type:
-    """The class registered under `name`."""
-    if name not in REGISTRY:
-        raise AgentConfigError(f"unknown agent {name!r} (choose {', '.join(REGISTRY)})")
-    module, cls = REGISTRY[name].split(":")
-    return getattr(importlib.import_module(module), cls)
+    """The class registered under `name`, or the class a `module:Class` name points at."""
+    if name in REGISTRY:
+        target = REGISTRY[name]
+    elif isinstance(name, str) and ":" in name:
+        target = name
+    else:
+        raise AgentConfigError(f"unknown agent {name!r} (choose {', '.join(REGISTRY)}, or give module:Class)")
+    module, _, cls = target.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), cls)
+    except ImportError as e:
+        raise AgentConfigError(f"agent {name!r}: cannot import {module}: {e}") from None
+    except AttributeError:
+        raise AgentConfigError(f"agent {name!r}: {module} has no {cls}") from None
+    if not callable(getattr(found, "from_config", None)):
+        raise AgentConfigError(f"agent {name!r}: {target} has no from_config(cfg) classmethod")
+    return found
 
 
 def make_agent(cfg: dict[str, Any]) -> Agent:

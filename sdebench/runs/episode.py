@@ -190,12 +190,14 @@ def run_episode(
         traj.log("episode_start", **identity(task, cfg), max_interventions=max_interventions)
         prepared = make_delivery(cfg.get("delivery") or {}).prepare(task, work, carried)
         rec["delivery_info"] = prepared.info
-        sandbox = factory.open(prepared.workspace)
+        agent_obj = agent if agent is not None else make_agent(cfg)
+        # An agent that runs its own program in the sandbox (an installed CLI) names what to bind into it.
+        mounts = tuple(agent_obj.sandbox_mounts(work)) if hasattr(agent_obj, "sandbox_mounts") else ()
+        sandbox = factory.open(prepared.workspace, mounts=mounts) if mounts else factory.open(prepared.workspace)
         tool_opts = dict(cfg.get("tools") or {})
         toolbox = Toolbox(
             sandbox, task, prepared.tools, prepared.memory, traj, default_k=prepared.info.get("default_k", 5), **tool_opts
         )
-        agent_obj = agent if agent is not None else make_agent(cfg)
         rec["setup_s"] = time.monotonic() - started
         ctx = AgentContext(
             task=task,
@@ -246,6 +248,11 @@ def run_episode(
         rec["error"] = f"{type(e).__name__}: {e}"
         traj.log("error", error=rec["error"], traceback=traceback.format_exc())
     finally:
+        if agent_obj is not None and hasattr(agent_obj, "close"):
+            try:
+                agent_obj.close()
+            except Exception as e:  # noqa: BLE001 - closing must not lose the record
+                traj.log("error", error=f"agent close failed: {type(e).__name__}: {e}")
         if sandbox is not None:
             try:
                 sandbox.close()

@@ -19,7 +19,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, OUT_DIR, TRUNCATION_MARKER, ExecResult, SandboxError
+from sdebench.sandbox.base import (
+    DEFAULT_OUTPUT_CAP,
+    OUT_DIR,
+    TRUNCATION_MARKER,
+    ExecResult,
+    Mount,
+    SandboxError,
+    mount_volumes,
+)
 from sdebench.sandbox.files import DEFAULT_MAX_BYTES, copy_tree
 from sdebench.sandbox.unsafe import base_env
 
@@ -100,7 +108,8 @@ class _Capture:
 class DockerSandbox:
     """A running container holding a copy of the workspace at /workspace."""
 
-    def __init__(self, client, workspace: Path, opts: DockerOptions, read_only: bool = False):
+    def __init__(self, client, workspace: Path, opts: DockerOptions, read_only: bool = False,
+                 mounts: tuple[Mount, ...] = ()):
         self.client = client
         self.opts = opts
         self.workspace = Path(workspace).resolve()
@@ -112,6 +121,8 @@ class DockerSandbox:
             kwargs = {}
             if opts.cpus:
                 kwargs["nano_cpus"] = int(opts.cpus * 1e9)
+            if mounts:
+                kwargs["volumes"] = mount_volumes(mounts)
             self.container = client.containers.create(
                 opts.image,
                 ["sleep", "infinity"],
@@ -367,9 +378,9 @@ class DockerFactory:
                 f"`docker build -t {self.options.image} {DOCKERFILE_DIR}` or set sandbox.image"
             ) from None
 
-    def open(self, workspace: Path, read_only: bool = False) -> DockerSandbox:
+    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = ()) -> DockerSandbox:
         """Start a container holding a copy of `workspace` (writable only below OUT_DIR when `read_only`)."""
-        return DockerSandbox(self.client, workspace, self.options, read_only)
+        return DockerSandbox(self.client, workspace, self.options, read_only, mounts)
 
     def cleanup(self) -> None:
         """Remove labelled containers of this process and of processes that no longer run."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.sandbox import cgroup
-from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, OUT_DIR, ExecResult, SandboxError
+from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, OUT_DIR, ExecResult, Mount, SandboxError, mount_args
 from sdebench.sandbox.files import copy_tree, resolve_inside
 from sdebench.sandbox.process import run_process
 from sdebench.sandbox.unsafe import base_env
@@ -95,7 +95,9 @@ def _under(path: str, parents: list[str]) -> bool:
 class LocalSandbox:
     """Commands run under bubblewrap with the workspace bound at its own host path."""
 
-    def __init__(self, workspace: Path, opts: LocalOptions, bwrap: str, read_only: bool = False):
+    def __init__(self, workspace: Path, opts: LocalOptions, bwrap: str, read_only: bool = False,
+                 mounts: tuple[Mount, ...] = ()):
+        self.mounts = tuple(mounts)
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise SandboxError(f"workspace {self.workspace} is not a directory")
@@ -123,6 +125,7 @@ class LocalSandbox:
             if _under(d, self.masks):
                 args += ["--ro-bind", d, d]
         args += self._mask(package_dir())
+        args += mount_args(self.mounts)
         if self.read_only:
             out = f"{self.workdir}/{OUT_DIR}"
             args += ["--ro-bind", self.workdir, self.workdir, "--bind", out, out]
@@ -206,9 +209,9 @@ class LocalFactory:
     def __post_init__(self) -> None:
         self.bwrap = bwrap_path()
 
-    def open(self, workspace: Path, read_only: bool = False) -> LocalSandbox:
+    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = ()) -> LocalSandbox:
         """Open a sandbox on `workspace` (commands write only below OUT_DIR when `read_only`)."""
-        return LocalSandbox(workspace, self.options, self.bwrap, read_only)
+        return LocalSandbox(workspace, self.options, self.bwrap, read_only, mounts)
 
     def cleanup(self) -> None:
         """Remove cgroups left by sandboxes of processes that died without closing them."""

@@ -117,7 +117,7 @@ def test_noop_submits_at_once(mini, tmp_path):
 
 
 def test_registry_and_bad_agent_configs(tmp_path):
-    assert set(REGISTRY) == {"noop", "oracle", "conventional", "patch", "learner", "llm"}
+    assert set(REGISTRY) == {"noop", "oracle", "conventional", "patch", "learner", "llm", "claude-code", "codex", "mini-swe-agent"}
     assert isinstance(make_agent({"agent": {"name": "oracle"}, "model": {"name": "none"}}), OracleAgent)
     assert isinstance(make_agent({"agent": {"name": "conventional"}}), ConventionalAgent)
     with pytest.raises(AgentConfigError, match="unknown agent 'smart'"):
