@@ -34,6 +34,23 @@ def _report(skipped: list[tuple[str, str]]) -> None:
         print(f"skipped {where}: {why}", file=sys.stderr)
 
 
+def _factory(args: argparse.Namespace):
+    """The sandbox the exports collect node ids in (the task store masked)."""
+    from sdebench.sandbox import make_factory
+
+    return make_factory({"backend": args.sandbox, "tasks_dir": str(Path(args.tasks_dir).resolve())})
+
+
+def _nothing(out: Path, tasks: list[Task], errors: list[str], tasks_dir: Path) -> int:
+    """Exit status and reason when an export wrote nothing."""
+    if not tasks and not errors:
+        why = f"no tasks in {tasks_dir}"
+    else:
+        why = "every selected task was skipped (reasons above)"
+    print(f"error: nothing exported to {out}: {why}", file=sys.stderr)
+    return 1
+
+
 def cmd_bugsinpy_import(args: argparse.Namespace) -> int:
     """Import a BugsInPy-v2 parquet."""
     from sdebench.interop import bugsinpy as bp
@@ -72,23 +89,6 @@ def cmd_harbor_export(args: argparse.Namespace) -> int:
     _report(skipped)
     print(f"exported {done} Harbor task(s) into {args.out}; skipped {len(skipped)}")
     return 0 if done else _nothing(args.out, tasks, errors, args.tasks_dir)
-
-
-def _factory(args: argparse.Namespace):
-    """The sandbox the exports collect node ids in (the task store masked)."""
-    from sdebench.sandbox import make_factory
-
-    return make_factory({"backend": args.sandbox, "tasks_dir": str(Path(args.tasks_dir).resolve())})
-
-
-def _nothing(out: Path, tasks: list[Task], errors: list[str], tasks_dir: Path) -> int:
-    """Exit status and reason when an export wrote nothing."""
-    if not tasks and not errors:
-        why = f"no tasks in {tasks_dir}"
-    else:
-        why = "every selected task was skipped (reasons above)"
-    print(f"error: nothing exported to {out}: {why}", file=sys.stderr)
-    return 1
 
 
 def cmd_swebench_export(args: argparse.Namespace) -> int:
