@@ -42,7 +42,10 @@ def main() -> int:
     model = get_model("mockllm/model", custom_outputs=script)
     logs = inspect_eval(task, model=model, log_dir=log_dir, log_format="json", display="none", max_samples=1)
     print(logs[0].location)
-    return 0 if logs[0].status == "success" else 1
+    if logs[0].status != "success":
+        print(f"eval {logs[0].status}: {logs[0].error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
