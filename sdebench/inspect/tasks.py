@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
 import shutil
 import tarfile
 import tempfile
@@ -154,6 +155,13 @@ def _sandbox_spec(kind: str, image: str) -> SandboxEnvironmentSpec | str:
     return SandboxEnvironmentSpec("docker", str(compose))
 
 
+def _from_shell_cwd(path: str) -> Path:
+    """`path` resolved against the directory `inspect eval` was started in (Inspect changes into the
+    task file's directory while it loads the task; the shell's PWD still names the original one)."""
+    p = Path(path)
+    return p.resolve() if p.is_absolute() else (Path(os.environ.get("PWD") or os.getcwd()) / p).resolve()
+
+
 def sdebench_task(
     tasks_dir: str = "tasks",
     delivery: str = "squashed",
@@ -169,7 +177,7 @@ def sdebench_task(
     message_limit: int = 60,
 ) -> Task:
     """The Inspect Task (see the package docstring)."""
-    tasks_dir = str(Path(tasks_dir).resolve())
+    tasks_dir = str(_from_shell_cwd(tasks_dir))
     make_delivery(delivery)  # an unknown delivery fails here, before any sample runs
     dataset = MemoryDataset(samples(Path(tasks_dir), delivery, source=source, family=family, variant=variant, ids=ids),
                             name=f"sdebench-{delivery}-{next(_RUNS)}")

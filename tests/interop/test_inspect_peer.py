@@ -54,5 +54,17 @@ def test_unresolved_after_feedback_through_its_attempts(log):
     fed = [m for m in s["messages"] if m["role"] == "user" and "not accepted yet" in str(m["content"])]
     assert len(fed) == ATTEMPTS - 1
     text = json.dumps(s["messages"])
-    assert "unchanged" in text  # the grader's guard, fed back
+    assert "No source change" in text  # the grader's unchanged guard, fed back
     assert "test_hidden" not in text  # never a hidden test's name or source
+
+
+def test_inspect_eval_finds_the_task_and_passes_its_arguments(tmp_path):
+    """The documented `inspect eval` command line: the task is found and -T arguments reach it (a bad
+    delivery fails before any model call, so this needs no model)."""
+    inspect_cli = str(peers.bin_dir("inspect") / "inspect")
+    p = peers.run([inspect_cli, "list", "tasks", "sdebench/inspect/tasks.py"], peers.ROOT, timeout=300, HOME=str(tmp_path))
+    assert p.stdout.split() == ["sdebench/inspect/tasks.py@sdebench"], p.stdout + p.stderr
+    p = peers.run([inspect_cli, "eval", "sdebench/inspect/tasks.py@sdebench", "--model", "mockllm/model",
+                   "-T", "delivery=nope", "-T", f"ids={GOOD}", "--log-dir", str(tmp_path / "logs")],
+                  peers.ROOT, timeout=300, HOME=str(tmp_path))
+    assert p.returncode != 0 and "unknown delivery 'nope'" in p.stdout + p.stderr
