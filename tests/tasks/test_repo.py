@@ -86,3 +86,11 @@ def test_bad_patch_is_a_clear_error(tmp_path):
 def test_empty_history_rejected(tmp_path: Path):
     with pytest.raises(repo.RepoError):
         repo.build(tmp_path / "r", [])
+
+
+def test_committed_bundles_carry_head(tasks_dir):
+    from sdebench.tasks.record import discover
+
+    for d in discover(tasks_dir):
+        heads = repo._git(d, "bundle", "list-heads", "repo.bundle").decode().split()
+        assert heads[1::2] == ["HEAD", "refs/heads/main"] and heads[0] == heads[2], d.name
