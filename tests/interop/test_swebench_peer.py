@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -24,7 +25,15 @@ def task_repo(tasks_dir, tmp_path_factory):
     w = swebench.export_task_repo([load(tasks_dir / i) for i in IDS], out, make_factory({"backend": "unsafe_local"}),
                                   base_image=image)
     assert w.count == 2 and w.skipped == []
-    return out
+    yield out
+    # SWE-bench leaves the instance images it built; they are ours to remove.
+    import docker
+
+    client = docker.from_env()
+    for i in IDS:
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            client.images.remove(swebench.image_name(i), force=True)
+    client.close()
 
 
 def test_check_task_repo_accepts_the_export(task_repo, tmp_path):
