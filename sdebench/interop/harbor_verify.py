@@ -1,7 +1,7 @@
 """Default-fail verifier shipped inside exported Harbor tasks (copied as tests/verify.py).
 
 Stdlib only; runs in the task container as `python3 /tests/verify.py` after tests/test.sh wrote
-reward 0. It grades a copy of /app: test and pytest-config files back to their HEAD copies
+reward 0 to reward.json. It grades a copy of /app: test and pytest-config files back to their HEAD copies
 (agent-added ones dropped), hidden tests added, then the guards (unchanged source, compile,
 import) and the pytest run through the sdebench runner (tests/_runner.py, JSON per-test report).
 Reward 1 iff every FAIL_TO_PASS, PASS_TO_PASS and HIDDEN_TO_PASS test passes.
@@ -75,9 +75,9 @@ def outcome(tests, test_id):
 
 
 def finish(reward, details):
-    """Write reward, pass ratio and details; print the verdict."""
-    (LOGS / "reward.txt").write_text(f"{reward}\n")
-    (LOGS / "pass_ratio.txt").write_text(f"{details.get('pass_ratio', 0.0)}\n")
+    """Write Harbor's reward.json (reward and pass ratio) and details; print the verdict."""
+    rewards = {"reward": reward, "pass_ratio": details.get("pass_ratio", 0.0)}
+    (LOGS / "reward.json").write_text(json.dumps(rewards, sort_keys=True) + "\n")
     (LOGS / "details.json").write_text(json.dumps(details, indent=1, sort_keys=True) + "\n")
     print(json.dumps({"reward": reward, **{k: v for k, v in details.items() if k != "tests"}}, sort_keys=True))
     return 0
@@ -86,7 +86,7 @@ def finish(reward, details):
 def main():
     """Grade /app; reward stays 0 on any failure."""
     LOGS.mkdir(parents=True, exist_ok=True)
-    (LOGS / "reward.txt").write_text("0\n")
+    (LOGS / "reward.json").write_text('{"reward": 0}\n')
     spec = json.loads((HERE / "expected.json").read_text())
     declared = set(spec["test_files"])
     tmp = Path(tempfile.mkdtemp(prefix="verify-"))

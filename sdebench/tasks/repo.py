@@ -96,15 +96,29 @@ def head_sha(path: Path) -> str:
 
 
 def bundle(path: Path, out: Path) -> None:
-    """Write the main branch of the repo at `path` (full history) as a git bundle."""
-    _git(path, "bundle", "create", "-q", str(out.resolve()), BRANCH)
+    """Write the main branch of the repo at `path` (full history) as a git bundle.
+
+    The bundle carries HEAD too, so a plain `git clone repo.bundle` checks out main; HEAD must
+    therefore be main.
+    """
+    try:
+        head = _git(path, "symbolic-ref", "-q", "HEAD").decode().strip()
+    except RepoError:
+        head = ""  # detached
+    if head != f"refs/heads/{BRANCH}":
+        raise RepoError(f"{path}: HEAD is {head or 'detached'}, not {BRANCH}: the bundle would check out the wrong tree")
+    _git(path, "bundle", "create", "-q", str(out.resolve()), "HEAD", BRANCH)
 
 
 def unbundle(bundle_path: Path, dest: Path) -> Path:
-    """Clone a bundle into `dest` with main checked out and no remote left behind."""
+    """Clone a bundle into `dest` with main checked out and no remote or reflog left behind.
+
+    The clone's reflog would name the bundle's path (the task store and the task id).
+    """
     dest.parent.mkdir(parents=True, exist_ok=True)
     _git(dest.parent, "clone", "-q", "-b", BRANCH, str(bundle_path.resolve()), str(dest.resolve()))
     _git(dest, "remote", "remove", "origin")
+    shutil.rmtree(dest / ".git" / "logs", ignore_errors=True)
     return dest
 
 

@@ -34,6 +34,25 @@ def test_bundle_roundtrip_keeps_history_and_drops_remote(tmp_path):
     assert hist[1].diffs == {"pkg/a.py": "@@\n-x = 1\n+x = 2"}
     assert (dest / "pkg/a.py").read_text() == "x = 2\n"
     assert not (dest / "old.py").exists()
+    # Nothing in .git names where the bundle came from.
+    assert not any(str(tmp_path) in p.read_text(errors="replace") for p in (dest / ".git").rglob("*") if p.is_file())
+
+
+def test_a_plain_clone_of_the_bundle_checks_out_main(tmp_path):
+    repo.build(tmp_path / "src", COMMITS)
+    repo.bundle(tmp_path / "src", tmp_path / "b.bundle")
+    heads = repo._git(tmp_path, "bundle", "list-heads", str(tmp_path / "b.bundle")).decode().split()
+    assert heads[1::2] == ["HEAD", "refs/heads/main"] and heads[0] == heads[2]
+    repo._git(tmp_path, "clone", "-q", str(tmp_path / "b.bundle"), "plain")
+    assert repo._git(tmp_path / "plain", "symbolic-ref", "HEAD").decode().strip() == "refs/heads/main"
+    assert (tmp_path / "plain" / "pkg/a.py").read_text() == "x = 2\n"
+
+
+def test_bundle_refuses_a_head_off_main(tmp_path):
+    repo.build(tmp_path / "src", COMMITS)
+    repo._git(tmp_path / "src", "checkout", "-q", "--detach")
+    with pytest.raises(repo.RepoError, match="not main"):
+        repo.bundle(tmp_path / "src", tmp_path / "b.bundle")
 
 
 def test_squash_leaves_one_commit_and_nothing_else(tmp_path):
@@ -67,3 +86,11 @@ def test_bad_patch_is_a_clear_error(tmp_path):
 def test_empty_history_rejected(tmp_path: Path):
     with pytest.raises(repo.RepoError):
         repo.build(tmp_path / "r", [])
+
+
+def test_committed_bundles_carry_head(tasks_dir):
+    from sdebench.tasks.record import discover
+
+    for d in discover(tasks_dir):
+        heads = repo._git(d, "bundle", "list-heads", "repo.bundle").decode().split()
+        assert heads[1::2] == ["HEAD", "refs/heads/main"] and heads[0] == heads[2], d.name
