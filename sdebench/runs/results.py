@@ -84,7 +84,11 @@ def write_record(path: Path, record: EpisodeRecord) -> None:
 
 def load_record(path: Path) -> EpisodeRecord:
     """The record at `path`; OSError if unreadable, RecordError if it is torn or not a record."""
-    return EpisodeRecord.from_json(Path(path).read_text())
+    try:
+        text = Path(path).read_bytes().decode()
+    except UnicodeDecodeError:
+        raise RecordError("not UTF-8 text") from None
+    return EpisodeRecord.from_json(text)
 
 
 def read_record(path: Path) -> EpisodeRecord | None:

@@ -59,6 +59,8 @@ def test_atomic_write_and_torn_or_foreign_files(tmp_path):
     assert results.read_record(p) is None
     p.write_text(json.dumps({"hello": 1}))
     assert results.read_record(p) is None
+    p.write_bytes(b"\xff\xfe{}")
+    assert results.read_record(p) is None
     assert results.read_record(tmp_path / "missing.json") is None
     stale = p.with_name(f".{p.name}.999.tmp")
     stale.write_text("{")
