@@ -24,7 +24,7 @@ import httpx
 
 from sdebench.agents.accounting import import_litellm, resolve_pricing
 from sdebench.agents.base import Limits
-from sdebench.agents.llm import ModelSettings
+from sdebench.agents.model import ModelSettings
 from sdebench.gateway.server import make_gateway
 from sdebench.testing import testmodel
 

@@ -71,7 +71,7 @@ class Pricing:
     """How the calls of one model are priced."""
 
     model: str  # litellm model string
-    mode: str  # configured | litellm | unpriced (cost_tracking=ignore and no price known)
+    mode: str  # configured | litellm | unpriced (model.cost_tracking=ignore and no price known)
     prices: Prices | None = None
 
 
@@ -193,7 +193,7 @@ def resolve_pricing(model: str, prices: Mapping[str, Any] | None, cost_tracking:
         return Pricing(model, "unpriced")
     raise PricingError(
         f"model {model!r} has no price: litellm does not know it and no prices are configured "
-        "(set model.prices.input/output per million tokens, or cost_tracking=ignore)"
+        "(set model.prices.input/output per million tokens, or model.cost_tracking=ignore)"
     )
 
 

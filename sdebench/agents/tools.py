@@ -4,6 +4,10 @@ Every tool acts through the episode's sandbox, so the same toolbox works on ever
 are workspace-relative: absolute paths, `..` escapes and paths whose symlinks resolve outside the
 workspace (checked inside the sandbox) are rejected. Long outputs keep head and tail with a
 marker. `call` never raises: a bad call is an error result the agent can read.
+
+The toolbox runs on the host and keeps what its tools need (the sandbox, the memory index, the
+visible test ids); the agent is handed a `ToolView` of it, which exposes only the tool names,
+their schemas and `call`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from sdebench.delivery.memory import MemoryIndex, format_hits
 from sdebench.grading.testrun import run_tests
 from sdebench.runs.trajectory import Trajectory
 from sdebench.sandbox.base import Sandbox
-from sdebench.tasks.record import Task
 
 TRUNCATED = "\n[... {n} chars truncated ...]\n"
 MAX_K = 20
@@ -120,11 +123,11 @@ class Toolbox:
     def __init__(
         self,
         sandbox: Sandbox,
-        task: Task,
         tools: tuple[str, ...] | list[str],
         memory: MemoryIndex | None = None,
         trajectory: Trajectory | None = None,
         *,
+        visible_tests: tuple[str, ...] | list[str] = (),
         max_output_chars: int = 16_000,
         bash_timeout: float = 60.0,
         max_bash_timeout: float = 600.0,
@@ -137,7 +140,7 @@ class Toolbox:
         if "memory_search" in tools and memory is None:
             raise ValueError("memory_search needs a memory index")
         self.sandbox = sandbox
-        self.task = task
+        self.visible = tuple(visible_tests)
         self.tools = tuple(tools)
         self.memory = memory
         self.trajectory = trajectory
@@ -288,7 +291,7 @@ class Toolbox:
 
     def visible_tests(self) -> list[str]:
         """The test ids the agent may run: FAIL_TO_PASS and PASS_TO_PASS."""
-        return [*self.task.tests.fail_to_pass, *self.task.tests.pass_to_pass]
+        return list(self.visible)
 
     def _run_tests(self) -> str:
         ids = self.visible_tests()
@@ -323,3 +326,31 @@ class Toolbox:
     def stats(self) -> dict[str, Any]:
         """Calls per tool, rejected calls and time spent in tools."""
         return {"tool_calls": dict(self.counts), "tool_errors": self.errors, "tools_s": self.seconds}
+
+    def view(self) -> ToolView:
+        """The agent's handle on this toolbox."""
+        return ToolView(self)
+
+
+class ToolView:
+    """What an agent holds of its toolbox: tool names, schemas and `call`, not the sandbox, memory
+    index, test ids or trajectory behind them. `logs_calls` says whether every call (output
+    included) is already written to the episode's trajectory, so an agent need not log it twice."""
+
+    __slots__ = ("_toolbox", "logs_calls")
+
+    def __init__(self, toolbox: Toolbox):
+        self._toolbox = toolbox
+        self.logs_calls = toolbox.trajectory is not None
+
+    def names(self) -> list[str]:
+        """Tool names available in this episode."""
+        return self._toolbox.names()
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function-tool schemas of the available tools."""
+        return self._toolbox.schemas()
+
+    def call(self, name: str, arguments: dict[str, Any] | str | None) -> ToolResult:
+        """Run one tool; a bad call becomes an error result, never an exception."""
+        return self._toolbox.call(name, arguments)

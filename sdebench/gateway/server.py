@@ -31,7 +31,7 @@ from typing import Any
 
 from sdebench.agents.accounting import PricingError, import_litellm
 from sdebench.agents.base import Limits, Toolbox, Usage
-from sdebench.agents.llm import ModelSettings
+from sdebench.agents.model import ModelSettings
 from sdebench.gateway import protocols
 from sdebench.gateway.meter import LimitReached, Meter
 

@@ -31,6 +31,7 @@ from sdebench.tasks.record import (
     Tests,
     save_meta,
 )
+from sdebench.tasks.selection import comma_list
 
 DEFAULT_GENERATORS = Path("generators")
 DEFAULT_OUT = Path("tasks")
@@ -329,7 +330,8 @@ def render_index(tasks_dir: Path) -> str:
 
 
 def _csv(value: str | None) -> set[str] | None:
-    return {v.strip() for v in value.split(",") if v.strip()} if value else None
+    items = comma_list(value)
+    return set(items) if items is not None else None
 
 
 def main(argv: list[str] | None = None) -> int:

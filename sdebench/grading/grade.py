@@ -1,4 +1,4 @@
-"""Pristine-copy, default-fail grading (see DESIGN.md, 'Grading semantics').
+"""Pristine-copy, default-fail grading (see docs/design.md, 'Grading semantics').
 
 grade() copies the submitted workspace, puts every test file, conftest.py and pytest config back
 to its pristine HEAD content, strips bytecode and interpreter start-up hooks, adds the hidden
@@ -26,7 +26,7 @@ from sdebench.sandbox.base import SandboxFactory
 from sdebench.sandbox.files import DEFAULT_MAX_BYTES, copy_tree
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.artifacts import artifact_kind
-from sdebench.tasks.record import Task
+from sdebench.tasks.record import DEFAULT_GRADER, Task
 
 GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS", "HIDDEN_TO_PASS")
 DEFAULT_TIMEOUT = 300.0
@@ -405,12 +405,9 @@ def grade(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any) 
 
     Options: timeout (s, whole pytest run), per_test_chars, feedback_chars, step_cost,
     max_workspace_mb, keep_dir (leave the graded copy on disk for inspection).
-    Tasks with `grader = "bugsinpy"` are graded by the BugsInPy-v2 verifier rules instead.
+    A task whose `grader` field names another grader (e.g. "bugsinpy", the BugsInPy-v2 verifier
+    rules) is graded by that one, looked up in sdebench.components.
     """
-    if task.grader == "bugsinpy":
-        from sdebench.interop.bugsinpy_verifier import grade_bugsinpy
-
-        return grade_bugsinpy(task, workspace, sandbox, **options)
     opts = {
         "timeout": DEFAULT_TIMEOUT,
         "per_test_chars": 1500,
@@ -419,6 +416,14 @@ def grade(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any) 
         "max_workspace_mb": DEFAULT_MAX_BYTES // (1024 * 1024),
         "keep_dir": False,
     }
+    if task.grader != DEFAULT_GRADER:
+        from sdebench.components import ComponentError, grader_for
+
+        try:
+            other = grader_for(task)
+        except ComponentError as e:
+            return _finish(task, time.monotonic(), _not_run(task, "no grader"), {}, str(e), [], opts)
+        return other(task, workspace, sandbox, **options)
     unknown = sorted(set(options) - set(opts))
     start = time.monotonic()
     if unknown:

@@ -18,8 +18,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, basic_agent, solver
 from inspect_ai.tool import Tool, bash, tool
 from inspect_ai.util import SandboxEnvironmentSpec, sandbox, store
 
+from sdebench.components import build_delivery
 from sdebench.delivery.memory import format_hits
-from sdebench.delivery.modes import make_delivery
 from sdebench.grading.grade import grade
 from sdebench.sandbox import make_factory
 from sdebench.tasks import record as task_mod
@@ -58,7 +58,7 @@ def delivery_setup(tasks_dir: str, delivery: str) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         t = task_mod.load(Path(tasks_dir) / state.metadata["task_id"])
         with tempfile.TemporaryDirectory(prefix="sdebench-inspect-") as tmp:
-            prep = make_delivery(delivery).prepare(t, Path(tmp))
+            prep = build_delivery(delivery).prepare(t, Path(tmp))
             data = _tar(prep.workspace)
         box = sandbox()
         await box.write_file(ARCHIVE, data)
@@ -178,7 +178,7 @@ def sdebench_task(
 ) -> Task:
     """The Inspect Task (see the package docstring)."""
     tasks_dir = str(_from_shell_cwd(tasks_dir))
-    make_delivery(delivery)  # an unknown delivery fails here, before any sample runs
+    build_delivery(delivery)  # an unknown delivery fails here, before any sample runs
     dataset = MemoryDataset(samples(Path(tasks_dir), delivery, source=source, family=family, variant=variant, ids=ids),
                             name=f"sdebench-{delivery}-{next(_RUNS)}")
     return Task(

@@ -7,26 +7,14 @@ import sys
 from pathlib import Path
 
 from sdebench.interop import container
-from sdebench.tasks import record as task_mod
 from sdebench.tasks.record import Task, TaskError
+from sdebench.tasks.selection import select
 
 
 def _select(tasks_dir: Path, ids: str | None) -> tuple[list[Task], list[str]]:
-    """Tasks of `tasks_dir` (optionally only `ids`, comma-separated) and one-line load errors."""
-    wanted = {i.strip() for i in ids.split(",") if i.strip()} if ids else None
-    tasks, errors = [], []
-    for d in task_mod.discover(tasks_dir):
-        try:
-            t = task_mod.load(d)
-        except TaskError as e:
-            errors.append(str(e))
-            continue
-        if wanted is None or t.id in wanted:
-            tasks.append(t)
-    if wanted:
-        missing = sorted(wanted - {t.id for t in tasks})
-        errors += [f"no task {m!r} in {tasks_dir}" for m in missing]
-    return tasks, errors
+    """Tasks of `tasks_dir` (optionally only `ids`, comma-separated) and one-line problems (bad dirs, unknown ids)."""
+    errors: list[str] = []
+    return select(tasks_dir, ids=ids, on_error=errors.append), errors
 
 
 def _report(skipped: list[tuple[str, str]]) -> None:

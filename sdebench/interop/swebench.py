@@ -202,29 +202,30 @@ def export_task_repo(tasks: list[Task], out: Path, factory: SandboxFactory,
     return w
 
 
-def read_records(paths: Iterable[str | Path]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
-    """Episode records under `paths` (results dirs, Hydra run dirs via their manifests, or record
-    files), one per episode key, and the JSON files that are not records."""
+def read_records(paths: Iterable[str | Path]) -> tuple[list[Any], list[tuple[str, str]]]:
+    """Episode records (sdebench.runs.record.EpisodeRecord) under `paths` (results dirs, Hydra run
+    dirs via their manifests, or record files), one per episode key, and the JSON files that are
+    not records, with the reason."""
     from sdebench.runs import results
+    from sdebench.runs.record import RecordError
 
     paths = [Path(p) for p in paths]
     for p in paths:
         if not p.exists():
             raise ExportError(f"{p}: no such file or directory")
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, Any] = {}
     skipped = []
     for f in results.record_files(*paths):
-        rec = results.read_record(f)
-        if rec is None:
-            skipped.append((str(f), "not an episode record (or unreadable)"))
-        elif not isinstance(rec.get("task_id"), str) or not isinstance(rec.get("final_diff"), str):
-            skipped.append((str(f), "record lacks task_id or final_diff"))
-        else:
-            records.setdefault(str(rec.get("key") or f), rec)
+        try:
+            rec = results.load_record(f)
+        except (OSError, RecordError) as e:
+            skipped.append((str(f), f"not an episode record ({e})"))
+            continue
+        records.setdefault(str(rec.key or f), rec)
     return list(records.values()), skipped
 
 
-def predictions(records: list[dict[str, Any]], name: str | None = None, **filters: Any) -> list[dict[str, str]]:
+def predictions(records: list[Any], name: str | None = None, **filters: Any) -> list[dict[str, str]]:
     """One prediction per task from the records matching `filters` (agent, model, delivery, seed).
 
     Records that disagree on agent/model/delivery/seed for one task are ambiguous: ExportError
@@ -234,26 +235,26 @@ def predictions(records: list[dict[str, Any]], name: str | None = None, **filter
     bad = sorted(set(want) - set(IDENTITY))
     if bad:
         raise ExportError(f"unknown filter(s): {', '.join(bad)}")
-    chosen = [r for r in records if all(str(r.get(k)) == v for k, v in want.items())]
-    by_task: dict[str, list[dict[str, Any]]] = {}
+    chosen = [r for r in records if all(str(getattr(r, k)) == v for k, v in want.items())]
+    by_task: dict[str, list[Any]] = {}
     for r in chosen:
-        by_task.setdefault(r["task_id"], []).append(r)
+        by_task.setdefault(r.task_id, []).append(r)
     out = []
     for task_id in sorted(by_task):
         rs = by_task[task_id]
         if len(rs) > 1:
-            differ = [k for k in IDENTITY if len({str(r.get(k)) for r in rs}) > 1]
+            differ = [k for k in IDENTITY if len({str(getattr(r, k)) for r in rs}) > 1]
             if differ:
                 k = differ[0]
-                values = ", ".join(sorted({str(r.get(k)) for r in rs}))
+                values = ", ".join(sorted({str(getattr(r, k)) for r in rs}))
                 raise ExportError(f"{len(rs)} records for {task_id} differ in {k} ({values}): choose one with --{k}")
             raise ExportError(f"{len(rs)} records for {task_id} with the same identity: pass one results dir")
         r = rs[0]
         out.append(
             {
                 "instance_id": task_id,
-                "model_name_or_path": name or str(r.get("model") or "unknown"),
-                "model_patch": r["final_diff"],
+                "model_name_or_path": name or str(r.model or "unknown"),
+                "model_patch": r.final_diff,
             }
         )
     return out

@@ -1,4 +1,5 @@
-"""Episode records: one JSON file per episode, written atomically, keyed so a rerun skips done work.
+"""Episode records on disk: one JSON file per episode (sdebench.runs.record), written atomically,
+keyed so a rerun skips done work; summaries and the `python -m sdebench.results` command.
 
 Layout: `<results_dir>/<task_id>/<delivery>__<agent>__<model>__s<seed>__<key>.json`, the
 trajectory beside it as `.jsonl`. The key hashes the task's content hash, delivery, agent,
@@ -21,16 +22,21 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "sdebench.episode/1"
+from sdebench.runs.record import EpisodeRecord, Identity, RecordError
+
 MANIFEST = "episodes.txt"
 # Config parts that can change an episode's outcome; paths, filters and launcher settings cannot.
 OUTCOME_KEYS = ("agent", "model", "delivery", "limits", "max_interventions", "tools")
-NESTED = ("attempts", "tool_calls", "delivery_info")
+# Outcome-relevant keys left out of the hash because they were never in it: `model.cost_tracking`
+# was a top-level key before it moved under `model`, and hashing it now would orphan old records.
+UNHASHED_MODEL_KEYS = ("cost_tracking",)
 
 
 def config_hash(cfg: dict[str, Any]) -> str:
     """A short hash of the outcome-relevant part of a resolved config."""
     part = {k: cfg.get(k) for k in OUTCOME_KEYS}
+    if isinstance(part["model"], dict):
+        part["model"] = {k: v for k, v in part["model"].items() if k not in UNHASHED_MODEL_KEYS}
     return hashlib.sha256(json.dumps(part, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
@@ -44,10 +50,10 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", str(name)).strip("-") or "x"
 
 
-def record_path(results_dir: Path, ident: dict[str, Any], key: str) -> Path:
+def record_path(results_dir: Path, ident: Identity, key: str) -> Path:
     """Where the record of an episode with identity `ident` and `key` lives."""
-    name = f"{_safe(ident['delivery'])}__{_safe(ident['agent'])}__{_safe(ident['model'])}__s{ident['seed']}__{key}.json"
-    return Path(results_dir) / _safe(ident["task_id"]) / name
+    name = f"{_safe(ident.delivery)}__{_safe(ident.agent)}__{_safe(ident.model)}__s{ident.seed}__{key}.json"
+    return Path(results_dir) / _safe(ident.task_id) / name
 
 
 def trajectory_path(record: Path) -> Path:
@@ -71,18 +77,26 @@ def write_atomic(path: Path, text: str) -> None:
         os.close(fd)
 
 
-def write_record(path: Path, record: dict[str, Any]) -> None:
+def write_record(path: Path, record: EpisodeRecord) -> None:
     """Write one episode record atomically."""
-    write_atomic(path, json.dumps({"schema": SCHEMA, **record}, indent=1, sort_keys=True, default=str))
+    write_atomic(path, record.to_json())
 
 
-def read_record(path: Path) -> dict[str, Any] | None:
+def load_record(path: Path) -> EpisodeRecord:
+    """The record at `path`; OSError if unreadable, RecordError if it is torn or not a record."""
+    try:
+        text = Path(path).read_bytes().decode()
+    except UnicodeDecodeError:
+        raise RecordError("not UTF-8 text") from None
+    return EpisodeRecord.from_json(text)
+
+
+def read_record(path: Path) -> EpisodeRecord | None:
     """The record at `path`, or None if it is missing, torn or not a record."""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+        return load_record(path)
+    except (OSError, RecordError):
         return None
-    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
 
 
 def clean_stale(path: Path) -> None:
@@ -116,51 +130,53 @@ def record_files(*dirs: str | Path) -> list[Path]:
     return [seen[k] for k in sorted(seen)]
 
 
-def read_records(*dirs: str | Path) -> list[dict[str, Any]]:
+def read_records(*dirs: str | Path) -> list[EpisodeRecord]:
     """Every intact record under `dirs`, one per key."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, EpisodeRecord] = {}
     for p in record_files(*dirs):
         rec = read_record(p)
         if rec is not None:
-            out.setdefault(rec.get("key") or str(p), rec)
+            out.setdefault(rec.key or str(p), rec)
     return list(out.values())
+
+
+def frame(records: Iterable[EpisodeRecord]):
+    """A pandas DataFrame with one row per record (the columns of EpisodeRecord.to_dict)."""
+    import pandas as pd
+
+    return pd.DataFrame([r.to_dict() for r in records])
 
 
 def load(*dirs: str | Path):
     """A pandas DataFrame of every episode record under the given run, multirun or results dirs."""
-    import pandas as pd
-
-    rows = read_records(*dirs)
-    return pd.DataFrame(rows)
+    return frame(read_records(*dirs))
 
 
 # --- summaries -------------------------------------------------------------------------------
 GROUP = ("agent", "model", "source", "delivery")
 
 
-def summarize(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     """Resolve rate and interventions by agent, model, source and delivery (one row per group)."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
+    groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
-        groups.setdefault(tuple(str(r.get(k)) for k in GROUP), []).append(r)
+        groups.setdefault(tuple(str(getattr(r, k)) for k in GROUP), []).append(r)
     rows = []
     for key in sorted(groups):
         rs = groups[key]
-        solved = [r for r in rs if r.get("resolved")]
+        solved = [r for r in rs if r.resolved]
         rows.append(
             {
                 **dict(zip(GROUP, key, strict=True)),
                 "episodes": len(rs),
                 "resolved": len(solved),
                 "resolve_rate": len(solved) / len(rs),
-                "mean_interventions": sum(int(r.get("interventions") or 0) for r in rs) / len(rs),
-                "mean_interventions_resolved": (
-                    sum(int(r.get("interventions") or 0) for r in solved) / len(solved) if solved else None
-                ),
-                "errors": sum(r.get("stop_reason") == "error" for r in rs),
-                "cost_usd": sum(float(r.get("cost_usd") or 0) for r in rs),
-                "mean_turns": sum(int(r.get("turns") or 0) for r in rs) / len(rs),
-                "mean_wall_s": sum(float(r.get("wall_s") or 0) for r in rs) / len(rs),
+                "mean_interventions": sum(r.interventions for r in rs) / len(rs),
+                "mean_interventions_resolved": sum(r.interventions for r in solved) / len(solved) if solved else None,
+                "errors": sum(r.stop_reason == "error" for r in rs),
+                "cost_usd": sum(r.cost_usd for r in rs),
+                "mean_turns": sum(r.turns for r in rs) / len(rs),
+                "mean_wall_s": sum(r.wall_s for r in rs) / len(rs),
             }
         )
     return rows
@@ -196,7 +212,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_summary(out_dir: Path, records: list[dict[str, Any]]) -> str:
+def write_summary(out_dir: Path, records: list[EpisodeRecord]) -> str:
     """Write summary.parquet and summary.md into `out_dir`; return the markdown."""
     import pandas as pd
 
@@ -220,34 +236,36 @@ class SummaryCallback(_hydra_callback_base()):
     """Hydra callback: when a multirun ends, write summary.parquet and summary.md in the sweep dir."""
 
     def on_multirun_end(self, config, **kwargs: Any) -> None:
-        """Summarize the episodes listed by the jobs of this sweep (skipped ones included)."""
+        """Summarize the episodes listed by the jobs of this sweep (skipped ones included); a dry run has none."""
+        if config.get("dry_run"):
+            return
         sweep_dir = Path(config.hydra.sweep.dir)
         records = manifest_records(sweep_dir)
         md = write_summary(sweep_dir, records)
         print(f"\nSummary of {len(records)} episodes ({sweep_dir / 'summary.md'}):\n\n{md}", flush=True)
 
 
-def manifest_records(root: Path) -> list[dict[str, Any]]:
+def manifest_records(root: Path) -> list[EpisodeRecord]:
     """The intact records listed by the job manifests under `root`, one per key."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, EpisodeRecord] = {}
     for m in sorted(Path(root).rglob(MANIFEST)) if Path(root).is_dir() else []:
         for line in m.read_text().splitlines():
             rec = read_record(Path(line.strip())) if line.strip() else None
             if rec is not None:
-                out.setdefault(rec.get("key") or line, rec)
+                out.setdefault(rec.key or line, rec)
     return list(out.values())
 
 
 # --- checks and command line --------------------------------------------------------------------
-def check_reference(records: Iterable[dict[str, Any]], max_interventions: int = 5) -> list[str]:
+def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5) -> list[str]:
     """Problems with reference-agent outcomes: oracle resolves at once, conventional fails after
     exactly the cap, noop never resolves, no episode errors. Empty when all is as expected."""
     problems = []
     for r in records:
-        where = f"{r.get('task_id')} delivery={r.get('delivery')} agent={r.get('agent')}"
-        agent, resolved, n = r.get("agent"), bool(r.get("resolved")), r.get("interventions")
-        if r.get("stop_reason") == "error":
-            problems.append(f"{where}: error: {r.get('error')}")
+        where = f"{r.task_id} delivery={r.delivery} agent={r.agent}"
+        agent, resolved, n = r.agent, r.resolved, r.interventions
+        if r.stop_reason == "error":
+            problems.append(f"{where}: error: {r.error}")
         elif agent == "oracle" and not (resolved and n == 0):
             problems.append(f"{where}: expected resolved with 0 interventions, got resolved={resolved} interventions={n}")
         elif agent == "conventional" and (resolved or n != max_interventions):

@@ -11,7 +11,7 @@ import pytest
 
 from sdebench.agents.accounting import resolve_pricing
 from sdebench.agents.base import Limits
-from sdebench.agents.llm import ModelSettings
+from sdebench.agents.model import ModelSettings
 from sdebench.gateway.server import make_gateway
 from sdebench.testing import testmodel
 

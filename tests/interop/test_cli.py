@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 
 from sdebench.interop.__main__ import main
 from tests.env.helpers import ROOT
+from tests.helpers import record
 from tests.interop import bugsinpy_fixture as fx
 
 
@@ -66,10 +67,9 @@ def test_an_export_of_nothing_exits_non_zero_with_the_reason(tasks_dir, tmp_path
 
 
 def test_swebench_predictions(tmp_path, capsys):
-    rec = {"schema": "sdebench.episode/1", "task_id": "t1", "final_diff": "d", "agent": "a", "model": "m",
-           "delivery": "full", "seed": 3}
+    rec = record(task_id="t1", final_diff="d", agent="a", model="m", delivery="full", seed=3)
     (tmp_path / "r").mkdir()
-    (tmp_path / "r" / "e.json").write_text(json.dumps(rec))
+    (tmp_path / "r" / "e.json").write_text(rec.to_json())
     assert main(["swebench-predictions", str(tmp_path / "r"), "--out", str(tmp_path / "p.jsonl"), "--seed", "3"]) == 0
     assert json.loads((tmp_path / "p.jsonl").read_text())["model_patch"] == "d"
     assert main(["swebench-predictions", str(tmp_path / "none"), "--out", str(tmp_path / "p.jsonl")]) == 2

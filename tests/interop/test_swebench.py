@@ -11,9 +11,11 @@ import pytest
 
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import swebench
+from sdebench.runs import results
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
+from tests.helpers import record as episode_record
 from tests.interop import bugsinpy_fixture as fx
 
 FIELDS = {"repo", "instance_id", "base_commit", "patch", "test_patch", "problem_statement", "hints_text", "created_at",
@@ -98,12 +100,10 @@ def test_imported_tasks_without_ids_are_skipped(tmp_path, factory):
 
 
 def record(root: Path, task_id: str, diff: str, **ident) -> Path:
-    """An episode record as sdebench.runs.results writes it (the fields predictions use)."""
-    ident = {"agent": "llm", "model": "m1", "delivery": "full", "seed": 0, **ident}
-    rec = {"schema": "sdebench.episode/1", "task_id": task_id, "final_diff": diff, "resolved": False, **ident}
-    p = root / task_id / f"{ident['delivery']}__{ident['agent']}__{ident['model']}__s{ident['seed']}.json"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(rec))
+    """An episode record as sdebench.runs.results writes it."""
+    rec = episode_record(task_id=task_id, final_diff=diff, **{"agent": "llm", "model": "m1", "delivery": "full", **ident})
+    p = results.record_path(root, rec.identity(), "k")
+    results.write_record(p, rec)
     return p
 
 

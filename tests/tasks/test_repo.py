@@ -34,8 +34,27 @@ def test_bundle_roundtrip_keeps_history_and_drops_remote(tmp_path):
     assert hist[1].diffs == {"pkg/a.py": "@@\n-x = 1\n+x = 2"}
     assert (dest / "pkg/a.py").read_text() == "x = 2\n"
     assert not (dest / "old.py").exists()
-    # Nothing in .git names where the bundle came from.
-    assert not any(str(tmp_path) in p.read_text(errors="replace") for p in (dest / ".git").rglob("*") if p.is_file())
+    # the clone's reflog would say "clone: from <bundle path>": the path names the task and the store
+    assert repo._git(dest, "reflog", "show", "--all") == b""
+    assert str(tmp_path) not in repo._git(dest, "config", "--list", "--local").decode()
+
+
+def test_history_reads_every_commit_with_its_diffs(tmp_path):
+    repo.build(tmp_path / "r", [*COMMITS, Commit("no newline", {"pkg/a.py": "x = 3"}),
+                                Commit("empty file", {"pkg/empty.py": ""})])
+    hist = repo.history(tmp_path / "r")
+    assert [c.message for c in hist] == ["init", "change a", "drop old", "no newline", "empty file"]
+    assert hist[0].diffs == {"docs/n.md": "@@\n+note", "old.py": "@@\n+gone", "pkg/a.py": "@@\n+x = 1"}
+    assert hist[2].diffs == {"old.py": "@@\n-gone"}
+    assert hist[3].diffs == {"pkg/a.py": "@@\n-x = 2\n+x = 3\n\\ No newline at end of file"}
+    assert hist[4].diffs == {"pkg/empty.py": ""}
+    assert [c.sha for c in hist] == repo._git(tmp_path / "r", "rev-list", "--reverse", "HEAD").decode().split()
+    assert repo.read_tree(tmp_path / "r") == {"docs/n.md": "note\n", "pkg/a.py": "x = 3", "pkg/empty.py": ""}
+    assert repo.show_file(tmp_path / "r", "HEAD~3", "old.py") == "gone\n"
+    with pytest.raises(repo.RepoError, match="not tracked"):
+        repo.show_file(tmp_path / "r", "HEAD", "old.py")
+    with pytest.raises(repo.RepoError, match="not a git repo"):
+        repo.history(tmp_path)
 
 
 def test_a_plain_clone_of_the_bundle_checks_out_main(tmp_path):

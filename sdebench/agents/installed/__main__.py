@@ -11,15 +11,15 @@ import sys
 
 import yaml
 
-from sdebench.agents import REGISTRY, agent_class
 from sdebench.agents.installed.base import InstalledAgent
 from sdebench.agents.installed.install import InstallError, InstallSpec, cache_root, ensure_installed
+from sdebench.components import AGENTS, resolve
 from sdebench.runs.config import CONF_DIR
 
 
 def installed_names() -> list[str]:
     """Registered agents that are installed CLIs."""
-    return [n for n in REGISTRY if issubclass(agent_class(n), InstalledAgent)]
+    return [n for n in AGENTS if issubclass(resolve("agent", n), InstalledAgent)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         if name not in installed_names():
             print(f"error: {name!r} is not an installed agent (choose {', '.join(installed_names())})", file=sys.stderr)
             return 2
-        cls = agent_class(name)
+        cls = resolve("agent", name)
         with open(f"{CONF_DIR}/agent/{name}.yaml") as f:
             conf = yaml.safe_load(f) or {}
         spec = InstallSpec(cls.spec.kind, cls.spec.package, str(conf.get("version") or cls.spec.version), cls.spec.bin)

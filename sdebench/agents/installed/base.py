@@ -39,7 +39,7 @@ from sdebench.agents.installed.install import (
     ensure_installed,
     find_bin,
 )
-from sdebench.agents.llm import ConfigError, ModelSettings
+from sdebench.agents.model import ConfigError, ModelSettings
 from sdebench.agents.prompts import additions_block
 from sdebench.sandbox.base import Mount
 
@@ -114,6 +114,8 @@ class InstalledAgent:
     name = "installed"
     spec: InstallSpec  # the default install (version overridable by agent.version)
     options: tuple[str, ...] = ()  # adapter-specific config keys it accepts
+    runs_in_sandbox = True  # the episode hands it the sandbox: its CLI runs there
+    needs_answer_key = False  # a real agent never sees the answer key
 
     def __init__(self, settings: InstalledSettings, model: ModelSettings, pricing: Pricing):
         self.settings = settings
@@ -134,7 +136,7 @@ class InstalledAgent:
     # --- construction ---------------------------------------------------------------------------
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> InstalledAgent:
-        """Build from the whole resolved run config; raises ConfigError (one line) if unusable."""
+        """Build from the `agent` and `model` sections of the run config; raises ConfigError (one line) if unusable."""
         settings = InstalledSettings.from_config(cfg.get("agent") or {}, cls.spec.version)
         unknown = sorted(set(settings.options) - set(cls.options))
         if unknown:
@@ -142,7 +144,7 @@ class InstalledAgent:
         model = ModelSettings.from_config(cfg.get("model") or {})
         model.api_key()
         try:
-            pricing = resolve_pricing(model.litellm_model, model.prices, str(cfg.get("cost_tracking", "strict")))
+            pricing = resolve_pricing(model.litellm_model, model.prices, model.cost_tracking)
         except PricingError as e:
             raise ConfigError(str(e)) from None
         return cls(settings, model, pricing)
@@ -201,7 +203,7 @@ class InstalledAgent:
         from sdebench.gateway.server import make_gateway
 
         self.ctx = ctx
-        sandbox = getattr(ctx.toolbox, "sandbox", None)
+        sandbox = ctx.sandbox
         if sandbox is None or type(sandbox).__name__ not in ("LocalSandbox", "DockerSandbox"):
             raise InstalledAgentError(
                 f"agent {self.name} needs sandbox=local or sandbox=docker (its own network namespace, "
@@ -253,7 +255,7 @@ class InstalledAgent:
         calls0, refused0 = self.gateway.meter.usage.model_calls, self.gateway.meter.refused
         ctx.trajectory.log("agent_run", run=self.runs + 1, resume=resume, command=shlex.join(argv[:1] + ["..."]))
         t0 = time.monotonic()
-        res = ctx.toolbox.sandbox.exec(cmd, timeout=left, env=env)
+        res = ctx.sandbox.exec(cmd, timeout=left, env=env)
         self.runs += 1
         turns = self.gateway.meter.usage.model_calls - calls0
         stdout = self._read_home(f".sdebench-run-{self.runs}.out")

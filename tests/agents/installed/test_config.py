@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from sdebench.agents import AgentConfigError, agent_class, make_agent
 from sdebench.agents.installed.base import InstalledAgentError, check_prompts
-from sdebench.agents.llm import ConfigError
+from sdebench.agents.model import ConfigError
+from sdebench.components import ComponentError, build_agent, resolve
 from tests.agents.installed.helpers import compose
 
 
 def test_the_registry_takes_module_colon_class():
-    assert agent_class("sdebench.agents.reference:NoopAgent").__name__ == "NoopAgent"
-    with pytest.raises(AgentConfigError, match="cannot import"):
-        agent_class("no.such.module:X")
-    with pytest.raises(AgentConfigError, match="has no"):
-        agent_class("sdebench.agents.reference:Nope")
-    with pytest.raises(AgentConfigError, match="unknown agent"):
-        agent_class("nope")
+    assert resolve("agent", "sdebench.agents.reference:NoopAgent").__name__ == "NoopAgent"
+    with pytest.raises(ComponentError, match="cannot import"):
+        resolve("agent", "no.such.module:X")
+    with pytest.raises(ComponentError, match="has no"):
+        resolve("agent", "sdebench.agents.reference:Nope")
+    with pytest.raises(ComponentError, match="unknown agent"):
+        resolve("agent", "nope")
 
 
 def test_a_prompt_with_an_unknown_field_is_rejected():
@@ -30,10 +30,10 @@ def test_a_prompt_with_an_unknown_field_is_rejected():
 def test_each_installed_agent_builds_from_its_config(monkeypatch):
     monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "x")
     for name, version in (("claude-code", "2.1.332"), ("codex", "0.171.0"), ("mini-swe-agent", "2.4.6")):
-        agent = make_agent(compose(f"agent={name}", "model=testmodel"))
+        agent = build_agent(compose(f"agent={name}", "model=testmodel"))
         assert agent.name == name and agent.spec.version == version
     with pytest.raises(ConfigError, match="unknown option"):
-        make_agent(compose("agent=codex", "model=testmodel", "+agent.bogus=1"))
+        build_agent(compose("agent=codex", "model=testmodel", "+agent.bogus=1"))
 
 
 def test_an_installed_agent_refuses_a_sandbox_without_its_own_network(monkeypatch, tmp_path):
@@ -42,15 +42,13 @@ def test_an_installed_agent_refuses_a_sandbox_without_its_own_network(monkeypatc
     from sdebench.sandbox.unsafe import UnsafeLocalSandbox
 
     monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "x")
-    agent = make_agent(compose("agent=claude-code", "model=testmodel"))
+    agent = build_agent(compose("agent=claude-code", "model=testmodel"))
 
     class Box:
-        sandbox = UnsafeLocalSandbox(tmp_path)
-
         def names(self):
             return []
 
-    ctx = AgentContext(task=None, statement="s", prompt_additions=[], toolbox=Box(), trajectory=Trajectory(None),
-                       limits=Limits())
+    ctx = AgentContext(statement="s", prompt_additions=[], toolbox=Box(), trajectory=Trajectory(None),
+                       limits=Limits(), sandbox=UnsafeLocalSandbox(tmp_path))
     with pytest.raises(InstalledAgentError, match="sandbox=local or sandbox=docker"):
         agent.start(ctx)
