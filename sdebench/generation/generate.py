@@ -18,19 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.generation import validate
+from sdebench.generation.observe import (
+    ObservationTests,
+    TransformError,
+    run_observations,
+    time_limit,
+    write_task_observations,
+)
 from sdebench.generation.spec import Generator, TaskSpec
-from sdebench.grading.testrun import module_names, run_tests
+from sdebench.grading import rules
+from sdebench.grading.testrun import TestRun, module_names, run_tests
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import SOURCES
-from sdebench.tasks.record import (
-    CONVENTIONAL_PATCH,
-    HIDDEN_DIR,
-    ORACLE_PATCH,
-    Task,
-    Tests,
-    save_meta,
-)
+from sdebench.tasks.record import CONVENTIONAL_PATCH, ORACLE_PATCH, Task, Tests, save_meta
 
 DEFAULT_GENERATORS = Path("generators")
 DEFAULT_OUT = Path("tasks")
@@ -101,8 +102,8 @@ class Outcome:
 
 
 def is_test_file(path: str) -> bool:
-    """Whether a repo path is a test file (or conftest) rather than code."""
-    return path.startswith("tests/") or bool(validate.TEST_FILE.search(path))
+    """Whether a repo path is a test file (or conftest) rather than code (sdebench.grading.rules)."""
+    return rules.is_test_path(path) or path.rsplit("/", 1)[-1] == "conftest.py"
 
 
 def _write_tree(root: Path, files: dict[str, str]) -> None:
@@ -112,24 +113,36 @@ def _write_tree(root: Path, files: dict[str, str]) -> None:
         p.write_text(content)
 
 
-def run_three(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict) -> dict:
-    """Run the tests at HEAD, with the oracle fix and with the conventional fix (hidden tests added)."""
+def visible_files(spec: TaskSpec, head: dict[str, str]) -> dict[str, str]:
+    """The test files holding the visible tests (FAIL_TO_PASS and PASS_TO_PASS)."""
+    paths = {i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass}
+    return {p: head[p] for p in sorted(paths) if p in head}
+
+
+def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
+            tests: ObservationTests) -> dict[str, TestRun]:
+    """The four runs the rules need (see validate.check_runs), in parallel."""
     factory = make_factory(sandbox_cfg)
-    test_paths = sorted({i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass} | set(spec.hidden_tests))
+    modules = module_names(sorted(spec.oracle_files))
     trees = {
         "head": head,
         "oracle": {**head, **spec.oracle_files},
         "conventional": {**head, **spec.conventional_files},
     }
 
-    def one(name: str):
-        root = work / name
-        _write_tree(root, {**trees[name], **spec.hidden_tests})
+    def written() -> TestRun:
+        root = work / "written" / "repo"
+        _write_tree(root, {**trees["oracle"], **spec.hidden_tests})
+        paths = sorted({i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass} | set(spec.hidden_tests))
         with factory.open(root) as sb:
-            return name, run_tests(sb, test_paths, module_names(sorted(spec.oracle_files)))
+            return run_tests(sb, paths, modules)
 
-    with ThreadPoolExecutor(3) as pool:
-        return dict(pool.map(one, trees))
+    def observed(name: str) -> TestRun:
+        return run_observations(factory, work / name / "repo", trees[name], tests, modules)
+
+    with ThreadPoolExecutor(4) as pool:
+        futures = {"written": pool.submit(written), **{n: pool.submit(observed, n) for n in trees}}
+        return {n: f.result() for n, f in futures.items()}
 
 
 def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict) -> Outcome:
@@ -158,8 +171,12 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
 
 def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict) -> list[validate.Violation]:
     head = validate.head_tree(spec)
-    runs = run_three(spec, head, tmp / "runs", sandbox_cfg)
-    violations = validate.check_runs(spec, runs)
+    try:
+        tests = ObservationTests.of(visible_files(spec, head), spec.hidden_tests)
+    except TransformError as e:
+        return [validate.Violation(3, f"the tests cannot become observation tests: {e}")]
+    runs = run_all(spec, head, tmp / "runs", sandbox_cfg, tests)
+    violations, expected = validate.check_runs(spec, runs, tests.hidden)
     if violations:
         return violations
     git_dir = tmp / "repo"
@@ -182,14 +199,15 @@ def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict
     repo.bundle(git_dir, staging / "repo.bundle")
     (staging / ORACLE_PATCH).write_text(oracle_patch)
     (staging / CONVENTIONAL_PATCH).write_text(conv_patch)
-    _write_tree(staging / HIDDEN_DIR, spec.hidden_tests)
-    task = task_record(spec, head, head_sha)
+    write_task_observations(staging, tests, expected)
+    durations = [r.duration for name in ("written", "oracle") for r in runs[name].tests.values()]
+    task = task_record(spec, head, head_sha, time_limit(durations))
     save_meta(task, staging)
     _replace_dir(staging, out_dir / spec.task_id)
     return []
 
 
-def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str) -> Task:
+def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str, test_time_limit_s: float | None = None) -> Task:
     """The Task record of a validated spec."""
     from sdebench.tasks.artifacts import artifact_kind
 
@@ -212,6 +230,7 @@ def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str) -> Task:
         test_files=tuple(sorted(p for p in head if is_test_file(p))),
         tags=tuple(spec.tags),
         description=spec.description,
+        test_time_limit_s=test_time_limit_s,
     )
 
 
