@@ -6,7 +6,12 @@ at the first submit gives 0; unresolved after the cap gives the cap with resolve
 
 The episode's stop_reason says why it ended: `resolved`, `max_interventions` (unresolved after
 the cap), a limit the agent hit (`max_turns`, `max_cost`, `max_wall`, ...), `gave_up`, or `error`
-(an exception anywhere in the episode: it is recorded, never raised).
+(an exception anywhere in the episode, or a grade that could not run: it is recorded, never
+raised, and never counted as unresolved).
+
+Grades get the options of the `grading` config group; the trajectory logs only what the agent may
+learn of each grade (`Grade.public()`: its feedback policy decides what is said about held-out
+tests), the record keeps the full counts and the policy.
 
 A resubmission whose files are byte-identical to the previous graded one reuses that grade
 (`reuse_unchanged_grades`, default on; the attempt says `grade_reused`): the tasks' tests are
@@ -42,6 +47,13 @@ def limits_from(cfg: dict[str, Any]) -> Limits:
     raw = dict(cfg.get("limits") or {})
     known = {k: raw[k] for k in ("max_turns", "max_cost_usd", "max_wall_s") if raw.get(k) is not None}
     return Limits(**known)
+
+
+def grading_options(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The grade options of `cfg['grading']` (validated: a bad one raises OptionError)."""
+    from sdebench.grading.options import GradeOptions
+
+    return GradeOptions.from_mapping(dict(cfg.get("grading") or {})).to_dict()
 
 
 def _name(cfg: dict[str, Any], key: str, default: str = "none") -> str:
@@ -82,17 +94,18 @@ def fingerprint(root: Path) -> str:
 class _Grading:
     """Grades the agent's files after each run; an unchanged submission reuses the last grade."""
 
-    def __init__(self, task: Task, sandbox, workspace: Path, work: Path, factory: SandboxFactory, grader: Grader, cache: bool):
+    def __init__(self, task: Task, sandbox, workspace: Path, work: Path, factory: SandboxFactory, grader: Grader, cache: bool,
+                 options: dict[str, Any]):
         self.task, self.sandbox, self.workspace, self.work = task, sandbox, workspace, work
-        self.factory, self.grader, self.cache = factory, grader, cache
+        self.factory, self.grader, self.cache, self.options = factory, grader, cache, options
         self.last: tuple[str, Grade] | None = None
         self.graded: Path | None = None  # the host dir graded last (for the final diff)
 
     def __call__(self, n: int) -> tuple[Grade, bool]:
         """Grade attempt `n`; returns the grade and whether it was reused."""
-        # A host-local sandbox (its workdir is the host workspace) is graded in place: the grader
-        # makes its own pristine copy. Otherwise the files are first copied out of the sandbox.
-        if Path(self.sandbox.workdir) == self.workspace.resolve():
+        # A sandbox whose files live on the host is graded in place: the grader makes its own
+        # pristine copy. Otherwise the files are first copied out of the sandbox.
+        if getattr(self.sandbox, "host_workspace", None) == self.workspace.resolve():
             host = self.workspace
         else:
             host = self.work / f"graded-{n}"
@@ -105,7 +118,7 @@ class _Grading:
         fp = fingerprint(host) if self.cache else ""
         if self.cache and self.last is not None and self.last[0] == fp:
             return self.last[1], True
-        g = self.grader(self.task, host, self.factory)
+        g = self.grader(self.task, host, self.factory, **self.options)
         self.last = (fp, g)
         return g, False
 
@@ -172,6 +185,7 @@ def run_episode(
         "error": None,
         "delivery_info": {},
         "feedback": [],  # the texts fed back, in order (a stream turns them into carried corrections)
+        "feedback_hidden": str((cfg.get("grading") or {}).get("feedback_hidden", "binary")),
     }
     try:
         traj = Trajectory(trajectory_path)
@@ -186,7 +200,9 @@ def run_episode(
     try:
         if work_root is not None:
             Path(work_root).mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=f"sdebench-{task.id}-", dir=work_root))
+        options = grading_options(cfg)
+        # A neutral name: the workspace path must not name the task (unsafe_local shows it as is).
+        work = Path(tempfile.mkdtemp(prefix="ep-", dir=work_root))
         traj.log("episode_start", **identity(task, cfg), max_interventions=max_interventions)
         prepared = make_delivery(cfg.get("delivery") or {}).prepare(task, work, carried)
         rec["delivery_info"] = prepared.info
@@ -208,7 +224,8 @@ def run_episode(
             started_at=started,
         )
         agent_obj.start(ctx)
-        grading = _Grading(task, sandbox, prepared.workspace, work, factory, grader, bool(cfg.get("reuse_unchanged_grades", True)))
+        grading = _Grading(task, sandbox, prepared.workspace, work, factory, grader,
+                           bool(cfg.get("reuse_unchanged_grades", True)), options)
         interventions = 0
         while True:
             run = agent_obj.run()
@@ -219,7 +236,11 @@ def run_episode(
             grade_s = time.monotonic() - t
             rec["grading_s"] += grade_s
             rec["attempts"].append(_attempt(len(rec["attempts"]) + 1, run.stop_reason, run.turns, g, grade_s, reused))
-            traj.log("grade", **g.to_dict())
+            traj.log("grade", **(g.public() if hasattr(g, "public") else g.to_dict()))
+            if g.error:
+                # The grade could not run: an infrastructure failure, never an outcome.
+                rec["stop_reason"], rec["error"] = "error", f"grading failed: {g.error}"
+                break
             if g.resolved:
                 rec["resolved"], rec["stop_reason"] = True, "resolved"
                 break

@@ -84,6 +84,12 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     if not tasks:
         log.warning("no task in %s matches source=%s select=%s", cfg.get("tasks_dir"), _source(cfg), cfg.get("select"))
         return []
+    from sdebench.grading.options import GradeOptions, OptionError
+
+    try:
+        GradeOptions.from_mapping(dict(cfg.get("grading") or {}))
+    except (OptionError, TypeError) as e:
+        raise RunError(f"grading: {e}") from None
     try:
         factory = make_factory(dict(cfg.get("sandbox") or {}))
     except (SandboxError, TypeError, ValueError) as e:
@@ -162,6 +168,11 @@ def main(cfg: DictConfig) -> None:
         return
     if hc.mode == RunMode.RUN:
         print("\n" + results.markdown(results.summarize(records)), flush=True)
+        errors = sum(r.get("stop_reason") == "error" for r in records)
+        if errors:
+            # An error is not an outcome: say so, and exit non-zero (a rerun retries them).
+            print(f"sdebench.run: {errors} episode(s) failed with an error (rerun to retry them)", file=sys.stderr)
+            sys.exit(1)
 
 
 if __name__ == "__main__":
