@@ -229,6 +229,8 @@ def expected_from(run: TestRun, ids: Iterable[str]) -> tuple[dict[str, list], li
             elif not all(is_plain_encoding(o) for o in res.observed):
                 bad = next(o for o in res.observed if not is_plain_encoding(o))
                 problems.append(f"{key}: observes a value that is not plain data ({bad})")
+            elif ["check", False] in [list(o) for o in res.observed]:
+                problems.append(f"{key}: one of its assertions does not hold on the oracle fix")
             else:
                 expected[key] = [list(o) for o in res.observed]
     return expected, problems

@@ -278,6 +278,7 @@ def _main(argv):
     mode = cfg.get("mode", "visible")
     # A private copy of the original stdout: pytest's fd capture does not reach it.
     progress_fd = os.dup(1)
+    os.makedirs(os.path.dirname(cfg["report"]) or ".", exist_ok=True)
     report_fd = os.open(cfg["report"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def emit(rec):

@@ -31,7 +31,9 @@ from sdebench.sandbox.base import OUT_DIR, ExecResult, Sandbox, SandboxError
 PASSED = rules.PASSED
 MISSING = rules.MISSING
 DEFAULT_TIMEOUT = 120.0
-INI_TEXT = "[pytest]\naddopts =\n"
+# The runner's pytest configuration: none at all (`-c /dev/null`), so the repo's pytest.ini,
+# tox.ini, setup.cfg or pyproject.toml cannot add options.
+NO_CONFIG = "/dev/null"
 MAX_RERUNS = 3  # runs restarted after a test hit the per-test limit
 STARTUP_S = 60.0  # the interpreter and pytest must start within this (no workspace code runs yet)
 COLLECT_FACTOR, COLLECT_FLOOR_S = 3.0, 15.0  # collection imports every test module at once
@@ -172,10 +174,10 @@ def module_names(paths: list[str]) -> list[str]:
     return rules.module_names(paths)
 
 
-def pytest_args(ini_rel: str, test_paths: list[str], deselect: list[str]) -> list[str]:
+def pytest_args(ini: str, test_paths: list[str], deselect: list[str]) -> list[str]:
     """The pytest command line of one runner process."""
     # A test file that fails to collect must not stop the others (nor the honeypot) from running.
-    args = ["-q", "--tb=short", "-p", "no:cacheprovider", "--rootdir=.", "--confcutdir=.", "-c", ini_rel,
+    args = ["-q", "--tb=short", "-p", "no:cacheprovider", "--rootdir=.", "--confcutdir=.", "-c", ini,
             "--import-mode=append", "--continue-on-collection-errors", *test_paths]
     for test_id in deselect:
         args += ["--deselect", test_id]
@@ -219,7 +221,6 @@ def run_tests(
 def _run_all(sandbox: Sandbox, run: TestRun, paths: list[str], modules: list[str], timeout: float, mode: str,
              shadow: list[str], limit: float | None, max_reruns: int) -> None:
     deadline = time.monotonic() + timeout
-    sandbox.write_file(f"{OUT_DIR}/pytest.ini", INI_TEXT)
     deselect: list[str] = []
     for attempt in range(max_reruns + 1):
         run.reruns = attempt
@@ -264,7 +265,7 @@ def _one(sandbox: Sandbox, run: TestRun, paths: list[str], modules: list[str], t
     nonce = secrets.token_hex(8)
     report_rel = f"{OUT_DIR}/report-{nonce}.jsonl"
     cfg = {"report": report_rel, "mode": mode, "modules": modules, "shadow_check": shadow, "marker": nonce,
-           "pytest": pytest_args(f"{OUT_DIR}/pytest.ini", paths, deselect)}
+           "pytest": pytest_args(NO_CONFIG, paths, deselect)}
     argv = ["python3", "-I", "-B", "-c", runner_source(), json.dumps(cfg)]
     clock = RunClock(nonce, limit, timeout)
     ex = sandbox.exec(argv, timeout=timeout, watch=clock)

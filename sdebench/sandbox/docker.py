@@ -154,6 +154,8 @@ class DockerSandbox:
         self.uid, self.gid = _uid_gid(opts.user)
         self.read_only = read_only
         self.container = container
+        self.removal: threading.Thread | None = None
+        self._dirty = False
         try:
             if self.container is None:
                 self.container = start_container(client, opts)
@@ -234,6 +236,7 @@ class DockerSandbox:
         process of the container at once (its init dies), after which the container restarts."""
         if self.container is None:
             raise SandboxError("sandbox is closed")
+        self._settle()
         inner = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         secs = max(1, int(round(timeout)))
         argv = ["timeout", "-k", str(KILL_GRACE_S), str(secs), *inner]
@@ -259,7 +262,10 @@ class DockerSandbox:
         if stopped:
             self._restart()
         else:
-            self._reap()
+            # Leftover processes (daemons, fork-bomb orphans) are ended before the next command or
+            # copy out, or with the container; not here, to spare a sandbox used for one command
+            # (a grading phase) the engine round trip.
+            self._dirty = True
         duration = time.monotonic() - start
         code = -1 if code is None else int(code)
         # 124: timeout sent TERM; 137: it had to KILL. Either way the time was up.
@@ -306,6 +312,11 @@ class DockerSandbox:
         except Exception as e:  # noqa: BLE001
             raise SandboxError(f"cannot restart the container after stopping a command: {_short(e)}") from None
         raise SandboxError("the container did not come back after stopping a command")
+
+    def _settle(self) -> None:
+        if self._dirty and self.container is not None:
+            self._dirty = False
+            self._reap()
 
     def _reap(self) -> None:
         """End every process an exec left behind (daemons, fork-bomb orphans).
@@ -363,6 +374,7 @@ class DockerSandbox:
 
     def sync_out(self, dest: Path) -> None:
         """Extract the container's /repo into the host dir `dest` (regular files, dirs, links)."""
+        self._settle()
         dest = Path(dest)
         dest.mkdir(parents=True, exist_ok=True)
         with self._get_tar(WORKDIR + "/.") as tar:
@@ -391,17 +403,33 @@ class DockerSandbox:
                     os.symlink(m.linkname, out)
 
     def close(self) -> None:
-        """Remove the container; safe to call twice."""
+        """Remove the container (in the background: the caller does not wait for the engine);
+        safe to call twice. `removal` is the removing thread; the factory's cleanup waits for it."""
         container, self.container = self.container, None
         if container is not None:
-            with contextlib.suppress(Exception):  # the factory's cleanup prunes what is left
-                container.remove(force=True)
+            self.removal = threading.Thread(target=_remove, args=(container,), daemon=True)
+            self.removal.start()
+            _REMOVALS.append(self.removal)
 
     def __enter__(self) -> DockerSandbox:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+_REMOVALS: list[threading.Thread] = []  # background container removals of this process
+
+
+def _remove(container) -> None:
+    with contextlib.suppress(Exception):  # the factory's cleanup prunes what is left
+        container.remove(force=True)
+
+
+def wait_removals(timeout: float = 60.0) -> None:
+    """Wait until the containers of closed sandboxes are removed."""
+    while _REMOVALS:
+        _REMOVALS.pop().join(timeout)
 
 
 def _drain(stream, out: _Capture, err: _Capture, watch: Watch | None) -> None:
@@ -507,14 +535,17 @@ class DockerFactory:
     def cleanup(self) -> None:
         """Remove pre-started containers, and labelled ones of this process and of processes that no longer run."""
         self._drain_pool()
+        wait_removals()
         try:
-            for c in self.client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
-                owner = c.labels.get(PID_LABEL, "")
-                alive = owner.isdigit() and int(owner) != os.getpid() and Path(f"/proc/{owner}").exists()
-                if not alive:
-                    c.remove(force=True)
+            found = self.client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
         except Exception:  # noqa: BLE001 - cleanup is best effort
-            pass
+            found = []
+        for c in found:
+            owner = c.labels.get(PID_LABEL, "")
+            alive = owner.isdigit() and int(owner) != os.getpid() and Path(f"/proc/{owner}").exists()
+            if not alive:
+                with contextlib.suppress(Exception):  # one that is already going must not stop the rest
+                    c.remove(force=True)
         with self._lock:
             self._closed = False  # the factory stays usable; the next open() refills
 
