@@ -24,10 +24,11 @@ from sdebench.generation.observe import (
     run_observations,
     time_limit,
     write_task_observations,
+    written_path,
 )
 from sdebench.generation.spec import Generator, TaskSpec
 from sdebench.grading import rules
-from sdebench.grading.testrun import TestRun, module_names, run_tests
+from sdebench.grading.testrun import TestRun, module_names
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import SOURCES
@@ -121,7 +122,9 @@ def visible_files(spec: TaskSpec, head: dict[str, str]) -> dict[str, str]:
 
 def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
             tests: ObservationTests) -> dict[str, TestRun]:
-    """The four runs the rules need (see validate.check_runs), in parallel."""
+    """The three runs the rules need (see validate.check_runs), in parallel: HEAD, the oracle fix
+    and the conventional fix with the observation tests; the oracle's also runs the authored
+    held-out tests as written, after the observation tests."""
     factory = make_factory(sandbox_cfg)
     modules = module_names(sorted(spec.oracle_files))
     trees = {
@@ -129,19 +132,14 @@ def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
         "oracle": {**head, **spec.oracle_files},
         "conventional": {**head, **spec.conventional_files},
     }
-
-    def written() -> TestRun:
-        root = work / "written" / "repo"
-        _write_tree(root, {**trees["oracle"], **spec.hidden_tests})
-        paths = sorted({i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass} | set(spec.hidden_tests))
-        with factory.open(root) as sb:
-            return run_tests(sb, paths, modules)
+    written = {written_path(p): src for p, src in spec.hidden_tests.items()}
 
     def observed(name: str) -> TestRun:
-        return run_observations(factory, work / name / "repo", trees[name], tests, modules)
+        return run_observations(factory, work / name / "repo", trees[name], tests, modules,
+                                after=written if name == "oracle" else None)
 
-    with ThreadPoolExecutor(4) as pool:
-        futures = {"written": pool.submit(written), **{n: pool.submit(observed, n) for n in trees}}
+    with ThreadPoolExecutor(3) as pool:
+        futures = {n: pool.submit(observed, n) for n in trees}
         return {n: f.result() for n, f in futures.items()}
 
 
@@ -200,7 +198,7 @@ def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict
     (staging / ORACLE_PATCH).write_text(oracle_patch)
     (staging / CONVENTIONAL_PATCH).write_text(conv_patch)
     write_task_observations(staging, tests, expected)
-    durations = [r.duration for name in ("written", "oracle") for r in runs[name].tests.values()]
+    durations = [r.duration for r in runs["oracle"].tests.values()]
     task = task_record(spec, head, head_sha, time_limit(durations))
     save_meta(task, staging)
     _replace_dir(staging, out_dir / spec.task_id)

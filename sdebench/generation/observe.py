@@ -14,8 +14,9 @@ Two rewrites, one per kind of test:
   (the exact exception type is observed, E is dropped).
 - `visible` (the visible tests, re-checked in phase 2): the assertion is kept whole and judged
   inside on plain data only: `assert A < B` becomes `observe.compare(A, "<", B)`, `assert X`
-  becomes `observe.truth(X)`; the runner records the truth value, or a mismatch if an operand is
-  not plain data (so an object whose `==` always says yes gains nothing).
+  becomes `observe.truth(X)` and `assert not X` `observe.truth(X, False)`; the runner records
+  whether the assertion holds, or a mismatch if an operand is not plain data (so an object whose
+  `==` always says yes gains nothing).
 
 A test may also call `observe(value)` itself (where an expected value is awkward to write down);
 those calls are kept. Asserts outside test functions cannot be rewritten (there is no `observe` there): a TransformError
@@ -105,7 +106,7 @@ def _visible_assert(test: ast.expr) -> list[ast.stmt]:
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return [s for v in test.values for s in _visible_assert(v)]
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return [_call("truth", [test.operand])]
+        return [_call("truth", [test.operand, ast.Constant(False)])]
     if isinstance(test, ast.Compare):
         chain: list[ast.expr] = [test.left]
         for op, right in zip(test.ops, test.comparators, strict=True):
@@ -250,15 +251,24 @@ def time_limit(durations: Iterable[float], floor: float = TIME_LIMIT_FLOOR_S) ->
     return float(2 ** math.ceil(math.log2(slowest * TIME_LIMIT_FACTOR)))
 
 
+WRITTEN_SUFFIX = "__written.py"
+
+
+def written_path(path: str) -> str:
+    """Where generation puts the authored (assert-style) version of a held-out test file."""
+    return path[:-3] + WRITTEN_SUFFIX
+
+
 def run_observations(factory, root: Path, files: Mapping[str, str], tests: ObservationTests, modules: list[str],
-                     timeout: float = 300.0) -> TestRun:
-    """Write `files` with the observation tests over them at `root` and run them (observe mode)."""
-    tree = {**files, **tests.overlay()}
+                     timeout: float = 300.0, after: Mapping[str, str] | None = None) -> TestRun:
+    """Write `files` with the observation tests over them at `root` and run them (observe mode);
+    the test files `after` are added and run after all of them, in the same process."""
+    tree = {**files, **tests.overlay(), **(after or {})}
     for rel, content in tree.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(content)
-    paths = sorted(tests.overlay())
+    paths = sorted(tests.overlay()) + sorted(after or {})
     with factory.open(root) as sb:
         return run_tests(sb, paths, modules, timeout=timeout, mode="observe")
 

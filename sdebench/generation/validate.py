@@ -195,19 +195,21 @@ def _brief(ids: list[str]) -> str:
     return ", ".join(ids[:3]) + (f" (+{len(ids) - 3} more)" if len(ids) > 3 else "")
 
 
-RUN_RULES = {"written": 3, "oracle": 3, "head": 4, "conventional": 2}
+RUN_RULES = {"oracle": 3, "head": 4, "conventional": 2}
 
 
 def check_runs(spec: TaskSpec, runs: Mapping[str, TestRun], hidden_sources: Mapping[str, str]
                ) -> tuple[list[Violation], dict[str, list]]:
-    """Rules 2-5 from four real runs, and the expected observations (the oracle's).
+    """Rules 2-5 from three real runs, and the expected observations (the oracle's).
 
-    `written`: the oracle fix with the visible tests and the authored hidden tests as written;
-    `oracle`, `head`, `conventional`: each tree with the observation tests (the grading phase 2).
-    Every verdict on observations is judged the way grading judges it, against the oracle's.
-    `hidden_sources` are the hidden observation tests (checked for answers left in them).
+    `oracle`, `head`, `conventional`: each tree with the observation tests (the grading phase 2);
+    the oracle's run also holds the authored held-out tests as written (`written_path`), whose
+    expectations must hold. Every verdict on observations is judged the way grading judges it,
+    against the oracle's (a visible test's re-check must hold on the oracle, so the visible tests
+    as written are covered too). `hidden_sources` are the hidden observation tests (checked for
+    answers left in them).
     """
-    from sdebench.generation.observe import answers_in_source, expected_from, source_texts
+    from sdebench.generation.observe import answers_in_source, expected_from, source_texts, written_path
 
     out = []
     for name, run in runs.items():
@@ -215,10 +217,10 @@ def check_runs(spec: TaskSpec, runs: Mapping[str, TestRun], hidden_sources: Mapp
             out.append(Violation(RUN_RULES[name], f"{name} run: {run.problem}"))
         if run.tampered:
             out.append(Violation(RUN_RULES[name], f"{name} run reports tampering: {run.tampered[:2]}"))
-    written = runs["written"]
-    for group, ids in spec_groups(spec).items():
-        if bad := [i for i in ids if not written.outcome(i).passed]:
-            out.append(Violation(3, f"oracle fix fails {group} as written: {_brief(bad)}"))
+    oracle = runs["oracle"]
+    as_written = {i: written_path(i.split("::", 1)[0]) + "::" + i.split("::", 1)[1] for i in spec.hidden_to_pass}
+    if bad := [i for i, w in as_written.items() if not oracle.outcome(w).passed]:
+        out.append(Violation(3, f"oracle fix fails HIDDEN_TO_PASS as written: {_brief(bad)}"))
     all_ids = [*spec.fail_to_pass, *spec.pass_to_pass, *spec.hidden_to_pass]
     expected, problems = expected_from(runs["oracle"], all_ids)
     out += [Violation(3, f"oracle observations: {p}") for p in problems[:3]]
@@ -256,11 +258,6 @@ def check_runs(spec: TaskSpec, runs: Mapping[str, TestRun], hidden_sources: Mapp
         if leaked := answers_in_source(decisive, texts[path]):
             out.append(Violation(5, f"hidden test {key} spells out its expected value {leaked[0]!r} in its source"))
     return out, expected
-
-
-def spec_groups(spec: TaskSpec) -> dict[str, tuple[str, ...]]:
-    """The test ids of a spec per group."""
-    return {"FAIL_TO_PASS": spec.fail_to_pass, "PASS_TO_PASS": spec.pass_to_pass, "HIDDEN_TO_PASS": spec.hidden_to_pass}
 
 
 def check_determinism(first: TaskSpec, second: TaskSpec) -> list[Violation]:

@@ -146,12 +146,12 @@ class Observer:
         ok = all(_OPS[op](a, b) for a, op, b in zip(operands, ops, operands[1:], strict=False))
         self._add(["check", ok is True])
 
-    def truth(self, value):
-        """Record the truth value of a plain value."""
+    def truth(self, value, expect=True):
+        """Record whether a plain value's truth is `expect` (the assertion holds)."""
         if not _is_plain(value):
             self._add(safe_encode(value))
             return
-        self._add(["check", bool(value) is True])
+        self._add(["check", bool(value) is bool(expect)])
 
     def raises(self, match=None):
         """A context manager recording which exception (exact type) the block raised, then swallowing it."""

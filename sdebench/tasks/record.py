@@ -29,10 +29,9 @@ ORACLE_PATCH = "oracle.patch"
 CONVENTIONAL_PATCH = "conventional.patch"
 FORMAT_VERSION = 2
 DEFAULT_GRADER = "sdebench"
-# Grading modes: "sdebench" (two-phase grading of the test groups with observed hidden tests) and
-# "bugsinpy" (the BugsInPy-v2 verifier rules for imported single-file tasks, which carry no
-# FAIL_TO_PASS ids). The registry (sdebench.grading.registry) maps each to its grader.
-GRADERS = (DEFAULT_GRADER, "bugsinpy")
+# A task's `grader` names a grader of the registry (sdebench.grading.registry): "sdebench" (two-phase
+# grading of the test groups with observed hidden tests) or "bugsinpy" (the BugsInPy-v2 verifier
+# rules for imported single-file tasks, which carry no FAIL_TO_PASS ids).
 
 
 class TaskError(ValueError):
@@ -215,6 +214,8 @@ def load(task_dir: str | Path) -> Task:
     if vals["bottleneck"] not in BOTTLENECKS:
         raise TaskError(f"{path}: field 'bottleneck' must be one of {', '.join(BOTTLENECKS)}, got {vals['bottleneck']!r}")
     grader = doc.get("grader", DEFAULT_GRADER)
+    from sdebench.grading.registry import GRADERS  # a plain name table: no grader is imported
+
     if grader not in GRADERS:
         raise TaskError(f"{path}: field 'grader' must be one of {', '.join(GRADERS)}, got {grader!r}")
     groups = {g: tuple(_need(tests, g, list, "tests.", path)) for g in ("FAIL_TO_PASS", "PASS_TO_PASS", "HIDDEN_TO_PASS")}

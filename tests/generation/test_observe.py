@@ -53,7 +53,7 @@ def test_visible_rewrite_keeps_each_assertion_whole():
     out = observation_source(TEST, "visible")
     assert "observe.compare(f(1), '==', Decimal('1.20'))" in out
     assert "observe.compare(f(4), '<', 10)" in out
-    assert "observe.truth(f(5))" in out and "observe.compare(f(6), 'is', None)" in out
+    assert "observe.truth(f(5), False)" in out and "observe.compare(f(6), 'is', None)" in out
     compile(out, "t.py", "exec")
 
 

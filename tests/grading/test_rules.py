@@ -60,12 +60,13 @@ def test_the_observer_judges_only_plain_data():
     obs.compare(1, "<", 2, "<", 3)
     obs.compare(Always(), "==", 5)
     obs.truth([])
+    obs.truth([], False)
     with obs.raises():
         raise KeyError("x")
     with obs.raises():
         pass
     assert sink == [["check", True], ["unplain", f"{Always.__module__}.{Always.__qualname__}"], ["check", False],
-                    ["raises", "builtins.KeyError"], ["raises", None]]
+                    ["check", True], ["raises", "builtins.KeyError"], ["raises", None]]
 
 
 def test_observed_verdict_needs_every_instance_passed_and_matching():
