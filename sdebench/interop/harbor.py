@@ -20,10 +20,12 @@ from pathlib import Path
 
 import tomli_w
 
+from sdebench.grading import rules
 from sdebench.grading.testrun import runner_source
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import container, nodeids
 from sdebench.sandbox.base import SandboxFactory
+from sdebench.tasks import artifacts
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import Task
 
@@ -32,7 +34,6 @@ ORG = "sdebench"
 VERIFY_TIMEOUT = 300
 APP = "/app"
 PATCH_EOF = "SDEBENCH_ORACLE_PATCH_EOF"
-CONFIG_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
 
 TEST_SH = """\
 #!/bin/bash
@@ -49,19 +50,6 @@ class HarborError(ValueError):
     """A task that cannot be exported (the message says why)."""
 
 
-def _is_protected(rel: str, declared: tuple[str, ...]) -> bool:
-    parts = rel.split("/")
-    name = parts[-1]
-    return (
-        rel in declared
-        or "tests" in parts[:-1]
-        or name in CONFIG_NAMES
-        or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
-    )
-
-
-def _is_memory(rel: str) -> bool:
-    return rel.endswith(".md") or rel.startswith(".agent/") or rel.startswith("docs/")
 
 
 def task_toml(task: Task) -> str:
@@ -128,16 +116,20 @@ def harbor_files(task: Task, factory: SandboxFactory | None = None,
         "tests/test.sh": TEST_SH.encode(),
         "tests/verify.py": (Path(__file__).with_name("harbor_verify.py")).read_bytes(),
         "tests/_runner.py": runner_source().encode(),
+        # The grading rules themselves, not a copy of them: the verifier imports these.
+        "tests/rules.py": Path(rules.__file__).read_bytes(),
+        "tests/artifacts.py": Path(artifacts.__file__).read_bytes(),
     }
     for rel, content in tree.items():
-        if _is_protected(rel, declared):
-            files[f"tests/pristine/{rel}"] = content.encode()
+        files[f"tests/pristine/{rel}"] = content.encode()
     for rel, content in task.hidden_files().items():
         files[f"tests/hidden/{rel}"] = content.encode()
+    for rel, content in task.observed_files().items():
+        files[f"tests/observed/{rel}"] = content.encode()
     sources = {
         rel: hashlib.sha256(content.encode()).hexdigest()
         for rel, content in tree.items()
-        if not _is_protected(rel, declared) and not _is_memory(rel)
+        if rules.is_source(rel, declared)
     }
     expected = {
         "task_id": task.id,
@@ -145,6 +137,8 @@ def harbor_files(task: Task, factory: SandboxFactory | None = None,
         "test_files": list(declared),
         "sources": sources,
         "timeout": VERIFY_TIMEOUT,
+        "test_time_limit_s": task.test_time_limit_s or 10.0,
+        "observations": task.expected_observations(),
     }
     files["tests/expected.json"] = (json.dumps(expected, indent=1, sort_keys=True) + "\n").encode()
     patch = task.oracle_patch
