@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sdebench.agents.base import RunResult, Usage
-from sdebench.delivery.modes import DELIVERIES
+from sdebench.components import DELIVERIES
 from sdebench.runs.episode import run_episode
 from sdebench.sandbox import make_factory
 from sdebench.sandbox.base import WORKDIR
