@@ -3,8 +3,6 @@ and out of budget, full reads, the squashed control, partial observation, the re
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from sdebench.delivery.decisive import decisive_items, fact_lines, in_workspace
