@@ -7,7 +7,9 @@ marker. `call` never raises: a bad call is an error result the agent can read.
 
 The toolbox runs on the host and keeps what its tools need (the sandbox, the memory index, the
 visible test ids); the agent is handed a `ToolView` of it, which exposes only the tool names,
-their schemas and `call`.
+their schemas and `call`. An optional host-side `observer` (sdebench.runs.retrieval) is told of
+every call with the output the agent got, and of every search with its ranked hits; it never
+changes what the agent sees.
 """
 
 from __future__ import annotations
@@ -133,6 +135,7 @@ class Toolbox:
         max_bash_timeout: float = 600.0,
         test_timeout: float = 300.0,
         default_k: int = 5,
+        observer: Any = None,
     ):
         unknown = [t for t in tools if t not in SPECS]
         if unknown:
@@ -149,6 +152,7 @@ class Toolbox:
         self.max_bash_timeout = max_bash_timeout
         self.test_timeout = test_timeout
         self.default_k = default_k
+        self.observer = observer  # has .tool(name, arguments, output, error) and .searched(query, k, hits)
         self.counts: Counter[str] = Counter()
         self.errors = 0
         self.seconds = 0.0
@@ -184,6 +188,8 @@ class Toolbox:
         self.seconds += took
         submitted = name == "submit" and not error
         self.submitted = self.submitted or submitted
+        if self.observer is not None:
+            self.observer.tool(name, arguments, output, error)
         if self.trajectory is not None:
             self.trajectory.log("tool", name=name, arguments=arguments, output=output, error=error, duration_s=round(took, 4))
         return ToolResult(name, output, error=error, submitted=submitted, duration_s=took)
@@ -318,7 +324,10 @@ class Toolbox:
 
     def _memory_search(self, query: str, k: int | None = None) -> str:
         k = self.default_k if k is None else max(1, min(k, MAX_K))
-        return format_hits(self.memory.search(query, k))
+        hits = self.memory.search(query, k)
+        if self.observer is not None:
+            self.observer.searched(query, k, hits)
+        return format_hits(hits)
 
     def _submit(self) -> str:
         return "Submitted. The repository will now be graded."

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from sdebench.analysis import retrieval as retrieval_analysis
 from sdebench.analysis import tables as analysis
 from sdebench.runs import results
 from sdebench.runs import trajectory as traj_mod
@@ -150,6 +151,11 @@ def episode_page(rec: EpisodeRecord, events: list[dict[str, Any]] | None) -> str
               "resolved", "interventions", "stop_reason", "error", "turns", "cost_usd", "prompt_tokens",
               "completion_tokens", "wall_s", "tool_calls", "key"]
     values = {f: getattr(rec, f) for f in fields}
+    if rec.retrieval is not None:
+        r = rec.retrieval
+        values["retrieval"] = {"diagnosis": retrieval_analysis.diagnosis(r.to_dict(), rec.resolved), "available": r.available,
+                               "retrieved": r.retrieved, "best_rank": r.best_rank, "injected": r.injected,
+                               "touched_by": r.touched_by, "fact_in_diff": r.fact_in_diff, "observed": r.observed}
     meta = pd.DataFrame([{"field": f, "value": json.dumps(v, default=str) if isinstance(v, dict) else v}
                          for f, v in values.items()])
     attempts = pd.DataFrame(rec.to_dict()["attempts"])
@@ -189,7 +195,9 @@ def build(dirs: list[Path], out: Path) -> Path:
                         ("By bottleneck", analysis.by_bottleneck(df)),
                         ("By family", analysis.by_family(df)),
                         ("Intervention counts", analysis.intervention_distribution(df)),
-                        ("Reference-agent validity", analysis.validity(df))):
+                        ("Reference-agent validity", analysis.validity(df)),
+                        ("Retrieval of the decisive memory item: retrieved / used, and why failures failed",
+                         retrieval_analysis.table(df))):
             body.append(f"<h2>{esc(name)}</h2>" + table(t))
     rows, links = [], {}
     for n, rec in enumerate(recs):

@@ -46,6 +46,7 @@ class Prepared:
     tools: tuple[str, ...]
     memory: MemoryIndex | None = None
     info: dict[str, Any] = field(default_factory=dict)  # e.g. injected tokens, corpus size
+    injected: tuple[str, ...] | None = None  # ids of the memory items pushed into the prompt (None: the mode injects none)
 
 
 class Delivery(Protocol):
@@ -142,7 +143,7 @@ class Inject:
         additions = [inj.text] if inj.text else []
         info = {"corpus_items": len(items), "inject_tokens": inj.tokens, "inject_mode": inj.mode, "inject_items": len(inj.items),
                 **_carried_info(carried, True)}
-        return Prepared(ws, additions, STANDARD_TOOLS, None, info)
+        return Prepared(ws, additions, STANDARD_TOOLS, None, info, injected=inj.items)
 
 
 @dataclass

@@ -127,6 +127,19 @@ class _Grading:
         return g, False
 
 
+def _tracker(task: Task, prepared, agent_obj, traj: Trajectory):
+    """The host-side retrieval tracker of an episode (sdebench.runs.retrieval), or None if it cannot be built."""
+    from sdebench.delivery.decisive import decisive_items
+    from sdebench.runs.retrieval import Tracker
+
+    try:
+        return Tracker(decisive_items(task), workspace=prepared.workspace, index=prepared.memory,
+                       injected_ids=prepared.injected, partial=bool(getattr(agent_obj, "runs_in_sandbox", False)))
+    except Exception as e:  # noqa: BLE001 - diagnostics never cost the episode its record
+        traj.log("error", error=f"retrieval diagnostics unavailable: {type(e).__name__}: {e}")
+        return None
+
+
 def _attempt(n: int, run_stop: str, turns: int, g: Grade, grade_s: float, reused: bool) -> Attempt:
     return Attempt(
         attempt=n,
@@ -175,7 +188,7 @@ def run_episode(
     rec.max_interventions = max_interventions  # the cap, so analyses count unresolved episodes at it
     limits = limits_from(cfg)
     work: Path | None = None
-    sandbox = toolbox = agent_obj = None
+    sandbox = toolbox = agent_obj = tracker = None
     try:
         if work_root is not None:
             Path(work_root).mkdir(parents=True, exist_ok=True)
@@ -186,6 +199,7 @@ def run_episode(
         prepared = build_delivery(cfg.get("delivery")).prepare(task, work, carried)
         rec.delivery_info = prepared.info
         agent_obj = agent if agent is not None else build_agent(cfg)
+        tracker = _tracker(task, prepared, agent_obj, traj)
         # An agent that runs its own program in the sandbox (an installed CLI) names what to bind into it.
         mounts = tuple(agent_obj.sandbox_mounts(work)) if hasattr(agent_obj, "sandbox_mounts") else ()
         sandbox = factory.open(prepared.workspace, mounts=mounts) if mounts else factory.open(prepared.workspace)
@@ -193,7 +207,7 @@ def run_episode(
         visible = (*task.tests.fail_to_pass, *task.tests.pass_to_pass)
         toolbox = Toolbox(
             sandbox, prepared.tools, prepared.memory, traj, visible_tests=visible,
-            default_k=prepared.info.get("default_k", 5), **tool_opts,
+            default_k=prepared.info.get("default_k", 5), observer=tracker, **tool_opts,
         )
         grade_fn = grader if grader is not None else grader_for(task)
         rec.setup_s = time.monotonic() - started
@@ -274,6 +288,8 @@ def run_episode(
         u = agent_obj.usage
         rec.prompt_tokens, rec.completion_tokens, rec.cached_tokens = u.prompt_tokens, u.completion_tokens, u.cached_tokens
         rec.cost_usd, rec.model_calls, rec.model_s = u.cost_usd, u.model_calls, u.model_s
+    if tracker is not None:
+        rec.retrieval = tracker.finish(rec.final_diff, task.fact_tokens)
     rec.wall_s = time.monotonic() - started
     for k in ("wall_s", "setup_s", "model_s", "tools_s", "grading_s"):
         setattr(rec, k, round(float(getattr(rec, k)), 4))

@@ -15,6 +15,8 @@ import json
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
+from sdebench.runs.retrieval import Retrieval
+
 SCHEMA_VERSION = 2
 LEGACY_SCHEMA = "sdebench.episode/1"  # how version 1 records mark themselves
 
@@ -66,7 +68,7 @@ class EpisodeRecord:
     The fields group as: identity (task_id ... seed); outcome (resolved, interventions,
     max_interventions, stop_reason, error, attempts, feedback, final_diff); effort and cost
     (turns, tool_calls, tool_errors, model_calls, tokens, cost_usd); time (wall_s and its parts);
-    delivery_info; storage (task_hash, config_hash, key, trajectory, workspace); stream position
+    delivery_info; retrieval; storage (task_hash, config_hash, key, trajectory, workspace); stream position
     (stream_* and memory_*, None outside a stream).
     """
 
@@ -108,6 +110,7 @@ class EpisodeRecord:
     tools_s: float = 0.0
     grading_s: float = 0.0
     delivery_info: dict[str, Any] = field(default_factory=dict)  # what the delivery reported (corpus size, injected tokens, carried memory)
+    retrieval: Retrieval | None = None  # whether the decisive memory item reached the agent (None: not computed, e.g. older records)
     # storage: set when the record is written under a results dir
     task_hash: str | None = None  # content hash of the task dir
     config_hash: str | None = None  # hash of the outcome-relevant config
@@ -141,6 +144,7 @@ class EpisodeRecord:
         """The JSON object of this record: `schema_version`, every field, and `extra` keys at top level."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         d["attempts"] = [asdict(a) for a in self.attempts]
+        d["retrieval"] = self.retrieval.to_dict() if self.retrieval is not None else None
         return {**self.extra, **d, "schema_version": SCHEMA_VERSION}
 
     def to_json(self) -> str:
@@ -161,6 +165,11 @@ class EpisodeRecord:
         if not isinstance(attempts, list) or not all(isinstance(a, dict) for a in attempts):
             raise RecordError("field 'attempts' must be a list of objects")
         vals["attempts"] = [Attempt.from_dict(a) for a in attempts]
+        if vals.get("retrieval") is not None:
+            try:
+                vals["retrieval"] = Retrieval.from_dict(vals["retrieval"])
+            except (TypeError, ValueError) as e:
+                raise RecordError(f"field 'retrieval': {e}") from None
         return cls(**vals, extra=extra)
 
     @classmethod
@@ -200,6 +209,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "dict[str, int]": (dict,),
     "dict[str, Any]": (dict,),
     "dict[str, dict[str, int]]": (dict,),
+    "Retrieval | None": (dict, type(None)),
 }
 
 

@@ -179,6 +179,8 @@ def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
                 "mean_interventions": sum(r.interventions for r in rs) / len(rs),
                 "mean_interventions_resolved": sum(r.interventions for r in solved) / len(solved) if solved else None,
                 "errors": sum(r.stop_reason == "error" for r in rs),
+                # episodes whose decisive memory item reached the agent (docs/retrieval.md)
+                "retrieved": sum(bool(r.retrieval is not None and r.retrieval.retrieved) for r in rs),
                 "cost_usd": sum(r.cost_usd for r in rs),
                 "mean_turns": sum(r.turns for r in rs) / len(rs),
                 "mean_wall_s": sum(r.wall_s for r in rs) / len(rs),
