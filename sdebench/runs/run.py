@@ -42,8 +42,11 @@ def select_tasks(cfg: dict[str, Any]) -> list:
     from sdebench.tasks.selection import select
 
     sel = dict(cfg.get("select") or {})
+    root = Path(cfg.get("tasks_dir") or "tasks")
+    if not root.is_dir():
+        raise RunError(f"no tasks dir at {root.resolve()} (run where ./tasks is, or pass tasks_dir=DIR)")
     try:
-        return select(cfg.get("tasks_dir") or "tasks", source=sources(cfg), family=sel.get("family"),
+        return select(root, source=sources(cfg), family=sel.get("family"),
                       variant=sel.get("variant"), bottleneck=sel.get("bottleneck"), ids=sel.get("ids"),
                       on_error=lambda msg: (log.warning("skipping: %s", msg), sweep.report("malformed_task", msg)))
     except (ConfigError, TaskError) as e:
