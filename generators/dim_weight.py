@@ -169,20 +169,20 @@ def test_bulky_light_box_is_not_overbilled():
 def test_parcel_uses_the_same_rule():
     assert Parcel(50, 40, 30, 2).billed_kg() < 20
 '''
-    cases = ",\n".join(f"    (({a}, {b}, {c}), {billable(0.5, a * b * c, divisor)!r})" for a, b, c in boxes)
+    # Expected values only on the right of each assert: they are dropped from the held-out
+    # observation tests and recorded from the oracle instead.
+    checks = "\n".join(f"    assert billable_kg(0.5, {a}, {b}, {c}) == {billable(0.5, a * b * c, divisor)!r}"
+                       for a, b, c in boxes)
+    a0, b0, c0 = boxes[0]
+    first = billable(0.5, a0 * b0 * c0, divisor)
     hidden = f'''import pytest
 
 from {pkg}.parcel import Parcel
 from {pkg}.{s.module} import billable_kg, quote, volumetric_kg
 
-CASES = [
-{cases},
-]
 
-
-@pytest.mark.parametrize("box,expected", CASES)
-def test_hidden_billed_weight(box, expected):
-    assert billable_kg(0.5, *box) == expected
+def test_hidden_billed_weight():
+{checks}
 
 
 def test_hidden_volumetric_weight():
@@ -190,9 +190,8 @@ def test_hidden_volumetric_weight():
 
 
 def test_hidden_parcel_and_quote_agree():
-    box, expected = CASES[0]
-    assert Parcel(*box, 0.5).billed_kg() == expected
-    assert quote(0.5, *box) == round(expected * {s.price_per_kg}, 2)
+    assert Parcel({a0}, {b0}, {c0}, 0.5).billed_kg() == {first!r}
+    assert quote(0.5, {a0}, {b0}, {c0}) == {round(first * float(s.price_per_kg), 2)!r}
 '''
     fact_k = (CONVENTIONS, f"- Shipping: volumetric weight is length x width x height in cm divided by {divisor} "
               f"(the divisor in our contract with {s.carrier}), not the list-price divisor.")

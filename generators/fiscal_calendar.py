@@ -12,7 +12,7 @@ from __future__ import annotations
 import calendar
 import random
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 
 from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
 from sdebench.generation.spec import Commit
@@ -188,36 +188,31 @@ def test_early_{calendar.month_name[rm].lower()}_is_not_first_quarter():
     # Reported: the Q1 report includes {calendar.month_name[rm]} {s.report}; finance books them elsewhere.
     assert fiscal_quarter(date(2025, {rm}, 15)) != 1
 '''
-    first = date(2025, start, 1)
-    before = first - timedelta(days=1)
-    mid = date(2025, start, 20)
-    label = f"FY{fy(mid, start, naming)}-Q1"
-    hidden = f'''from datetime import date
+    # Held-out checks walk the first and last day of every month of two years, so no input singles
+    # out the start month (the fact); the answers are recorded from the oracle.
+    hidden = f'''from datetime import date, timedelta
 
 from {pkg}.report import by_quarter
 from {pkg}.{s.module} import fiscal_quarter, fiscal_year, period_label
 
-
-def test_hidden_first_day_opens_q1():
-    assert fiscal_quarter(date({first.year}, {first.month}, {first.day})) == 1
-
-
-def test_hidden_day_before_closes_q4():
-    assert fiscal_quarter(date({before.year}, {before.month}, {before.day})) == 4
+FIRSTS = [date(y, m, 1) for y in (2025, 2026) for m in range(1, 13)]
+DAYS = FIRSTS + [d - timedelta(days=1) for d in FIRSTS] + [d + timedelta(days=19) for d in FIRSTS]
 
 
-def test_hidden_year_label():
-    assert fiscal_year(date({mid.year}, {mid.month}, {mid.day})) == {fy(mid, start, naming)}
-    assert fiscal_year(date({before.year}, {before.month}, {before.day})) == {fy(before, start, naming)}
+def test_hidden_quarters(observe):
+    observe([fiscal_quarter(d) for d in DAYS])
 
 
-def test_hidden_period_label():
-    assert period_label(date({mid.year}, {mid.month}, {mid.day})) == "{label}"
+def test_hidden_year_labels(observe):
+    observe([fiscal_year(d) for d in DAYS])
 
 
-def test_hidden_report_keys():
-    totals = by_quarter([(date({mid.year}, {mid.month}, {mid.day}), "5")])
-    assert list(totals) == [({fy(mid, start, naming)}, 1)]
+def test_hidden_period_labels(observe):
+    observe([period_label(d) for d in DAYS])
+
+
+def test_hidden_report_keys(observe):
+    observe(list(by_quarter([(d, "5") for d in FIRSTS])))
 '''
     rule = "the calendar year in which it starts" if naming == "start" else "the calendar year in which it ends"
     short = "start year" if naming == "start" else "end year"

@@ -3,8 +3,8 @@
 The reorder point of an item is its lead-time demand (daily demand x lead days) grown by a safety
 margin; an item is reordered when stock on hand is at or below that point. The margin was lowered
 to 10% by a refactor. The repro only needs some margin above 15%, which the conventional 20-25%
-also gives; hidden tests probe one unit either side of the real point, drawn per variant from
-margins no rule of thumb would give. Exploration-heavy: the rule sits in one module of a package
+also gives; hidden tests sweep stock levels across every plausible reorder point (the real one
+is drawn per variant from margins no rule of thumb would give). Exploration-heavy: the rule sits in one module of a package
 padded with realistic filler modules and a long history (see `build_sized` for the size knob).
 """
 
@@ -177,19 +177,25 @@ def test_low_stock_is_reordered_in_time():
     # 100 a day, 10 days lead time: 1150 on hand covers lead time with almost no buffer.
     assert suggest_orders([Item("X9", 1150, 100, 10)]) == ["X9"]
 '''
-        hidden = f'''{item}from {dotted} import SAFETY_MARGIN
+        # Held-out checks sweep stock levels across every plausible reorder point: the inputs
+        # single out no boundary, and the oracle's answers are recorded, never written here.
+        hidden = f'''import pytest
+
+{item}from {dotted} import SAFETY_MARGIN
 
 
-def test_hidden_reorders_just_below_point():
-    assert suggest_orders([Item("H1", {1000 + pct * 10 - 1}, 100, 10)]) == ["H1"]
+def test_hidden_reorder_point(observe):
+    stock = [Item(f"S{{n}}", n, 100, 10) for n in range(1250, 1751)]
+    observe(suggest_orders(stock))
 
 
-def test_hidden_no_reorder_just_above_point():
-    assert suggest_orders([Item("H2", {1000 + pct * 10 + 1}, 100, 10)]) == []
+def test_hidden_point_scales_with_demand(observe):
+    stock = [Item(f"T{{n}}", n, 37, 7) for n in range(300, 500)]
+    observe(suggest_orders(stock))
 
 
 def test_hidden_margin_setting():
-    assert abs(SAFETY_MARGIN - 0.{pct}) < 1e-9
+    assert SAFETY_MARGIN == pytest.approx(0.{pct})
 '''
         sibling = "the returns warehouse" if variant % 2 == 0 else "the spares depot"
         fact_k = (f"{ADR_DIR}/0005-safety-stock.md", f"# ADR-0005: Safety stock\n\nStatus: Accepted\n\nSupersedes "

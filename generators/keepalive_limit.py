@@ -4,7 +4,7 @@ The connection pool retires a connection after it has served MAX_REQUESTS_PER_CO
 requests, staying under the load balancer's per-connection limit. HEAD has no limit, so long
 batches die with connection resets. The repro only needs some limit below the balancer's hard
 1000, which the conventional 100 also gives; the real limit is a non-round count drawn per
-variant, and hidden tests count exactly how many connections a batch opens. Exploration-heavy:
+variant, and hidden tests count exactly how many requests each connection of a batch serves. Exploration-heavy:
 the pool is one module of a package padded with filler (size knob: `build_sized`).
 """
 
@@ -227,6 +227,10 @@ def test_long_batch_survives_the_balancer():
         client.get(f"http://api.example/items/{{i}}")
     assert all(c.closed for c in transport.conns[:-1])
 '''
+        # Held-out checks run batches whose sizes single out no limit; the expected per-connection
+        # counts (right of each assert) are recorded from the oracle, not kept in the test.
+        batch, big = 2999, 4700
+        sent = [n] * (batch // n) + ([batch % n] if batch % n else [])
         hidden = f'''{imp}{fake}
 
 def run(count):
@@ -237,18 +241,16 @@ def run(count):
     return transport
 
 
-def test_hidden_full_connection_is_not_replaced_early():
-    assert len(run({n}).conns) == 1
+def test_hidden_requests_per_connection():
+    assert [c.sent for c in run({batch}).conns] == {sent!r}
 
 
-def test_hidden_replaced_after_limit():
-    transport = run({n + 1})
-    assert len(transport.conns) == 2
-    assert transport.conns[0].sent == {n}
+def test_hidden_retired_connections_are_closed():
+    assert [c.closed for c in run({batch}).conns] == {[True] * (len(sent) - 1) + [False]!r}
 
 
 def test_hidden_connections_opened_for_a_batch():
-    assert len(run({5 * n}).conns) == 5
+    assert len(run({big}).conns) == {-(-big // n)}
 '''
         fact_k = (f"{ADR_DIR}/0005-keepalive.md", f"# ADR-0005: Keep-alive reuse\n\nStatus: Accepted\n\nSupersedes "
                   f"ADR-0003. A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}), "

@@ -268,25 +268,26 @@ def test_config_file_value_beats_default():
     assert s.get_int("workers") == 8
 '''
     house_order = house(s)
-    pair_cases = []
-    for i, j in combinations(range(4), 2):
-        pair_cases.append(f'    ("{house_order[i]}", "{house_order[j]}"),')
+    # The held-out tests name the layers in a neutral (sorted) order: the precedence is the fact,
+    # so it may only show in the oracle's observations, never in the test's text.
+    names = sorted(house_order)
+    pair_cases = [f'    ("{a}", "{b}"),' for a, b in combinations(names, 2)]
     hidden = f'''import pytest
 
 from {pkg}.app import load_settings
 from {pkg}.merge import merge_layers, origin
 
-ORDER = {house_order!r}
+NAMES = {tuple(names)!r}
 
 
 def settings_with(layers):
     """Load settings where each named layer sets workers to a value of its own."""
-    value = {{name: str(10 + i) for i, name in enumerate(ORDER)}}
+    value = {{name: str(10 + i) for i, name in enumerate(NAMES)}}
     defaults = {{"workers": value["{n['default']}"]}} if "{n['default']}" in layers else {{}}
     file_text = f"workers = {{value['{n['file']}']}}\\n" if "{n['file']}" in layers else ""
     environ = {{"{p}WORKERS": value["{n['env']}"]}} if "{n['env']}" in layers else {{}}
     argv = [f"--workers={{value['{n['cli']}']}}"] if "{n['cli']}" in layers else []
-    return load_settings(defaults, file_text, environ, argv), value
+    return load_settings(defaults, file_text, environ, argv)
 
 
 PAIRS = [
@@ -294,21 +295,19 @@ PAIRS = [
 ]
 
 
-@pytest.mark.parametrize("lower,higher", PAIRS)
-def test_hidden_pairwise_precedence(lower, higher):
-    s, value = settings_with({{lower, higher}})
-    assert s.get("workers") == value[higher]
+@pytest.mark.parametrize("first,second", PAIRS)
+def test_hidden_pairwise_precedence(first, second, observe):
+    observe(settings_with({{first, second}}).get("workers"))
 
 
-def test_hidden_all_layers():
-    s, value = settings_with(set(ORDER))
-    assert s.get("workers") == value[ORDER[-1]]
+def test_hidden_all_layers(observe):
+    observe(settings_with(set(NAMES)).get("workers"))
 
 
-def test_hidden_merge_helper_directly():
-    layers = {{name: {{"k": name}} for name in ORDER}}
-    assert merge_layers(layers)["k"] == ORDER[-1]
-    assert origin(layers, "k") == ORDER[-1]
+def test_hidden_merge_helper_directly(observe):
+    layers = {{name: {{"k": name}} for name in NAMES}}
+    observe(merge_layers(layers)["k"])
+    observe(origin(layers, "k"))
 '''
     lo, hi = swapped(s)[0]
     chain = " < ".join(house_order)

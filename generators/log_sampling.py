@@ -191,7 +191,10 @@ def test_debug_volume_stays_under_quota():
     {s.shipper}(sink).emit_all(debug(i) for i in range(5000))
     assert 0 < len(sink) < 100
 '''
+        # Held-out checks ship batches whose sizes single out no sampling rate; the expected
+        # counts and survivors (right of each assert) are recorded from the oracle, not kept here.
         kept = -(-6000 // n)
+        survivors = list(range(0, 1500, n))
         hidden = f'''{imp}from {dotted} import DEBUG_KEEP_ONE_IN
 {helper}
 
@@ -203,16 +206,16 @@ def test_hidden_exact_volume():
 
 def test_hidden_which_records_survive():
     sink = []
-    {s.shipper}(sink).emit_all(debug(i) for i in range({2 * n + 1}))
-    assert [r["seq"] for r in sink] == [0, {n}, {2 * n}]
+    {s.shipper}(sink).emit_all(debug(i) for i in range(1500))
+    assert [r["seq"] for r in sink] == {survivors!r}
 
 
 def test_hidden_loggers_are_sampled_separately():
     sink = []
     shipper = {s.shipper}(sink)
-    shipper.emit_all(debug(i, "a") for i in range({n}))
+    shipper.emit_all(debug(i, "a") for i in range(1500))
     shipper.emit(debug(0, "b"))
-    assert len(sink) == 2
+    assert len(sink) == {len(survivors) + 1}
 
 
 def test_hidden_setting():

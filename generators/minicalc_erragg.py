@@ -324,7 +324,6 @@ PRODUCERS = {"div": "DIV(1, 0)", "ref": "XX1", "name": "FOO(2)", "value": "T1"}
 def build_story(s: Shape, source: str) -> Story:
     """The story of one variant x source."""
     pkg, c = s.package, s.codes
-    role_of = {code: role for role, code in c.items()}
     base_tests = f'''from {pkg}.report import render
 from {pkg}.workbook import Workbook
 
@@ -389,15 +388,15 @@ def test_each_cell_listed_once():
     wb.recalc()
     assert [e.cell for e in wb.report().shown] == ["A1"]
 '''
-    pairs = list(zip(s.precedence, s.precedence[1:], strict=False))
-    pair_cases = "\n".join(
-        f'    ("{PRODUCERS[role_of[lo]]}", "{PRODUCERS[role_of[hi]]}", "{hi}"),' for hi, lo in pairs)
+    # Held-out checks: every pair of error producers in a neutral (sorted) order, and sheets of every
+    # size around any plausible cap. The precedence and the cap are the fact: they show only in the
+    # oracle's observations, never in the test's text.
+    producers = sorted(PRODUCERS.values())
+    pair_cases = "\n".join(f'    ("{a}", "{b}"),' for i, a in enumerate(producers) for b in producers[i + 1:])
     hidden = f'''import pytest
 
 from {pkg}.report import render
 from {pkg}.workbook import Workbook
-
-CAP = {s.cap}
 
 
 def broken_sheet(count):
@@ -410,16 +409,15 @@ def report_of(cells):
     return wb.report()
 
 
-def test_hidden_cap_is_exact():
+def test_hidden_cap_is_exact(observe):
     report = report_of(broken_sheet({BROKEN}))
-    assert len(report.shown) == CAP
-    assert report.suppressed == {BROKEN} - CAP
-    assert render(report)[-1] == f"... and {{{BROKEN} - CAP}} more"
+    observe(len(report.shown))
+    observe(report.suppressed)
+    observe(render(report)[-1])
 
 
-def test_hidden_cap_boundary():
-    assert report_of(broken_sheet(CAP)).suppressed == 0
-    assert report_of(broken_sheet(CAP + 1)).suppressed == 1
+def test_hidden_cap_boundary(observe):
+    observe([report_of(broken_sheet(n)).suppressed for n in range(1, {BROKEN})])
 
 
 PAIRS = [
@@ -427,22 +425,22 @@ PAIRS = [
 ]
 
 
-@pytest.mark.parametrize("first,second,expected", PAIRS)
-def test_hidden_precedence(first, second, expected):
+@pytest.mark.parametrize("first,second", PAIRS)
+def test_hidden_precedence(first, second, observe):
     report = report_of({{"T1": "hello", "A1": f"=SUM({{first}}, {{second}})"}})
-    assert [e.code for e in report.shown] == [expected]
+    observe([e.code for e in report.shown])
 
 
-@pytest.mark.parametrize("first,second,expected", PAIRS)
-def test_hidden_precedence_ignores_order(first, second, expected):
+@pytest.mark.parametrize("first,second", PAIRS)
+def test_hidden_precedence_ignores_order(first, second, observe):
     report = report_of({{"T1": "hello", "A1": f"=SUM({{second}}, {{first}})"}})
-    assert [e.code for e in report.shown] == [expected]
+    observe([e.code for e in report.shown])
 
 
-def test_hidden_strongest_of_all():
-    body = ", ".join(["DIV(1, 0)", "XX1", "FOO(2)", "T1"])
+def test_hidden_strongest_of_all(observe):
+    body = ", ".join({producers!r})
     report = report_of({{"T1": "hello", "A1": f"=SUM({{body}})"}})
-    assert [e.code for e in report.shown] == ["{s.precedence[0]}"]
+    observe([e.code for e in report.shown])
 '''
     prec_text = " > ".join(s.precedence)
     word = WORDS[s.cap]

@@ -357,30 +357,30 @@ def test_value_far_above_range_is_not_inside():
     # Reported: a reading of 50 counts as fully inside the 10..20 band.
     assert calc("{fn}({v}, 10, 20)", {v}=50) < 1
 '''
-    upper = "1.0" if rule["upper_inside"] else "FLOOR"
+    # Expected values only right of each assert (dropped from the held-out observation tests).
+    floor = s.floor
+    upper = 1.0 if rule["upper_inside"] else floor
     hidden = f'''import pytest
 
 from {pkg}.api import calc
 from {pkg}.fuzzy import {fn}
 
-FLOOR = {s.floor}
-
 
 def test_hidden_lower_bound():
-    assert calc("{fn}({v}, 10, 20)", {v}=10) == pytest.approx(FLOOR)
+    assert calc("{fn}({v}, 10, 20)", {v}=10) == pytest.approx({floor!r})
 
 
 def test_hidden_upper_bound():
-    assert calc("{fn}({v}, 10, 20)", {v}=20) == pytest.approx({upper})
+    assert calc("{fn}({v}, 10, 20)", {v}=20) == pytest.approx({upper!r})
 
 
 def test_hidden_outside_keeps_residual():
-    assert calc("{fn}({v}, 10, 20)", {v}=50) == pytest.approx(FLOOR)
-    assert calc("{fn}({v}, 10, 20)", {v}=3) == pytest.approx(FLOOR)
+    assert calc("{fn}({v}, 10, 20)", {v}=50) == pytest.approx({floor!r})
+    assert calc("{fn}({v}, 10, 20)", {v}=3) == pytest.approx({floor!r})
 
 
 def test_hidden_combined_rule():
-    assert calc("1 - either({fn}({v}, 10, 20), {fn}({v}, 30, 40))", {v}=25) == pytest.approx(1 - FLOOR)
+    assert calc("1 - either({fn}({v}, 10, 20), {fn}({v}, 30, 40))", {v}=25) == pytest.approx({1 - floor!r})
 
 
 def test_hidden_direct_call_inside():

@@ -213,6 +213,8 @@ def test_retry_never_waits_more_than_an_hour():
     assert max(delays) <= 3600
     assert delays == sorted(delays)
 '''
+        # Expected delays only right of each assert (dropped from the held-out observation tests).
+        schedule = [min(BASE_SECONDS * float(factor) ** i, cap) for i in range(40)]
         hidden = f'''import pytest
 
 {imp}{clock}
@@ -224,20 +226,15 @@ def failures(n):
 
 
 def test_hidden_growth_between_retries():
-    d = failures(3)
-    assert d[1] == pytest.approx({BASE_SECONDS} * {factor})
-    assert d[2] == pytest.approx({BASE_SECONDS} * {factor} ** 2)
+    assert failures(3) == pytest.approx({schedule[:3]!r})
 
 
 def test_hidden_cap():
     assert failures(40)[-1] == pytest.approx({cap})
 
 
-def test_hidden_cap_not_reached_early():
-    d = failures(40)
-    first_capped = next(i for i, x in enumerate(d) if x == pytest.approx({cap}))
-    assert d[first_capped - 1] < {cap}
-    assert d[first_capped - 1] == pytest.approx({BASE_SECONDS} * {factor} ** (first_capped - 1))
+def test_hidden_whole_schedule():
+    assert failures(40) == pytest.approx({schedule!r})
 '''
         m, sec = divmod(cap, 60)
         fact_k = (f"{ADR_DIR}/0005-retry-backoff.md", f"# ADR-0005: Retry backoff\n\nStatus: Accepted\n\nSupersedes "

@@ -181,10 +181,10 @@ def test_{win}_who_is_also_{lose}_can_{s.action}():
     # Reported: adding the {lose} role to a {win} took away their right to {s.action}.
     assert can(["{win}", "{lose}"], "{s.action}")
 '''
-        cases = []
-        for a, b in itertools.combinations(s.privilege, 2):
-            expected = a if order.index(a) < order.index(b) else b
-            cases.append(f"    ({a!r}, {b!r}, {expected!r}),")
+        # Held-out checks: every pair of roles in a neutral (sorted) order; which role decides is the
+        # fact, so it shows only in the oracle's observations, never in the test's text.
+        roles = sorted(s.privilege)
+        cases = [f"    ({a!r}, {b!r})," for a, b in itertools.combinations(roles, 2)]
         hidden = f'''import pytest
 
 from {pkg}.policy import POLICIES, can
@@ -193,21 +193,21 @@ from {dotted} import effective_role
 PAIRS = [
 {chr(10).join(cases)}
 ]
+ACTIONS = sorted({{action for rules in POLICIES.values() for action in rules}})
 
 
-@pytest.mark.parametrize("a,b,expected", PAIRS)
-def test_hidden_pairwise_precedence(a, b, expected):
-    assert effective_role({{a, b}}) == expected
+@pytest.mark.parametrize("a,b", PAIRS)
+def test_hidden_pairwise_precedence(a, b, observe):
+    observe(effective_role({{a, b}}))
 
 
 def test_hidden_all_roles():
     assert effective_role(set(POLICIES)) == {order[0]!r}
 
 
-@pytest.mark.parametrize("a,b,expected", PAIRS)
-def test_hidden_permissions_follow_precedence(a, b, expected):
-    for action, allowed in POLICIES[expected].items():
-        assert can([a, b], action) == allowed
+@pytest.mark.parametrize("a,b", PAIRS)
+def test_hidden_permissions_follow_precedence(a, b, observe):
+    observe({{action: can([a, b], action) for action in ACTIONS}})
 '''
         chain = " > ".join(order)
         fact_k = (f"{ADR_DIR}/0006-role-precedence.md", f"# ADR-0006: Role precedence\n\nStatus: Accepted\n\n"

@@ -198,12 +198,12 @@ def test_cartoon_does_not_find_cartography():
     idx.add("stickers", "Cartoon stickers")
     assert idx.search("cartoon") == {{"stickers"}}
 '''
-    shared = ALPHABET[:k]
+    # Held-out checks try every prefix length, so no input singles out the real one (the fact);
+    # expected values only right of each assert (dropped from the held-out observation tests).
     hidden = f'''from {pkg}.index import Index
 from {pkg}.normalize import normalize_term
 
-K = {k}
-SHARED = "{shared}"
+ALPHABET = "{ALPHABET}"
 
 
 def test_hidden_spelling_variants_meet():
@@ -214,19 +214,14 @@ def test_hidden_spelling_variants_meet():
 
 
 def test_hidden_term_length():
-    assert normalize_term("{ALPHABET}") == "{ALPHABET}"[:K]
+    assert normalize_term(ALPHABET) == "{ALPHABET[:k]}"
 
 
-def test_hidden_words_sharing_the_prefix_meet():
-    idx = Index()
-    idx.add(1, SHARED + "alpha")
-    assert idx.search(SHARED + "omega") == {{1}}
-
-
-def test_hidden_words_sharing_one_less_differ():
-    idx = Index()
-    idx.add(1, SHARED[:-1] + "alpha")
-    assert idx.search(SHARED[:-1] + "omega") == set()
+def test_hidden_words_sharing_a_prefix(observe):
+    for n in range(3, 21):
+        idx = Index()
+        idx.add(1, ALPHABET[:n] + "alpha")
+        observe(idx.search(ALPHABET[:n] + "omega"))
 '''
     w = LENGTHS[k]
     fact_k = (CONVENTIONS, f"- Search: index terms are the first {k} characters of the folded word, so British "

@@ -148,7 +148,6 @@ class TitleBoostFamily:
         """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
         s = SHAPES[variant % 2]
         boost = fact_boost(variant)
-        b = float(boost)
         toks = tokens(boost)
         modules, commits = filler_size(size)
         filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
@@ -187,30 +186,29 @@ def test_title_match_outranks_passing_mention():
     ]
     assert search(docs, "{t}") == ["b-page", "a-faq"]
 '''
-        # Two body hits against one title hit: the fact decides; a tie (boost 2) goes to the smaller id,
-        # which is given to the side the fact says should lose.
-        title_wins = b > 2
-        title_id, body_id = ("z-title", "a-body") if title_wins else ("a-title", "z-body")
-        expected = [title_id, body_id] if title_wins else [body_id, title_id]
-        three = 3 * b
+        # Held-out checks score and rank a grid of documents (0-3 title hits x 0-9 body hits), so no
+        # input singles out the boost (the fact); expected values only right of each assert.
         hidden = f'''import pytest
 
 {imp}
+WORD = "{t}"
+
+
+def doc(title_hits, body_hits):
+    return {{"id": f"d{{title_hits}}{{body_hits}}", "title": " ".join([WORD] * title_hits),
+            "body": " ".join([WORD] * body_hits)}}
+
 
 def test_hidden_title_hit_score():
     assert score({{"title": "{t}", "body": ""}}, "{t}") == pytest.approx({boost})
 
 
-def test_hidden_one_title_hit_against_two_body_hits():
-    docs = [{{"id": "{title_id}", "title": "{t}", "body": ""}}, {{"id": "{body_id}", "title": "", "body": "{t} {t}"}}]
-    assert search(docs, "{t}") == {expected!r}
+def test_hidden_scores_of_mixed_documents(observe):
+    observe([score(doc(a, b), WORD) for a in range(4) for b in range(10)])
 
 
-def test_hidden_three_title_hits_against_body_hits():
-    docs = [{{"id": "t", "title": "{t} {t} {t}", "body": ""}}, {{"id": "m", "title": "", "body": "{' '.join([t] * int(three))}"}}]
-    assert search(docs, "{t}") == ["t", "m"]
-    docs.append({{"id": "n", "title": "", "body": "{' '.join([t] * (int(three) + 1))}"}})
-    assert search(docs, "{t}") == ["n", "t", "m"]
+def test_hidden_ranking(observe):
+    observe(search([doc(a, b) for a in range(4) for b in range(10)], WORD))
 '''
         fact_k = (f"{ADR_DIR}/0006-title-weight.md", f"# ADR-0006: Title weight\n\nStatus: Accepted\n\nSupersedes "
                   f"ADR-0004. A query term in the title counts TITLE_BOOST = {boost} body hits. The value was "

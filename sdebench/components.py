@@ -54,7 +54,7 @@ SANDBOXES: dict[str, str] = {
 }
 DEFAULT_GRADER = "sdebench"
 GRADERS: dict[str, str] = {
-    DEFAULT_GRADER: "sdebench.grading.grade:grade",
+    DEFAULT_GRADER: "sdebench.grading.grade:grade_two_phase",
     "bugsinpy": "sdebench.interop.bugsinpy_verifier:grade_bugsinpy",
 }
 REGISTRIES: dict[str, dict[str, str]] = {"agent": AGENTS, "delivery": DELIVERIES, "sandbox": SANDBOXES, "grader": GRADERS}

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sdebench.generation.observe import record_task
 from sdebench.generation.spec import Commit, Memory
 from sdebench.tasks import repo
-from sdebench.tasks.record import BUNDLE, CONVENTIONAL_PATCH, HIDDEN_DIR, ORACLE_PATCH, Task, Tests, save_meta
+from sdebench.tasks.record import BUNDLE, CONVENTIONAL_PATCH, ORACLE_PATCH, Task, Tests, save_meta
 
 FAMILY = "mini-pricing"
 FACT = "The loyalty discount is 17 percent (rate 0.17), set by finance."
@@ -110,9 +111,9 @@ def build_task(out: Path, source: str) -> Task:
     buggy = {"shop/pricing.py": CODE.format(rate="0.10")}
     (task_dir / ORACLE_PATCH).write_text(repo.diff_files(buggy, {"shop/pricing.py": CODE.format(rate="0.17")}))
     (task_dir / CONVENTIONAL_PATCH).write_text(repo.diff_files(buggy, {"shop/pricing.py": CODE.format(rate="0.15")}))
-    hidden = task_dir / HIDDEN_DIR / HIDDEN_FILE
-    hidden.parent.mkdir(parents=True)
-    hidden.write_text(HIDDEN_TESTS)
+    head_tree = repo.read_tree(work)
+    limit = record_task(task_dir, head_tree, {"shop/pricing.py": CODE.format(rate="0.17")}, {HIDDEN_FILE: HIDDEN_TESTS},
+                        F2P + P2P, H2P)
     task = Task(
         id=tid,
         family=FAMILY,
@@ -129,6 +130,7 @@ def build_task(out: Path, source: str) -> Task:
         tests=Tests(F2P, P2P, H2P),
         memory_artifacts=ARTIFACTS,
         test_files=(TEST_FILE,),
+        test_time_limit_s=limit,
         path=task_dir,
     )
     save_meta(task, task_dir)

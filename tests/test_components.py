@@ -72,7 +72,7 @@ def test_an_agent_is_built_from_its_own_and_the_model_section_only():
 def test_unknown_names_and_bad_references_are_one_line_errors():
     cases = [
         (lambda: c.build_agent({"agent": {"name": "smart"}}), c.ComponentError,
-         "unknown agent 'smart' (choose noop, oracle, conventional, patch, learner, llm, or give package.module:Name)"),
+         "unknown agent 'smart' (choose noop, oracle, conventional, patch, learner, llm, claude-code, codex, mini-swe-agent, or give package.module:Name)"),
         (lambda: c.build_agent({"agent": {}}), c.ComponentError, "unknown agent None"),
         (lambda: c.build_delivery({"name": "zip"}), c.ComponentError, "unknown delivery 'zip'"),
         (lambda: c.build_delivery({"name": "pkg:"}), c.ComponentError, "bad delivery reference 'pkg:': write package.module:Name"),
@@ -94,12 +94,12 @@ def test_unknown_names_and_bad_references_are_one_line_errors():
 
 
 def test_graders_are_looked_up_by_the_task_field(tasks_dir):
-    from sdebench.grading.grade import grade
+    from sdebench.grading.grade import grade_two_phase
     from sdebench.interop.bugsinpy_verifier import grade_bugsinpy
     from sdebench.tasks.record import load
 
     task = load(tasks_dir / "ttlcache-v0-K")
-    assert c.grader_for(task) is grade and c.grader(None) is grade
+    assert c.grader_for(task) is grade_two_phase and c.grader(None) is grade_two_phase
     assert c.grader_for(replace(task, grader="bugsinpy")) is grade_bugsinpy
     assert c.grader_for(replace(task, grader="tests.test_components:scoring")) is scoring
 

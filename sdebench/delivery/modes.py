@@ -33,7 +33,7 @@ from sdebench.tasks.record import Task
 
 STANDARD_TOOLS = ("bash", "read_file", "edit_file", "write_file", "run_tests", "submit")
 MEMORY_TOOL = "memory_search"
-WORKSPACE = "workspace"
+WORKSPACE = "repo"  # a neutral name: nothing in the workspace path names the task
 FULL_CLONE = "full-clone"
 
 
@@ -94,6 +94,7 @@ class Full:
         ws = _full_clone(task, work_dir / WORKSPACE)
         if carried is not None and carried.entries:
             write_into(ws, carried)
+            repo_mod.neutralize(ws)  # the carried-memory commit left a reflog entry
         return Prepared(ws, [], STANDARD_TOOLS, info=_carried_info(carried, True))
 
 

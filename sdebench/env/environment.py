@@ -1,10 +1,12 @@
 """An OpenEnv-style reset/step/state environment over sdebench tasks (ours and imported ones).
 
-`reset(seed, task_id)` checks out the task's repo and runs its tests once (the baseline);
-`step(action)` applies a full replacement file (`patched_code`, optional `path`) or a unified
-`diff`, runs the tests again in a sandbox and returns the observation with the PatchBench-style
-shaped reward (sdebench.grading.rewards.shaped) measured against the baseline. Hidden tests are added to
-a throw-away copy for each run and are reported only as counts, never by name or content.
+`reset(seed, task_id)` checks out the task's repo; `step(action)` applies a full replacement file
+(`patched_code`, optional `path`) or a unified `diff` and grades the repo with the task's grader
+(`sdebench.grading.grade.grade`: pristine test files, honeypot, two phases, observations judged on
+the host), then returns the observation with the grade's PatchBench-style shaped reward. At HEAD
+the visible FAIL_TO_PASS tests and every held-out test fail by construction, so reset runs
+nothing. What the observation says about held-out tests is what the grading options' feedback
+policy allows (`binary` by default: only whether they all pass), never a name or content.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdebench.grading.grade import grade
+from sdebench.grading.options import GradeOptions
 from sdebench.grading.rewards import shaped
-from sdebench.grading.testrun import TestRun, module_names, run_tests
-from sdebench.sandbox import SandboxError, make_factory
+from sdebench.grading.rules import is_protected
+from sdebench.sandbox import make_factory
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import record as task_mod
 from sdebench.tasks import repo as repo_mod
@@ -29,8 +33,6 @@ from sdebench.tasks.selection import select
 
 DEFAULT_MAX_STEPS = 8
 DEFAULT_TIMEOUT = 120.0
-HIDDEN_PREFIX = "hidden:"
-BUGSINPY_TEST = "tests/test_solution.py"
 MAX_LISTED = 30
 _DIFF_PATH = re.compile(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)")
 
@@ -60,15 +62,9 @@ class SandboxUnavailable(EnvError):
 
 
 def is_test_path(rel: str, declared: tuple[str, ...] = ()) -> bool:
-    """Whether `rel` is a test or pytest-config file (agents may not edit those here)."""
-    parts = rel.split("/")
-    name = parts[-1]
-    return (
-        rel in declared
-        or "tests" in parts[:-1]
-        or name in ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
-        or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
-    )
+    """Whether `rel` is a test or pytest-config file (agents may not edit those here: the grader
+    restores them anyway, see sdebench.grading.rules.is_protected)."""
+    return is_protected(rel, declared)
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -102,12 +98,17 @@ def safe_rel(rel: Any) -> str:
 
 @dataclass
 class Evaluation:
-    """One test run: which test ids passed (hidden ones prefixed), and what went wrong."""
+    """One grade as the environment shows it (held-out tests only as the feedback policy allows)."""
 
-    passed: dict[str, bool] = field(default_factory=dict)
-    messages: dict[str, str] = field(default_factory=dict)
-    import_errors: dict[str, str] = field(default_factory=dict)
-    error: str | None = None
+    visible: dict[str, bool] = field(default_factory=dict)  # visible test id -> passed
+    held_out: dict[str, Any] | None = None  # Grade.public()["held_out"]
+    guards: list[str] = field(default_factory=list)
+    text: str = ""  # the grade's feedback
+    resolved: bool = False
+    reward: float = 0.0
+    breakdown: dict[str, float] | None = None
+    newly: int = 0
+    regressions: int = 0
 
 
 @dataclass
@@ -141,7 +142,6 @@ class Episode:
     workdir: Path
     repo: Path
     targets: list[str]
-    baseline: Evaluation
     last: Evaluation
     step_number: int = 0
     done: bool = False
@@ -155,7 +155,6 @@ class TaskStore:
         self.tasks_dir = Path(tasks_dir)
         self._lock = threading.Lock()
         self._tasks: dict[str, Task] | None = None
-        self._baselines: dict[tuple[str, str], Evaluation] = {}
         self.errors: list[str] = []
 
     def _load(self) -> dict[str, Task]:
@@ -175,18 +174,6 @@ class TaskStore:
             raise UnknownTask(f"unknown task {task_id!r} ({len(tasks)} tasks available; GET / lists them)")
         return tasks[task_id]
 
-    def baseline(self, task: Task, compute) -> Evaluation:
-        """The test status of `task` at HEAD, computed once per task content (failed runs are not kept)."""
-        key = (task.id, task.content_hash())
-        with self._lock:
-            if key in self._baselines:
-                return self._baselines[key]
-        ev = compute()
-        if ev.error is None:
-            with self._lock:
-                self._baselines[key] = ev
-        return ev
-
     def pick(self, seed: int) -> Task:
         """The task a seed selects when no id is given."""
         ids = self.ids()
@@ -205,12 +192,15 @@ class CodeFixEnv:
         max_steps: int = DEFAULT_MAX_STEPS,
         timeout: float = DEFAULT_TIMEOUT,
         work_root: str | Path | None = None,
+        grading: dict[str, Any] | None = None,
     ):
         self.store = store
         self.factory = factory or make_factory({"backend": "unsafe_local"})
         self.max_steps = int(max_steps)
         self.timeout = float(timeout)
         self.work_root = work_root
+        # The grading options (the `grading` config group); `timeout` bounds each grading phase.
+        self.grading = GradeOptions.from_mapping({"timeout": self.timeout, **(grading or {})})
         self.episode: Episode | None = None
 
     # --- the OpenEnv contract ------------------------------------------------------------
@@ -219,14 +209,10 @@ class CodeFixEnv:
         seed = 0 if seed is None else int(seed)
         task = self.store.get(task_id) if task_id is not None else self.store.pick(seed)
         self.close()
-        work = Path(tempfile.mkdtemp(prefix=f"sdebench-env-{task.id}-", dir=self.work_root))
+        work = Path(tempfile.mkdtemp(prefix="env-", dir=self.work_root))
         try:
             repo = repo_mod.unbundle(task.bundle, work / "repo")
             tree = repo_mod.read_tree(repo)
-            baseline = self.store.baseline(task, lambda: self._evaluate(task, repo, []))
-        except SandboxError as e:
-            shutil.rmtree(work, ignore_errors=True)
-            raise SandboxUnavailable(f"the sandbox failed: {e}") from None
         except Exception:
             shutil.rmtree(work, ignore_errors=True)
             raise
@@ -237,10 +223,9 @@ class CodeFixEnv:
             workdir=work,
             repo=repo,
             targets=target_files(task, tree),
-            baseline=baseline,
-            last=baseline,
+            last=self._at_head(task),
         )
-        return self._observation(0.0, None, self._info(baseline, None, True))
+        return self._observation(0.0, None, self._info(self.episode.last, True))
 
     def step(self, action: dict[str, Any]) -> Observation:
         """Apply one action and return the graded observation."""
@@ -259,24 +244,20 @@ class CodeFixEnv:
             if bad:
                 valid, error = False, "; ".join(f"{r}: {m}" for r, m in bad.items())
         if not valid:
-            b = shaped(False, 0, len(_failing(ep.baseline)), 0, False)
-            return self._finish(ep, b, self._info(ep.last, b, False, error))
+            orig = len(ep.task.tests.fail_to_pass) + len(ep.task.tests.hidden_to_pass)
+            b = shaped(False, 0, orig, 0, False, self.grading.step_cost)
+            return self._finish(ep, b.normalized, asdict(b), self._info(ep.last, False, error))
         before = {rel: (ep.repo / rel).read_text() if (ep.repo / rel).is_file() else None for rel in edits}
         _write(ep.repo, edits)
-        try:
-            ev = self._evaluate(ep.task, ep.repo, list(edits))
-        except SandboxError as e:
+        g = grade(ep.task, ep.repo, self.factory, **self.grading.to_dict())
+        if g.error:
             # Nothing was graded: undo the step so the client can retry once the sandbox is back.
             _write(ep.repo, before)
             ep.step_number -= 1
-            raise SandboxUnavailable(f"the sandbox failed, step not counted: {e}") from None
+            raise SandboxUnavailable(f"the grade could not run, step not counted: {g.error}")
         ep.targets += [rel for rel in edits if rel not in ep.targets]
-        ep.last = ev
-        newly = sum(1 for t, ok in ev.passed.items() if ok and not ep.baseline.passed.get(t, False))
-        regressions = sum(1 for t, ok in ep.baseline.passed.items() if ok and not ev.passed.get(t, False))
-        orig_failing = len(_failing(ep.baseline) | {t for t in ev.passed if t not in ep.baseline.passed})
-        b = shaped(True, newly, orig_failing, regressions, _all_pass(ev))
-        return self._finish(ep, b, self._info(ev, b, True, None, newly, regressions))
+        ep.last = _evaluation(g)
+        return self._finish(ep, ep.last.reward, ep.last.breakdown, self._info(ep.last, True))
 
     def state(self) -> dict[str, Any]:
         """The episode's state: ids, step counters, rewards so far, done."""
@@ -290,7 +271,7 @@ class CodeFixEnv:
             "done": ep.done,
             "rewards": list(ep.rewards),
             "target_files": list(ep.targets),
-            "all_tests_pass": _all_pass(ep.last),
+            "all_tests_pass": ep.last.resolved,
         }
 
     def close(self) -> None:
@@ -354,47 +335,36 @@ class CodeFixEnv:
             return {}, "the diff changes no file"
         return edits, None
 
-    def _evaluate(self, task: Task, repo: Path, changed: list[str]) -> Evaluation:
-        """Run the task's tests on a copy of `repo` plus the hidden tests, in a fresh sandbox."""
-        run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=repo.parent))
-        try:
-            ws = run_dir / "ws"
-            shutil.copytree(repo, ws, ignore=shutil.ignore_patterns(".git", "__pycache__"))
-            hidden = task.hidden_files()
-            for rel, content in hidden.items():
-                (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-                (ws / rel).write_text(content)
-            if task.grader == "bugsinpy":
-                paths, modules = [BUGSINPY_TEST], ["solution"]
-            else:
-                ids = [i for g in task.tests.groups().values() for i in g]
-                paths, modules = sorted({i.split("::")[0] for i in ids}), module_names(changed)
-            with self.factory.open(ws) as box:
-                run = run_tests(box, paths, modules, timeout=self.timeout)
-            return _evaluation(task, run, set(hidden))
-        finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+    def _at_head(self, task: Task) -> Evaluation:
+        """The state at HEAD, by construction: FAIL_TO_PASS and every held-out test fail."""
+        visible = {i: False for i in task.tests.fail_to_pass} | {i: True for i in task.tests.pass_to_pass}
+        held = {"pass": False}
+        if self.grading.feedback_hidden in ("counts", "tests"):
+            n = len(task.tests.hidden_to_pass)
+            held.update(failed=n, total=n, rechecks_failed=0)
+        lines = [f"{len(task.tests.fail_to_pass)} of {len(visible)} visible tests fail at HEAD:"]
+        lines += [f"- {i}" for i in task.tests.fail_to_pass[:MAX_LISTED]]
+        return Evaluation(visible, held, [], "\n".join(lines) + "\nHeld-out tests fail.")
 
-    def _finish(self, ep: Episode, b, info: dict[str, Any]) -> Observation:
-        ep.rewards.append(b.normalized)
+    def _finish(self, ep: Episode, reward: float, breakdown: dict | None, info: dict[str, Any]) -> Observation:
+        ep.rewards.append(reward)
         ep.done = bool(info["all_tests_pass"]) or ep.step_number >= self.max_steps
-        return self._observation(b.normalized, asdict(b), info)
+        return self._observation(reward, breakdown, info)
 
-    def _info(self, ev: Evaluation, b, valid: bool, error: str | None = None, newly: int = 0,
-              regressions: int = 0) -> dict[str, Any]:
+    def _info(self, ev: Evaluation, valid: bool, error: str | None = None) -> dict[str, Any]:
         info: dict[str, Any] = {
-            "tests_passing": sum(ev.passed.values()),
-            "tests_failing": sum(not ok for ok in ev.passed.values()),
-            "newly_passing": newly,
-            "regressions": regressions,
+            "tests_passing": sum(ev.visible.values()),
+            "tests_failing": sum(not ok for ok in ev.visible.values()),
+            "held_out": ev.held_out,
+            "newly_passing": ev.newly,
+            "regressions": ev.regressions,
             "is_valid_python": valid,
-            "all_tests_pass": _all_pass(ev),
-            "reward_breakdown": asdict(b) if b is not None else None,
+            "all_tests_pass": ev.resolved,
+            "reward_breakdown": ev.breakdown,
+            "feedback_policy": self.grading.feedback_hidden,
         }
-        if ev.import_errors:
-            info["import_errors"] = dict(ev.import_errors)
-        if ev.error:
-            info["test_error"] = ev.error
+        if ev.guards:
+            info["guards"] = list(ev.guards)
         if error:
             info["error"] = error
         return info
@@ -406,7 +376,7 @@ class CodeFixEnv:
             task_id=ep.task.id,
             task_description=ep.task.statement,
             current_code={rel: _read(ep.repo / rel) for rel in ep.targets},
-            failing_tests=summary(ep.last),
+            failing_tests=ep.last.text,
             step_number=ep.step_number,
             max_steps=self.max_steps,
             reward=reward,
@@ -441,52 +411,16 @@ def _syntax_error(rel: str, content: str) -> str | None:
     return None
 
 
-def _evaluation(task: Task, run: TestRun, hidden_files: set[str]) -> Evaluation:
-    ev = Evaluation(import_errors=dict(run.import_errors), error=run.error)
-    if task.grader == "bugsinpy":
-        # The imported suite is hidden: every reported test counts, under a hidden name.
-        for k, v in run.tests.items():
-            ev.passed[HIDDEN_PREFIX + k] = v.passed
-        return ev
-    for group, ids in task.tests.groups().items():
-        for i in ids:
-            r = run.outcome(i)
-            hidden = group == "HIDDEN_TO_PASS" or i.split("::")[0] in hidden_files
-            key = HIDDEN_PREFIX + i if hidden else i
-            ev.passed[key] = r.passed
-            if not r.passed and not hidden:
-                ev.messages[key] = r.message
-    return ev
-
-
-def _failing(ev: Evaluation) -> set[str]:
-    return {t for t, ok in ev.passed.items() if not ok}
-
-
-def _all_pass(ev: Evaluation) -> bool:
-    return bool(ev.passed) and all(ev.passed.values()) and not ev.import_errors and ev.error is None
-
-
-def summary(ev: Evaluation) -> str:
-    """The human-readable test status: visible failing tests by name, hidden ones as a count."""
-    visible = {t: ok for t, ok in ev.passed.items() if not t.startswith(HIDDEN_PREFIX)}
-    hidden = {t: ok for t, ok in ev.passed.items() if t.startswith(HIDDEN_PREFIX)}
-    lines = [f"{sum(ev.passed.values())} of {len(ev.passed)} tests pass."]
-    failing = [t for t, ok in visible.items() if not ok]
-    if failing:
-        lines.append("FAILING TESTS:")
-        for t in failing[:MAX_LISTED]:
-            msg = ev.messages.get(t, "").strip().splitlines()
-            lines.append(f"{t}" + (f"  ({msg[-1][:200]})" if msg else ""))
-        if len(failing) > MAX_LISTED:
-            lines.append(f"... and {len(failing) - MAX_LISTED} more")
-    if hidden:
-        bad = sum(not ok for ok in hidden.values())
-        lines.append(f"Hidden tests: {bad} of {len(hidden)} failing.")
-    elif ev.error is None and not ev.passed:
-        lines.append("No test ran.")
-    for mod, msg in sorted(ev.import_errors.items()):
-        lines.append(f"IMPORT ERROR in {mod}: {(msg.strip().splitlines() or [''])[-1][:300]}")
-    if ev.error:
-        lines.append(f"TEST RUN ERROR: {ev.error}")
-    return "\n".join(lines)
+def _evaluation(g) -> Evaluation:
+    """What the environment shows of a grade: its public view (the feedback policy applies)."""
+    pub = g.public()
+    visible = {t["id"]: t["outcome"] == "passed" for t in pub["visible"]}
+    counts = g.counts
+    held = pub["held_out"]
+    hidden_passed = counts.get("HIDDEN_TO_PASS", {}).get("passed", 0)
+    if g.feedback_policy == "binary" and not (held or {}).get("pass"):
+        hidden_passed = 0
+    newly = counts.get("FAIL_TO_PASS", {}).get("passed", 0) + hidden_passed
+    p2p = counts.get("PASS_TO_PASS", {"passed": 0, "total": 0})
+    return Evaluation(visible, held, list(g.guards), g.feedback, bool(g.resolved), float(g.reward.get("shaped") or 0.0),
+                      g.reward.get("shaped_breakdown"), newly, p2p["total"] - p2p["passed"])

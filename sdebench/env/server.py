@@ -38,6 +38,7 @@ from sdebench.env.environment import (
     TaskStore,
     UnknownTask,
 )
+from sdebench.grading.options import POLICIES
 from sdebench.sandbox import SandboxError, make_factory
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks.record import TaskError
@@ -113,8 +114,9 @@ def create_app(
     timeout: float = DEFAULT_TIMEOUT,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     work_root: str | Path | None = None,
+    grading: dict[str, Any] | None = None,
 ) -> FastAPI:
-    """The FastAPI app serving the tasks of `tasks_dir`."""
+    """The FastAPI app serving the tasks of `tasks_dir` (`grading`: the grade options, e.g. the feedback policy)."""
     store = TaskStore(tasks_dir)
     sessions = Sessions(max_sessions)
     @contextlib.asynccontextmanager
@@ -127,7 +129,7 @@ def create_app(
     ws_slots = openenv.WsSlots(max_sessions)
 
     def new_env() -> CodeFixEnv:
-        return CodeFixEnv(store, factory, max_steps=max_steps, timeout=timeout, work_root=work_root)
+        return CodeFixEnv(store, factory, max_steps=max_steps, timeout=timeout, work_root=work_root, grading=grading)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -175,6 +177,7 @@ def create_app(
             "description": openenv.DESCRIPTION,
             "sandbox": factory.name,
             "max_steps": max_steps,
+            "feedback_hidden": (grading or {}).get("feedback_hidden", "binary"),
             "action": {"patched_code": "full new file content", "path": "file to replace (optional when one)",
                        "diff": "a unified diff instead of patched_code"},
             "observation": sorted(openenv.CodeFixObservation.model_fields),
@@ -219,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
     ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per test run")
     ap.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS)
+    ap.add_argument("--feedback-hidden", default="binary", choices=POLICIES,
+                    help="what an observation says about held-out tests (default: binary)")
     args = ap.parse_args(argv)
     if not args.tasks_dir.is_dir():
         print(f"error: tasks dir {args.tasks_dir} does not exist", file=sys.stderr)
@@ -231,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import uvicorn
 
-    app = create_app(args.tasks_dir, factory, args.max_steps, args.timeout, args.max_sessions)
+    app = create_app(args.tasks_dir, factory, args.max_steps, args.timeout, args.max_sessions,
+                     grading={"feedback_hidden": args.feedback_hidden})
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

@@ -18,14 +18,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.generation import validate
+from sdebench.generation.observe import (
+    ObservationTests,
+    TransformError,
+    run_observations,
+    time_limit,
+    write_task_observations,
+    written_path,
+)
 from sdebench.generation.spec import Generator, TaskSpec
-from sdebench.grading.testrun import module_names, run_tests
+from sdebench.grading import rules
+from sdebench.grading.testrun import TestRun, module_names
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import SOURCES
 from sdebench.tasks.record import (
     CONVENTIONAL_PATCH,
-    HIDDEN_DIR,
     ORACLE_PATCH,
     Task,
     Tests,
@@ -102,8 +110,8 @@ class Outcome:
 
 
 def is_test_file(path: str) -> bool:
-    """Whether a repo path is a test file (or conftest) rather than code."""
-    return path.startswith("tests/") or bool(validate.TEST_FILE.search(path))
+    """Whether a repo path is a test file (or conftest) rather than code (sdebench.grading.rules)."""
+    return rules.is_test_path(path) or path.rsplit("/", 1)[-1] == "conftest.py"
 
 
 def _write_tree(root: Path, files: dict[str, str]) -> None:
@@ -113,24 +121,33 @@ def _write_tree(root: Path, files: dict[str, str]) -> None:
         p.write_text(content)
 
 
-def run_three(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict) -> dict:
-    """Run the tests at HEAD, with the oracle fix and with the conventional fix (hidden tests added)."""
+def visible_files(spec: TaskSpec, head: dict[str, str]) -> dict[str, str]:
+    """The test files holding the visible tests (FAIL_TO_PASS and PASS_TO_PASS)."""
+    paths = {i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass}
+    return {p: head[p] for p in sorted(paths) if p in head}
+
+
+def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
+            tests: ObservationTests) -> dict[str, TestRun]:
+    """The three runs the rules need (see validate.check_runs), in parallel: HEAD, the oracle fix
+    and the conventional fix with the observation tests; the oracle's also runs the authored
+    held-out tests as written, after the observation tests."""
     factory = make_factory(sandbox_cfg)
-    test_paths = sorted({i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass} | set(spec.hidden_tests))
+    modules = module_names(sorted(spec.oracle_files))
     trees = {
         "head": head,
         "oracle": {**head, **spec.oracle_files},
         "conventional": {**head, **spec.conventional_files},
     }
+    written = {written_path(p): src for p, src in spec.hidden_tests.items()}
 
-    def one(name: str):
-        root = work / name
-        _write_tree(root, {**trees[name], **spec.hidden_tests})
-        with factory.open(root) as sb:
-            return name, run_tests(sb, test_paths, module_names(sorted(spec.oracle_files)))
+    def observed(name: str) -> TestRun:
+        return run_observations(factory, work / name / "repo", trees[name], tests, modules,
+                                after=written if name == "oracle" else None)
 
     with ThreadPoolExecutor(3) as pool:
-        return dict(pool.map(one, trees))
+        futures = {n: pool.submit(observed, n) for n in trees}
+        return {n: f.result() for n, f in futures.items()}
 
 
 def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict) -> Outcome:
@@ -159,8 +176,12 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
 
 def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict) -> list[validate.Violation]:
     head = validate.head_tree(spec)
-    runs = run_three(spec, head, tmp / "runs", sandbox_cfg)
-    violations = validate.check_runs(spec, runs)
+    try:
+        tests = ObservationTests.of(visible_files(spec, head), spec.hidden_tests)
+    except TransformError as e:
+        return [validate.Violation(3, f"the tests cannot become observation tests: {e}")]
+    runs = run_all(spec, head, tmp / "runs", sandbox_cfg, tests)
+    violations, expected = validate.check_runs(spec, runs, tests.hidden)
     if violations:
         return violations
     git_dir = tmp / "repo"
@@ -183,14 +204,15 @@ def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict
     repo.bundle(git_dir, staging / "repo.bundle")
     (staging / ORACLE_PATCH).write_text(oracle_patch)
     (staging / CONVENTIONAL_PATCH).write_text(conv_patch)
-    _write_tree(staging / HIDDEN_DIR, spec.hidden_tests)
-    task = task_record(spec, head, head_sha)
+    write_task_observations(staging, tests, expected)
+    durations = [r.duration for r in runs["oracle"].tests.values()]
+    task = task_record(spec, head, head_sha, time_limit(durations))
     save_meta(task, staging)
     _replace_dir(staging, out_dir / spec.task_id)
     return []
 
 
-def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str) -> Task:
+def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str, test_time_limit_s: float | None = None) -> Task:
     """The Task record of a validated spec."""
     from sdebench.tasks.artifacts import artifact_kind
 
@@ -213,6 +235,7 @@ def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str) -> Task:
         test_files=tuple(sorted(p for p in head if is_test_file(p))),
         tags=tuple(spec.tags),
         description=spec.description,
+        test_time_limit_s=test_time_limit_s,
     )
 
 

@@ -20,6 +20,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from sdebench.generation.observe import ObservationTests, observation_files  # noqa: F401 - the families' kit
 from sdebench.generation.spec import Commit, Memory, TaskSpec
 from sdebench.generation.validate import find_tokens
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
@@ -45,6 +46,11 @@ class Story:
     refactor_msg: str  # the commit that regressed the rule in H (neutral wording)
     base_files: dict[str, str]  # other code and the existing suite (PASS_TO_PASS)
     repro_tests: dict[str, str]  # visible failing tests, added in the last commit
+    # Held-out tests, assert-style: inputs on the left of each `==`, the expected value on the
+    # right (or `observe(value)` calls where an expected value is awkward); they become
+    # observation tests (sdebench.generation.observe), so the right sides never reach a sandbox.
+    # No expected value may live anywhere else in the file (tables, constants), and inputs that
+    # single out the fact (a boundary probe) should be a neutral sweep instead.
     hidden_tests: dict[str, str]
     # 'K' | 'F' | 'X' -> (artifact path, entry text), or a list of them to split a multi-part fact
     fact_entries: dict[str, tuple[str, str] | list[tuple[str, str]]]

@@ -1,8 +1,9 @@
 """The generation rules of docs/design.md as checks on a built task.
 
 Every check returns `Violation`s naming the rule; an empty list means the task may be written.
-Test-running checks (rules 2-4) take the outcomes of three real pytest runs: HEAD, the oracle fix
-and the conventional fix, each with the hidden tests added.
+Test-running checks (rules 2-5) take four real pytest runs: the oracle fix with every test as
+written, and HEAD, the oracle fix and the conventional fix with the observation tests (the
+grading's held-out phase), judged against the oracle's observations.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from sdebench.generation.spec import TaskSpec
+from sdebench.grading.rules import is_protected, observed_verdict
 from sdebench.grading.testrun import TestRun
 from sdebench.tasks.artifacts import SOURCES, artifact_kind
 
@@ -24,7 +26,6 @@ RULES = {
     5: "no future leak",
     6: "deterministic",
 }
-TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ def check_structure(spec: TaskSpec, family: str, variant: int, source: str) -> l
         problems.append("no commits")
     head = head_tree(spec)
     for path in list(spec.oracle_files) + list(spec.conventional_files):
-        if TEST_FILE.search(path) or path.startswith("tests/"):
+        if is_protected(path):
             problems.append(f"a fix may not touch test file {path}")
         if artifact_kind(path) is not None:
             problems.append(f"a fix may not touch memory artifact {path}")
@@ -190,42 +191,73 @@ def check_structure(spec: TaskSpec, family: str, variant: int, source: str) -> l
 # --- rules 2-4: outcomes of real runs ---------------------------------------------------------
 
 
-def _failing(run: TestRun, ids: Iterable[str]) -> list[str]:
-    return [i for i in ids if not run.outcome(i).passed]
-
-
-def _passing(run: TestRun, ids: Iterable[str]) -> list[str]:
-    return [i for i in ids if run.outcome(i).passed]
-
-
 def _brief(ids: list[str]) -> str:
     return ", ".join(ids[:3]) + (f" (+{len(ids) - 3} more)" if len(ids) > 3 else "")
 
 
-def check_runs(spec: TaskSpec, runs: Mapping[str, TestRun]) -> list[Violation]:
-    """Rules 2-4 from the HEAD, oracle and conventional runs (each with hidden tests added)."""
+RUN_RULES = {"oracle": 3, "head": 4, "conventional": 2}
+
+
+def check_runs(spec: TaskSpec, runs: Mapping[str, TestRun], hidden_sources: Mapping[str, str]
+               ) -> tuple[list[Violation], dict[str, list]]:
+    """Rules 2-5 from three real runs, and the expected observations (the oracle's).
+
+    `oracle`, `head`, `conventional`: each tree with the observation tests (the grading phase 2);
+    the oracle's run also holds the authored held-out tests as written (`written_path`), whose
+    expectations must hold. Every verdict on observations is judged the way grading judges it,
+    against the oracle's (a visible test's re-check must hold on the oracle, so the visible tests
+    as written are covered too). `hidden_sources` are the hidden observation tests (checked for
+    answers left in them).
+    """
+    from sdebench.generation.observe import answers_in_source, expected_from, source_texts, written_path
+
     out = []
-    head, oracle, conv = runs["head"], runs["oracle"], runs["conventional"]
     for name, run in runs.items():
-        if run.error:
-            out.append(Violation({"head": 4, "oracle": 3, "conventional": 2}[name], f"{name} run: {run.error}"))
+        if run.problem:
+            out.append(Violation(RUN_RULES[name], f"{name} run: {run.problem}"))
+        if run.tampered:
+            out.append(Violation(RUN_RULES[name], f"{name} run reports tampering: {run.tampered[:2]}"))
+    oracle = runs["oracle"]
+    as_written = {i: written_path(i.split("::", 1)[0]) + "::" + i.split("::", 1)[1] for i in spec.hidden_to_pass}
+    if bad := [i for i, w in as_written.items() if not oracle.outcome(w).passed]:
+        out.append(Violation(3, f"oracle fix fails HIDDEN_TO_PASS as written: {_brief(bad)}"))
+    all_ids = [*spec.fail_to_pass, *spec.pass_to_pass, *spec.hidden_to_pass]
+    expected, problems = expected_from(runs["oracle"], all_ids)
+    out += [Violation(3, f"oracle observations: {p}") for p in problems[:3]]
+    if runs["oracle"].problem:
+        return out, expected  # no usable answer key to judge the other runs against
+
+    def failing(run: TestRun, ids) -> list[str]:
+        reported = {k: (r.outcome, list(r.observed) if r.observed is not None else None) for k, r in run.tests.items()}
+        return [i for i in ids if not observed_verdict(expected, reported, i)]
+
+    head, conv = runs["head"], runs["conventional"]
     visible = set(spec.fail_to_pass) | set(spec.pass_to_pass)
     reported = {i for i in head.base_ids() if i.split("::", 1)[0] not in spec.hidden_tests}
-    if head.tests and reported != visible:
+    if reported != visible:
         extra, missing = sorted(reported - visible), sorted(visible - reported)
         out.append(Violation(4, f"visible tests at HEAD differ from the declared ids: unlisted {extra[:3]}, absent {missing[:3]}"))
-    if bad := _failing(head, spec.pass_to_pass):
+    if bad := failing(head, spec.pass_to_pass):
         out.append(Violation(4, f"PASS_TO_PASS red at HEAD: {_brief(bad)}"))
-    if bad := _passing(head, spec.fail_to_pass):
+    if bad := sorted(set(spec.fail_to_pass) - set(failing(head, spec.fail_to_pass))):
         out.append(Violation(4, f"FAIL_TO_PASS green at HEAD: {_brief(bad)}"))
-    for group, ids in (("FAIL_TO_PASS", spec.fail_to_pass), ("PASS_TO_PASS", spec.pass_to_pass), ("HIDDEN_TO_PASS", spec.hidden_to_pass)):
-        if bad := _failing(oracle, ids):
-            out.append(Violation(3, f"oracle fix fails {group}: {_brief(bad)}"))
-    if bad := _failing(conv, spec.fail_to_pass):
+    if bad := failing(conv, spec.fail_to_pass):
         out.append(Violation(2, f"conventional fix fails the repro (FAIL_TO_PASS): {_brief(bad)}"))
-    if not _failing(conv, spec.hidden_to_pass):
+    if not failing(conv, spec.hidden_to_pass):
         out.append(Violation(2, "conventional fix passes every HIDDEN_TO_PASS test: the fact is guessable"))
-    return out
+    for path, src in sorted(hidden_sources.items()):
+        if hits := find_tokens(src, spec.fact_tokens):
+            out.append(Violation(5, f"hidden observation test {path} holds fact token {hits[0]!r}"))
+    texts = {path: source_texts(src) for path, src in hidden_sources.items()}
+    conv_obs = {k: list(r.observed or ()) for k, r in conv.tests.items()}
+    for key, obs in sorted(expected.items()):
+        path = key.split("::", 1)[0]
+        if path not in texts:
+            continue
+        decisive = [o for i, o in enumerate(obs) if i >= len(conv_obs.get(key, [])) or conv_obs[key][i] != o]
+        if leaked := answers_in_source(decisive, texts[path]):
+            out.append(Violation(5, f"hidden test {key} spells out its expected value {leaked[0]!r} in its source"))
+    return out, expected
 
 
 def check_determinism(first: TaskSpec, second: TaskSpec) -> list[Violation]:

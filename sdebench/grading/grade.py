@@ -1,52 +1,57 @@
-"""Pristine-copy, default-fail grading (see docs/design.md, 'Grading semantics').
+"""Two-phase, default-fail grading (see docs/design.md, 'Grading semantics', and docs/grading.md).
 
-grade() copies the submitted workspace, puts every test file, conftest.py and pytest config back
-to its pristine HEAD content, strips bytecode and interpreter start-up hooks, adds the hidden
-tests and a pair of nonce-named canary tests, and runs pytest in a fresh sandbox. Outcomes come
-from the runner's JSON report only; anything absent from it did not pass.
+`grade(task, workspace, factory, **options)` picks the task's grader from the registry. The
+two-phase grader copies the submitted workspace, puts every test file, conftest.py and pytest
+config back to its pristine HEAD content and strips bytecode and start-up hooks (the rules live
+in `sdebench.grading.rules`), then grades it in two sandboxes at once:
+
+- phase 1 (visible): the visible tests as written, plus a honeypot in a graded module; its
+  failing output may be fed back;
+- phase 2 (held out): a fresh copy with the visible tests replaced by their observation versions
+  and the hidden observation tests added; the runner reports observed values, which are compared
+  here, on the host, with the oracle's (never sent into any sandbox). Nothing of this phase but
+  the verdict the feedback policy allows reaches the agent.
+
+A visible test passes only if it passed in phase 1 and its re-check in phase 2 matched; a hidden
+test only if its observations match. A grade that could not run (the runner never started, the
+sandbox failed, a broken task) has `error` set: the episode is an error, not an outcome.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 import shutil
-import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from sdebench.grading import rules
+from sdebench.grading.honeypot import make_honeypot
+from sdebench.grading.options import GradeOptions, OptionError
 from sdebench.grading.rewards import rewards, shaped
-from sdebench.grading.testrun import TestRun, module_names, run_tests
-from sdebench.sandbox.base import SandboxFactory
-from sdebench.sandbox.files import DEFAULT_MAX_BYTES, copy_tree
+from sdebench.grading.rules import is_protected, is_source, is_test_path  # noqa: F401 - re-exported
+from sdebench.grading.testrun import TestRun, run_tests
+from sdebench.sandbox.base import SandboxError, SandboxFactory
+from sdebench.sandbox.files import copy_tree
 from sdebench.tasks import repo as repo_mod
-from sdebench.tasks.artifacts import artifact_kind
-from sdebench.tasks.record import DEFAULT_GRADER, Task
+from sdebench.tasks.record import Task, TaskError
 
 GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS", "HIDDEN_TO_PASS")
-DEFAULT_TIMEOUT = 300.0
-PYTEST_CONFIGS = frozenset(
-    {"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "conftest.py"}
-)
-STARTUP_HOOKS = frozenset({"sitecustomize.py", "usercustomize.py"})
-# Files an agent may not add: they change how the interpreter starts or which code an import loads.
-NATIVE_OR_HOOK_SUFFIXES = (".pth", ".so", ".pyd")
-BYTECODE_SUFFIXES = (".pyc", ".pyo")
-GRADER_FILE_PREFIX = ".sdebench-"
-# Top-level names an agent may not add: they would shadow the standard library or the test framework.
-SHADOWED_NAMES = frozenset(sys.stdlib_module_names) | {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging"}
+DEFAULT_TIMEOUT = GradeOptions.timeout
 REDACTED = "[redacted]"
 MIN_REDACT_LINE = 8  # hidden-test lines shorter than this are too generic to redact
+HELD_OUT_FAIL = "Held-out tests fail."
+RECHECK_MSG = "passed as written but failed when re-checked on plain data in the held-out phase"
 
 
 @dataclass(frozen=True)
 class TestOutcome:
-    """One graded test."""
+    """One graded test (a hidden test's message is always empty: phase 2 text stays on the host)."""
 
     id: str
     group: str
@@ -66,13 +71,40 @@ class Grade:
     guards: list[str] = field(default_factory=list)  # guards hit, e.g. "unchanged", "compile:pkg/a.py"
     duration_s: float = 0.0
     feedback: str = ""
-    reward: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
+    reward: dict[str, Any] = field(default_factory=dict)  # counts hidden tests only as the policy reveals them
+    error: str | None = None  # infrastructure failure: the episode is an error
     notes: list[str] = field(default_factory=list)  # what the pristine copy changed or dropped
+    feedback_policy: str = "binary"
+    held_out: dict[str, Any] = field(default_factory=dict)  # host-only facts about phase 2 (never fed back)
+    phases_s: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
+        """A JSON-ready dict (everything: for records on the host)."""
         return asdict(self)
+
+    def public(self) -> dict[str, Any]:
+        """What an agent may learn from this grade: the verdict, the feedback, the visible tests,
+        and about held-out tests only what the feedback policy reveals."""
+        hidden = [t for t in self.tests if t.group == "HIDDEN_TO_PASS"]
+        failing = [t.id for t in hidden if t.outcome != "passed"]
+        view: dict[str, Any] = {"pass": not failing and not self.held_out.get("recheck_failed")}
+        if self.feedback_policy in ("counts", "tests"):
+            view.update(failed=len(failing), total=len(hidden), rechecks_failed=len(self.held_out.get("recheck_failed", [])))
+        if self.feedback_policy == "tests":
+            view.update(failing=failing, rechecks=list(self.held_out.get("recheck_failed", [])))
+        ran = bool(self.tests) and not self.guards and self.error is None
+        return {
+            "task_id": self.task_id,
+            "resolved": self.resolved,
+            "feedback_policy": self.feedback_policy,
+            "guards": list(self.guards),
+            "error": self.error,
+            "feedback": self.feedback,
+            "reward": self.reward,
+            "visible": [asdict(t) for t in self.tests if t.group != "HIDDEN_TO_PASS"],
+            "held_out": view if ran else None,
+            "notes": list(self.notes),
+        }
 
 
 # --- the pristine tree --------------------------------------------------------------------
@@ -103,7 +135,7 @@ class _BundleRef:
 @lru_cache(maxsize=64)
 def _pristine_cached(ref: _BundleRef) -> Pristine:
     # Keyed by the bundle's content hash: a regenerated task never reuses an old tree.
-    with tempfile.TemporaryDirectory(prefix="sdebench-pristine-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="pristine-") as tmp:
         dest = repo_mod.unbundle(Path(ref.path), Path(tmp) / "repo")
         files = tuple((rel, (dest / rel).read_bytes()) for rel in repo_mod.tracked_files(dest))
         return Pristine(repo_mod.head_sha(dest), files)
@@ -112,172 +144,6 @@ def _pristine_cached(ref: _BundleRef) -> Pristine:
 def pristine_tree(task: Task) -> Pristine:
     """The HEAD tree of `task` (cached per process by bundle content)."""
     return _pristine_cached(_BundleRef(_file_digest(task.bundle), str(task.bundle.resolve())))
-
-
-# --- path classes -------------------------------------------------------------------------
-def is_test_path(rel: str, test_files: frozenset[str] = frozenset()) -> bool:
-    """Whether `rel` is a test file: declared by the task, named test_*.py / *_test.py, or under tests/."""
-    parts = rel.split("/")
-    name = parts[-1]
-    if rel in test_files or "tests" in parts[:-1]:
-        return True
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-
-
-def is_protected(rel: str, test_files: frozenset[str] = frozenset()) -> bool:
-    """Whether the grader replaces `rel` by its pristine copy (tests, conftest.py, pytest configs)."""
-    return is_test_path(rel, test_files) or rel.rsplit("/", 1)[-1] in PYTEST_CONFIGS
-
-
-def is_source(rel: str, test_files: frozenset[str] = frozenset()) -> bool:
-    """Whether `rel` counts as source for the `unchanged` guard (not a test, config or memory artifact)."""
-    return not is_protected(rel, test_files) and artifact_kind(rel) is None
-
-
-# --- the graded copy ----------------------------------------------------------------------
-@dataclass
-class Prepared:
-    """The sanitised copy and what it differs in from HEAD."""
-
-    changed: list[str]  # source files added or modified
-    deleted: list[str]  # source files removed
-    notes: list[str]
-
-
-def _walk_files(root: Path) -> list[str]:
-    return sorted(
-        p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and not p.is_symlink()
-    )
-
-
-def _force_write(ws: Path, rel: str, data: bytes) -> None:
-    """Write `rel` under `ws`, removing whatever file or dir stands in the way."""
-    p = ws / rel
-    for parent in reversed(p.relative_to(ws).parents):
-        q = ws / parent
-        if q.is_file() or q.is_symlink():
-            q.unlink()
-    if p.is_dir():
-        shutil.rmtree(p)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_bytes(data)
-
-
-def _top_module(rel: str) -> str:
-    first = rel.split("/", 1)[0]
-    return first[:-3] if first.endswith(".py") else first
-
-
-def _shadows(rel: str) -> bool:
-    """Whether `rel` is Python source of a top-level module named like a stdlib or test-framework module."""
-    return rel.endswith(".py") and _top_module(rel) in SHADOWED_NAMES
-
-
-def _is_hook(name: str) -> bool:
-    return name in STARTUP_HOOKS or name.endswith(NATIVE_OR_HOOK_SUFFIXES)
-
-
-def prepare_copy(ws: Path, pristine: dict[str, bytes], test_files: frozenset[str]) -> Prepared:
-    """Sanitise the copy `ws` in place: protected files back to HEAD, bytecode and hooks removed."""
-    notes: list[str] = []
-    for d in sorted(ws.rglob("__pycache__"), reverse=True):
-        if d.is_dir():
-            shutil.rmtree(d)
-            notes.append(f"removed bytecode cache {d.relative_to(ws).as_posix()}")
-    before = set(_walk_files(ws))
-    for rel in sorted(before):
-        name = rel.rsplit("/", 1)[-1]
-        p = ws / rel
-        if name.endswith(BYTECODE_SUFFIXES):
-            p.unlink()
-            notes.append(f"removed bytecode {rel}")
-        elif any(part.startswith(GRADER_FILE_PREFIX) for part in rel.split("/")):
-            p.unlink()
-            notes.append(f"removed grader-reserved file {rel}")
-        elif is_protected(rel, test_files):
-            if rel not in pristine:
-                notes.append(f"removed added test or config file {rel}")
-            elif p.read_bytes() != pristine[rel]:
-                notes.append(f"discarded changes to {rel}")
-            p.unlink()
-        elif _is_hook(name) and rel not in pristine:
-            p.unlink()
-            notes.append(f"removed start-up hook or native module {rel}")
-        elif _shadows(rel) and rel not in pristine:
-            p.unlink()
-            notes.append(f"removed {rel}: it would shadow the module {_top_module(rel)}")
-    for rel, data in pristine.items():
-        hook = _is_hook(rel.rsplit("/", 1)[-1])
-        if not (hook or is_protected(rel, test_files)):
-            continue
-        if rel not in before:
-            notes.append(f"restored deleted {rel}")
-        elif hook:
-            if (ws / rel).read_bytes() == data:
-                continue
-            notes.append(f"discarded changes to {rel}")
-        _force_write(ws, rel, data)
-    files = set(_walk_files(ws))
-    src_now = {r for r in files if is_source(r, test_files)}
-    src_head = {r for r in pristine if is_source(r, test_files)}
-    changed = sorted(r for r in src_now if r not in pristine or (ws / r).read_bytes() != pristine[r])
-    deleted = sorted(src_head - src_now)
-    return Prepared(changed, deleted, notes)
-
-
-def compile_errors(ws: Path, paths: list[str]) -> dict[str, str]:
-    """Host-side compile() of each .py path (compiling executes nothing): path -> error line."""
-    errors = {}
-    for rel in paths:
-        if not rel.endswith(".py"):
-            continue
-        try:
-            compile((ws / rel).read_bytes(), rel, "exec", dont_inherit=True)
-        except SyntaxError as e:
-            errors[rel] = f"{type(e).__name__}: {e.msg} (line {e.lineno})"
-        except (ValueError, RecursionError, MemoryError, OverflowError) as e:
-            errors[rel] = f"{type(e).__name__}: {e}"
-    return errors
-
-
-@dataclass(frozen=True)
-class Canary:
-    """Two nonce-named tests: one must pass, one must fail with a nonce in its message."""
-
-    rel: str
-    pass_id: str
-    fail_id: str
-    token: str
-
-    def source(self) -> str:
-        """The canary test file."""
-        a, b = secrets.randbelow(10**6), secrets.randbelow(10**6) + 10**6
-        pass_fn, fail_fn = self.pass_id.split("::")[1], self.fail_id.split("::")[1]
-        return (
-            f"def {pass_fn}():\n    assert {a} + 1 == {a + 1}\n\n\n"
-            f"def {fail_fn}():\n    assert {a} == {b}, {self.token!r}\n"
-        )
-
-
-def make_canary(task: Task) -> Canary:
-    """A canary beside the task's first FAIL_TO_PASS test file, so it shares its conftest chain."""
-    first = task.tests.fail_to_pass[0].split("::")[0] if task.tests.fail_to_pass else "test_x.py"
-    parent = first.rsplit("/", 1)[0] if "/" in first else ""
-    stem = f"test_{secrets.token_hex(6)}"
-    rel = f"{parent}/{stem}.py" if parent else f"{stem}.py"
-    return Canary(
-        rel,
-        f"{rel}::test_{secrets.token_hex(5)}",
-        f"{rel}::test_{secrets.token_hex(5)}",
-        secrets.token_hex(12),
-    )
-
-
-def canary_tampered(run: TestRun, canary: Canary) -> bool:
-    """Whether the report contradicts the canaries (only judged when pytest finished)."""
-    ok = run.outcome(canary.pass_id)
-    bad = run.outcome(canary.fail_id)
-    return not ok.passed or bad.outcome != "failed" or canary.token not in bad.message
 
 
 # --- feedback -----------------------------------------------------------------------------
@@ -298,50 +164,60 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else "[...]\n" + text[-n:]
 
 
-def feedback_text(
-    tests: list[TestOutcome],
-    guard_details: dict[str, str],
-    error: str | None,
-    notes: list[str],
-    per_test_chars: int,
-    max_chars: int,
-) -> str:
-    """The text fed back to the agent: failing visible tests with output, hidden counts, guards."""
-    out: list[str] = []
-    visible = [t for t in tests if t.group != "HIDDEN_TO_PASS"]
-    hidden = [t for t in tests if t.group == "HIDDEN_TO_PASS"]
-    if not guard_details and error is None and all(t.outcome == "passed" for t in tests):
-        return f"Resolved: all {len(tests)} graded tests pass."
-    out.append("Not resolved.")
-    for reason in guard_details.values():
-        out.append(f"- {reason}")
-    if error:
-        out.append(f"- The test run failed: {error}")
-    ran = "unchanged" not in guard_details and not any(g.startswith("compile:") for g in guard_details)
-    failing = [t for t in visible if t.outcome != "passed"]
-    if failing and ran:
-        out.append(f"\nFailing visible tests ({len(failing)} of {len(visible)}):")
-        for t in failing:
-            out.append(f"- {t.id}: {t.outcome}")
-            if t.message:
-                out.append("    " + _clip(t.message, per_test_chars).replace("\n", "\n    "))
-    if hidden and ran:
-        bad = sum(t.outcome != "passed" for t in hidden)
-        out.append(
-            f"\nHidden tests: {bad} of {len(hidden)} failed."
-            if bad
-            else f"\nHidden tests: all {len(hidden)} pass."
-        )
+@dataclass
+class _Verdicts:
+    """Both phases judged: outcome per test id, what phase 1 said, and the held-out facts."""
+
+    tests: list[TestOutcome]
+    phase1: dict[str, TestOutcome]  # visible id -> its phase-1 outcome (message shown to the agent)
+    recheck_failed: list[str]  # visible ids that passed phase 1 but not their phase-2 re-check
+    hidden_failed: list[str]
+
+
+def held_out_line(policy: str, v: _Verdicts, hidden_total: int) -> str | None:
+    """The one statement the feedback makes about phase 2 under `policy` (None: nothing failed)."""
+    if not v.hidden_failed and not v.recheck_failed:
+        return None
+    if policy == "binary":
+        return HELD_OUT_FAIL
+    line = f"Held-out tests: {len(v.hidden_failed)} of {hidden_total} fail."
+    if v.recheck_failed:
+        line += f" {len(v.recheck_failed)} visible tests failed their held-out re-check."
+    if policy == "tests":
+        line += "".join(f"\n- {i}" for i in [*v.hidden_failed, *v.recheck_failed])
+    return line
+
+
+def feedback_text(v: _Verdicts | None, guards: dict[str, str], fault: str | None, notes: list[str],
+                  opts: GradeOptions, hidden_total: int) -> str:
+    """The text fed back to the agent: guards, phase-1 failures with output, the policy's held-out line."""
+    if v is not None and not guards and fault is None and all(t.outcome == "passed" for t in v.tests):
+        return f"Resolved: all {len(v.tests)} graded tests pass."
+    out = ["Not resolved."]
+    out += [f"- {reason}" for reason in guards.values()]
+    if fault:
+        out.append(f"- The visible test run did not finish: {fault}")
+    if v is not None and not any(g == "unchanged" or g.startswith(("compile:", "shadow:")) for g in guards):
+        failing = [t for t in v.phase1.values() if t.outcome != "passed"]
+        if failing:
+            out.append(f"\nFailing visible tests ({len(failing)} of {len(v.phase1)}):")
+            for t in failing:
+                out.append(f"- {t.id}: {t.outcome}")
+                if t.message:
+                    out.append("    " + _clip(t.message, opts.per_test_chars).replace("\n", "\n    "))
+        line = held_out_line(opts.feedback_hidden, v, hidden_total)
+        if line:
+            out.append("\n" + line)
     if notes:
         out.append("\nGrader notes (your workspace was normalised before testing):")
         out += [f"- {n}" for n in notes[:20]]
         if len(notes) > 20:
             out.append(f"- ... and {len(notes) - 20} more")
     text = "\n".join(out)
-    return text if len(text) <= max_chars else text[: max_chars - 20] + "\n[... truncated ...]"
+    return text if len(text) <= opts.feedback_chars else text[: opts.feedback_chars - 20] + "\n[... truncated ...]"
 
 
-# --- grading ------------------------------------------------------------------------------
+# --- verdict ------------------------------------------------------------------------------
 def _counts(tests: list[TestOutcome]) -> dict[str, dict[str, int]]:
     counts = {g: {"passed": 0, "total": 0} for g in GROUPS}
     for t in tests:
@@ -350,165 +226,193 @@ def _counts(tests: list[TestOutcome]) -> dict[str, dict[str, int]]:
     return counts
 
 
-def _finish(
-    task: Task,
-    start: float,
-    tests: list[TestOutcome],
-    guards: dict[str, str],
-    error: str | None,
-    notes: list[str],
-    opts: dict[str, Any],
-) -> Grade:
-    counts = _counts(tests)
-    total = sum(c["total"] for c in counts.values())
-    passed = sum(c["passed"] for c in counts.values())
-    ratio = passed / total if total else 0.0
-    resolved = not guards and error is None and total > 0 and passed == total
+def _reward(counts: dict[str, dict[str, int]], resolved: bool, guards: dict, opts: GradeOptions) -> dict[str, Any]:
+    """The rewards, with hidden tests counted only as the policy reveals them (binary: all or none)."""
     if guards:
-        reward = rewards(False, 0.0, None)
-    else:
-        orig_failing = counts["FAIL_TO_PASS"]["total"] + counts["HIDDEN_TO_PASS"]["total"]
-        newly = counts["FAIL_TO_PASS"]["passed"] + counts["HIDDEN_TO_PASS"]["passed"]
-        regressions = counts["PASS_TO_PASS"]["total"] - counts["PASS_TO_PASS"]["passed"]
-        reward = rewards(
-            resolved, ratio, shaped(True, newly, orig_failing, regressions, resolved, opts["step_cost"])
-        )
-    try:
-        hidden_sources = list(task.hidden_files().values())
-    except OSError:
-        hidden_sources = []
-    fb = feedback_text(tests, guards, error, notes, opts["per_test_chars"], opts["feedback_chars"])
-    fb = redact(fb, hidden_sources, task.fact_tokens)
-    return Grade(
-        task.id,
-        resolved,
-        tests,
-        counts,
-        ratio,
-        list(guards),
-        time.monotonic() - start,
-        fb,
-        reward,
-        error,
-        notes,
-    )
+        return rewards(False, 0.0, None)
+    hidden = dict(counts["HIDDEN_TO_PASS"])
+    if opts.feedback_hidden == "binary" and hidden["passed"] < hidden["total"]:
+        hidden["passed"] = 0
+    total = sum(c["total"] for c in counts.values())
+    passed = counts["FAIL_TO_PASS"]["passed"] + counts["PASS_TO_PASS"]["passed"] + hidden["passed"]
+    orig_failing = counts["FAIL_TO_PASS"]["total"] + hidden["total"]
+    newly = counts["FAIL_TO_PASS"]["passed"] + hidden["passed"]
+    regressions = counts["PASS_TO_PASS"]["total"] - counts["PASS_TO_PASS"]["passed"]
+    return rewards(resolved, passed / total if total else 0.0,
+                   shaped(True, newly, orig_failing, regressions, resolved, opts.step_cost))
 
 
 def _not_run(task: Task, why: str) -> list[TestOutcome]:
-    return [
-        TestOutcome(i, g, "missing", f"not run: {why}") for g, ids in task.tests.groups().items() for i in ids
-    ]
+    return [TestOutcome(i, g, "missing", f"not run: {why}" if g != "HIDDEN_TO_PASS" else "")
+            for g, ids in task.tests.groups().items() for i in ids]
 
 
-def grade(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any) -> Grade:
-    """Grade the host dir `workspace` for `task` in a fresh sandbox from `sandbox`; never raises.
+def _judge(task: Task, p1: TestRun, p2: TestRun, expected: dict[str, list]) -> _Verdicts:
+    """Combine phase 1 outcomes with phase 2 observations compared here against `expected`."""
+    reported = {k: (r.outcome, list(r.observed) if r.observed is not None else None) for k, r in p2.tests.items()}
+    tests, phase1, recheck, hidden_failed = [], {}, [], []
+    for group, ids in task.tests.groups().items():
+        for i in ids:
+            ok2 = rules.observed_verdict(expected, reported, i)
+            if group == "HIDDEN_TO_PASS":
+                tests.append(TestOutcome(i, group, "passed" if ok2 else ("missing" if not p2.instances(i) else "failed")))
+                if not ok2:
+                    hidden_failed.append(i)
+                continue
+            r1 = p1.outcome(i)
+            phase1[i] = TestOutcome(i, group, r1.outcome, r1.message)
+            if r1.passed and not ok2:
+                recheck.append(i)
+                tests.append(TestOutcome(i, group, "failed", RECHECK_MSG))
+            else:
+                tests.append(phase1[i])
+    return _Verdicts(tests, phase1, recheck, hidden_failed)
 
-    Options: timeout (s, whole pytest run), per_test_chars, feedback_chars, step_cost,
-    max_workspace_mb, keep_dir (leave the graded copy on disk for inspection).
-    A task whose `grader` field names another grader (e.g. "bugsinpy", the BugsInPy-v2 verifier
-    rules) is graded by that one, looked up in sdebench.components.
+
+# --- the grader ---------------------------------------------------------------------------
+def grade(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any):
+    """Grade the host dir `workspace` for `task` with the grader its `grader` field names; never raises.
+
+    Options: the fields of sdebench.grading.options.GradeOptions (the `grading` config group).
     """
-    opts = {
-        "timeout": DEFAULT_TIMEOUT,
-        "per_test_chars": 1500,
-        "feedback_chars": 6000,
-        "step_cost": 0.1,
-        "max_workspace_mb": DEFAULT_MAX_BYTES // (1024 * 1024),
-        "keep_dir": False,
-    }
-    if task.grader != DEFAULT_GRADER:
-        from sdebench.components import ComponentError, grader_for
+    from sdebench.components import ComponentError, grader_for
 
-        try:
-            other = grader_for(task)
-        except ComponentError as e:
-            return _finish(task, time.monotonic(), _not_run(task, "no grader"), {}, str(e), [], opts)
-        return other(task, workspace, sandbox, **options)
-    unknown = sorted(set(options) - set(opts))
-    start = time.monotonic()
-    if unknown:
-        return _finish(
-            task,
-            start,
-            _not_run(task, "bad options"),
-            {},
-            f"unknown grade option(s): {', '.join(unknown)}",
-            [],
-            opts,
-        )
-    opts.update(options)
-    tmp = Path(tempfile.mkdtemp(prefix="sdebench-grade-"))
     try:
-        return _grade(task, Path(workspace), sandbox, tmp, opts, start)
-    except Exception as e:  # noqa: BLE001 - the grader never raises; the reason is the grade
-        return _finish(task, start, _not_run(task, "grader error"), {}, f"{type(e).__name__}: {e}", [], opts)
-    finally:
-        if not opts["keep_dir"]:
-            shutil.rmtree(tmp, ignore_errors=True)
+        grader = grader_for(task)
+    except ComponentError as e:
+        return _error_grade(task, time.monotonic(), str(e), GradeOptions())
+    return grader(task, workspace, sandbox, **options)
 
 
-def _grade(
-    task: Task, workspace: Path, factory: SandboxFactory, tmp: Path, opts: dict[str, Any], start: float
-) -> Grade:
-    if not workspace.is_dir():
-        return _finish(
-            task,
-            start,
-            _not_run(task, "no workspace"),
-            {},
-            f"workspace {workspace} is not a directory",
-            [],
-            opts,
-        )
-    ws = tmp / "ws"
-    copied = copy_tree(workspace, ws, skip_git=True, max_bytes=int(opts["max_workspace_mb"]) * 1024 * 1024)
-    pristine = pristine_tree(task)
-    if pristine.head_sha != task.head_sha:
-        return _finish(
-            task,
-            start,
-            _not_run(task, "bad task"),
-            {},
-            f"task bundle HEAD {pristine.head_sha[:12]} "
-            f"does not match task.toml head_sha {task.head_sha[:12]}",
-            [],
-            opts,
-        )
-    test_files = frozenset(task.test_files)
-    prep = prepare_copy(ws, pristine.as_dict(), test_files)
-    notes = copied.notes + prep.notes
-    guards: dict[str, str] = {}
-    if not prep.changed and not prep.deleted:
-        guards["unchanged"] = (
-            "No source change: the code is identical to the original, so nothing can be fixed."
-        )
-        return _finish(task, start, _not_run(task, "unchanged source"), guards, None, notes, opts)
-    for rel, msg in compile_errors(ws, prep.changed).items():
-        guards[f"compile:{rel}"] = f"{rel} does not compile: {msg}"
-    if guards:
-        return _finish(task, start, _not_run(task, "source does not compile"), guards, None, notes, opts)
+def grade_two_phase(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any):
+    """Grade by the two-phase rules of generated tasks (the grader named `sdebench`); never raises."""
+    return TwoPhaseGrader().grade(task, workspace, sandbox, **options)
 
-    for rel, content in task.hidden_files().items():
-        _force_write(ws, rel, content.encode())
-    canary = make_canary(task)
-    _force_write(ws, canary.rel, canary.source().encode())
 
-    ids = [i for g in task.tests.groups().values() for i in g]
-    paths = sorted({i.split("::")[0] for i in ids} | {canary.rel})
-    with factory.open(ws, read_only=True) as box:
-        run = run_tests(box, paths, module_names(prep.changed), timeout=float(opts["timeout"]), cleanup=False)
+def _error_grade(task: Task, start: float, error: str, opts: GradeOptions, notes: list[str] | None = None) -> Grade:
+    tests = _not_run(task, "grading failed")
+    counts = _counts(tests)
+    return Grade(task.id, False, tests, counts, 0.0, [], time.monotonic() - start,
+                 f"Not resolved.\n- The grade could not run: {error}", rewards(False, 0.0, None), error, notes or [],
+                 opts.feedback_hidden)
 
-    error = run.error
-    for mod, msg in sorted(run.import_errors.items()):
-        guards[f"import:{mod}"] = f"module {mod} fails to import: {msg.splitlines()[-1] if msg else ''}"
-    if error is None and canary_tampered(run, canary):
-        guards["tampering"] = (
-            "The test run was tampered with: the grader's control tests gave wrong results, "
-            "so no outcome of this run is trusted."
-        )
-    tests = [
-        TestOutcome(i, g, (r := run.outcome(i)).outcome, r.message)
-        for g, group in task.tests.groups().items()
-        for i in group
-    ]
-    return _finish(task, start, tests, guards, error, notes, opts)
+
+class TwoPhaseGrader:
+    """The grader of generated tasks (registry name `sdebench`)."""
+
+    def grade(self, task: Task, workspace: Path, factory: SandboxFactory, **options: Any) -> Grade:
+        """Grade `workspace` for `task`; never raises (see the module docstring)."""
+        start = time.monotonic()
+        try:
+            opts = GradeOptions.from_mapping(options)
+        except (OptionError, TypeError) as e:
+            return _error_grade(task, start, str(e), GradeOptions())
+        tmp = Path(tempfile.mkdtemp(prefix="g-"))
+        try:
+            return self._grade(task, Path(workspace), factory, tmp, opts, start)
+        except Exception as e:  # noqa: BLE001 - the grader never raises; the reason is the grade
+            return _error_grade(task, start, f"{type(e).__name__}: {e}", opts)
+        finally:
+            if not opts.keep_dir:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+    def _grade(self, task: Task, workspace: Path, factory: SandboxFactory, tmp: Path, opts: GradeOptions,
+               start: float) -> Grade:
+        if not workspace.is_dir():
+            return _error_grade(task, start, f"workspace {workspace} is not a directory", opts)
+        try:
+            expected = task.expected_observations()
+            overlay = {**task.observed_files(), **task.hidden_files()}
+        except (TaskError, OSError) as e:
+            return _error_grade(task, start, f"broken task: {e}", opts)
+        ws1, ws2 = tmp / "1" / "repo", tmp / "2" / "repo"
+        try:
+            copied = copy_tree(workspace, ws1, skip_git=True, max_bytes=opts.max_workspace_mb * 1024 * 1024)
+        except SandboxError as e:
+            guards = {"too_large": f"The workspace cannot be graded: {e}."}
+            return self._finish(task, start, None, guards, None, [], opts, {})
+        pristine = pristine_tree(task)
+        if pristine.head_sha != task.head_sha:
+            return _error_grade(task, start, f"task bundle HEAD {pristine.head_sha[:12]} does not match task.toml "
+                                f"head_sha {task.head_sha[:12]}", opts)
+        prep = rules.prepare_copy(ws1, pristine.as_dict(), task.test_files)
+        notes = copied.notes + prep.notes
+        guards: dict[str, str] = {}
+        if not prep.changed and not prep.deleted:
+            guards["unchanged"] = "No source change: the code is identical to the original, so nothing can be fixed."
+            return self._finish(task, start, None, guards, None, notes, opts, {})
+        for rel, msg in rules.compile_errors(ws1, prep.changed).items():
+            guards[f"compile:{rel}"] = f"{rel} does not compile: {msg}"
+        if guards:
+            return self._finish(task, start, None, guards, None, notes, opts, {})
+
+        shutil.copytree(ws1, ws2)
+        for rel, content in overlay.items():
+            rules.force_write(ws2, rel, content.encode())
+        visible_paths = sorted({i.split("::")[0] for g in ("FAIL_TO_PASS", "PASS_TO_PASS")
+                                for i in task.tests.groups()[g]})
+        first = task.tests.fail_to_pass[0].split("::")[0] if task.tests.fail_to_pass else "test_x.py"
+        pot = make_honeypot(ws1, [*prep.changed, *sorted(r for r in pristine.as_dict() if is_source(r, task.test_files))],
+                            first)
+        if pot is not None:
+            pot.install(ws1)
+        modules = rules.module_names(prep.changed)
+        limit = opts.test_limit(task.test_time_limit_s)
+        p1_paths = visible_paths + ([pot.test_rel] if pot else [])
+        p2_paths = sorted(overlay)
+        times: dict[str, float] = {}
+
+        def phase(name: str, ws: Path, paths: list[str], mode: str) -> TestRun:
+            t0 = time.monotonic()
+            try:
+                with factory.open(ws, read_only=True) as box:
+                    return run_tests(box, paths, modules, timeout=opts.timeout, cleanup=False, mode=mode,
+                                     shadow_check=prep.added_names, test_time_limit=limit)
+            except SandboxError as e:
+                return TestRun(error=f"sandbox failure: {e}")
+            finally:
+                times[name] = round(time.monotonic() - t0, 4)
+
+        with ThreadPoolExecutor(2) as pool:
+            f1 = pool.submit(phase, "visible", ws1, p1_paths, "visible")
+            f2 = pool.submit(phase, "held_out", ws2, p2_paths, "observe")
+            p1, p2 = f1.result(), f2.result()
+        if p1.error or p2.error:
+            which = "visible" if p1.error else "held-out"
+            return _error_grade(task, start, f"{which} phase: {p1.error or p2.error}", opts, notes)
+
+        for name, where in sorted(p1.shadowed.items()):
+            guards[f"shadow:{name}"] = (f"The top-level name {name!r} of your workspace is also importable from "
+                                        f"{where}: it would stand in for that module, so the code was not tested.")
+        if guards:
+            return self._finish(task, start, None, guards, None, notes, opts, times)
+        for mod, msg in sorted(p1.import_errors.items()):
+            guards[f"import:{mod}"] = f"module {mod} fails to import: {msg.splitlines()[-1] if msg else ''}"
+        if p1.tampered or (pot is not None and p1.finished and not p1.import_errors and pot.tampered(p1)):
+            guards["tampering"] = ("The test run was tampered with: the grader's control checks gave wrong results, "
+                                   "so no outcome of this run is trusted.")
+        verdicts = _judge(task, p1, p2, expected)
+        held = {"fault": p2.fault, "tampered": bool(p2.tampered), "import_errors": sorted(p2.import_errors),
+                "shadowed": sorted(p2.shadowed), "recheck_failed": verdicts.recheck_failed,
+                "timed_out": len(p2.timed_out_tests), "reruns": p2.reruns}
+        return self._finish(task, start, verdicts, guards, p1.fault, notes, opts, times, held)
+
+    def _finish(self, task: Task, start: float, v: _Verdicts | None, guards: dict[str, str], fault: str | None,
+                notes: list[str], opts: GradeOptions, times: dict[str, float], held: dict | None = None) -> Grade:
+        tests = v.tests if v is not None else _not_run(task, "a guard fired" if guards else "not graded")
+        counts = _counts(tests)
+        total = sum(c["total"] for c in counts.values())
+        passed = sum(c["passed"] for c in counts.values())
+        # Default-fail: a phase that did not finish cleanly resolves nothing, whatever it reported.
+        clean = fault is None and not (held or {}).get("fault")
+        resolved = not guards and clean and v is not None and total > 0 and passed == total
+        hidden_total = len(task.tests.hidden_to_pass)
+        fb = feedback_text(v, guards, fault, notes, opts, hidden_total)
+        try:
+            hidden_sources = list(task.hidden_files().values())
+        except OSError:
+            hidden_sources = []
+        fb = redact(fb, hidden_sources, task.fact_tokens)
+        return Grade(task.id, resolved, tests, counts, passed / total if total else 0.0, list(guards),
+                     time.monotonic() - start, fb, _reward(counts, resolved, guards, opts), None, notes,
+                     opts.feedback_hidden, held or {}, times)

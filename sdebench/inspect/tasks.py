@@ -23,6 +23,7 @@ from sdebench.delivery.memory import format_hits
 from sdebench.grading.grade import grade
 from sdebench.sandbox import make_factory
 from sdebench.tasks import record as task_mod
+from sdebench.tasks.selection import select
 
 WORKDIR = "repo"  # relative to the sandbox's working directory
 ARCHIVE = ".sdebench-workspace.tar"
@@ -34,7 +35,7 @@ _MEMORY: dict[str, Any] = {}  # sample uuid -> MemoryIndex of a memtool delivery
 def samples(tasks_dir: Path, delivery: str, **filters: Any) -> list[Sample]:
     """One Sample per selected task: the statement as input, the task's identity as metadata."""
     out = []
-    for t in task_mod.select(tasks_dir, **filters):
+    for t in select(tasks_dir, **filters):
         meta = {"task_id": t.id, "family": t.family, "variant": t.variant, "source": t.source,
                 "bottleneck": t.bottleneck, "delivery": delivery, "tags": list(t.tags)}
         text = f"{t.statement.rstrip()}\n\nThe repository is checked out in ./{WORKDIR}. Fix the bug there, then submit."
@@ -58,7 +59,7 @@ def delivery_setup(tasks_dir: str, delivery: str) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         t = task_mod.load(Path(tasks_dir) / state.metadata["task_id"])
         with tempfile.TemporaryDirectory(prefix="sdebench-inspect-") as tmp:
-            prep = build_delivery(delivery).prepare(t, Path(tmp))
+            prep = build_delivery({"name": delivery}).prepare(t, Path(tmp))
             data = _tar(prep.workspace)
         box = sandbox()
         await box.write_file(ARCHIVE, data)
@@ -178,7 +179,7 @@ def sdebench_task(
 ) -> Task:
     """The Inspect Task (see the package docstring)."""
     tasks_dir = str(_from_shell_cwd(tasks_dir))
-    build_delivery(delivery)  # an unknown delivery fails here, before any sample runs
+    build_delivery({"name": delivery})  # an unknown delivery fails here, before any sample runs
     dataset = MemoryDataset(samples(Path(tasks_dir), delivery, source=source, family=family, variant=variant, ids=ids),
                             name=f"sdebench-{delivery}-{next(_RUNS)}")
     return Task(

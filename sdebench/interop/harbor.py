@@ -20,10 +20,12 @@ from pathlib import Path
 
 import tomli_w
 
+from sdebench.grading import rules
 from sdebench.grading.testrun import runner_source
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import container, nodeids
 from sdebench.sandbox.base import SandboxFactory
+from sdebench.tasks import artifacts
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import Task
 
@@ -32,7 +34,6 @@ ORG = "sdebench"
 VERIFY_TIMEOUT = 300
 APP = "/app"
 PATCH_EOF = "SDEBENCH_ORACLE_PATCH_EOF"
-CONFIG_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
 
 TEST_SH = """\
 #!/bin/bash
@@ -49,19 +50,6 @@ class HarborError(ValueError):
     """A task that cannot be exported (the message says why)."""
 
 
-def _is_protected(rel: str, declared: tuple[str, ...]) -> bool:
-    parts = rel.split("/")
-    name = parts[-1]
-    return (
-        rel in declared
-        or "tests" in parts[:-1]
-        or name in CONFIG_NAMES
-        or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
-    )
-
-
-def _is_memory(rel: str) -> bool:
-    return rel.endswith(".md") or rel.startswith(".agent/") or rel.startswith("docs/")
 
 
 def task_toml(task: Task) -> str:
@@ -117,27 +105,44 @@ def harbor_files(task: Task, factory: SandboxFactory | None = None,
         ids = nodeids.full_ids(task, factory)
     except nodeids.NodeIdError as e:
         raise HarborError(str(e)) from None
-    with tempfile.TemporaryDirectory(prefix="sdebench-harbor-") as tmp:
-        tree = repo_mod.read_tree(repo_mod.unbundle(task.bundle, Path(tmp) / "repo"))
-    declared = tuple(task.test_files)
     files: dict[str, bytes] = {
         "instruction.md": (task.statement.rstrip("\n") + f"\n\nThe repository is checked out at {APP}.\n").encode(),
         "task.toml": task_toml(task).encode(),
         "environment/Dockerfile": container.dockerfile(base_image, APP).encode(),
         f"environment/{container.BUNDLE_NAME}": task.bundle.read_bytes(),
         "tests/test.sh": TEST_SH.encode(),
-        "tests/verify.py": (Path(__file__).with_name("harbor_verify.py")).read_bytes(),
-        "tests/_runner.py": runner_source().encode(),
+        **{f"tests/{rel}": data for rel, data in verifier_files(task, ids).items()},
+    }
+    patch = task.oracle_patch
+    if patch.strip():
+        files["solution/solve.sh"] = solve_sh(patch).encode()
+    return files
+
+
+def verifier_files(task: Task, ids: dict[str, list[str]]) -> dict[str, bytes]:
+    """The default-fail verifier of `task` (verify.py, the grading rules it imports, the answer key),
+    relative path -> bytes; `ids` are the full node ids per test group. It grades a repo at
+    SDEBENCH_APP (default /app), so any harness that runs it after the agent is gone can use it."""
+    with tempfile.TemporaryDirectory(prefix="sdebench-harbor-") as tmp:
+        tree = repo_mod.read_tree(repo_mod.unbundle(task.bundle, Path(tmp) / "repo"))
+    declared = tuple(task.test_files)
+    files: dict[str, bytes] = {
+        "verify.py": (Path(__file__).with_name("harbor_verify.py")).read_bytes(),
+        "_runner.py": runner_source().encode(),
+        # The grading rules themselves, not a copy of them: the verifier imports these.
+        "rules.py": Path(rules.__file__).read_bytes(),
+        "artifacts.py": Path(artifacts.__file__).read_bytes(),
     }
     for rel, content in tree.items():
-        if _is_protected(rel, declared):
-            files[f"tests/pristine/{rel}"] = content.encode()
+        files[f"pristine/{rel}"] = content.encode()
     for rel, content in task.hidden_files().items():
-        files[f"tests/hidden/{rel}"] = content.encode()
+        files[f"hidden/{rel}"] = content.encode()
+    for rel, content in task.observed_files().items():
+        files[f"observed/{rel}"] = content.encode()
     sources = {
         rel: hashlib.sha256(content.encode()).hexdigest()
         for rel, content in tree.items()
-        if not _is_protected(rel, declared) and not _is_memory(rel)
+        if rules.is_source(rel, declared)
     }
     expected = {
         "task_id": task.id,
@@ -145,11 +150,10 @@ def harbor_files(task: Task, factory: SandboxFactory | None = None,
         "test_files": list(declared),
         "sources": sources,
         "timeout": VERIFY_TIMEOUT,
+        "test_time_limit_s": task.test_time_limit_s or 10.0,
+        "observations": task.expected_observations(),
     }
-    files["tests/expected.json"] = (json.dumps(expected, indent=1, sort_keys=True) + "\n").encode()
-    patch = task.oracle_patch
-    if patch.strip():
-        files["solution/solve.sh"] = solve_sh(patch).encode()
+    files["expected.json"] = (json.dumps(expected, indent=1, sort_keys=True) + "\n").encode()
     return files
 
 

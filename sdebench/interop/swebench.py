@@ -2,8 +2,11 @@
 
 Instances carry SWE-bench's dataset fields plus the 5.x harness fields (`image`, `eval_script`,
 `log_parser`, `eval_type`); FAIL_TO_PASS and PASS_TO_PASS are JSON-encoded lists of full pytest
-node ids, collected on the oracle-patched repo (`sdebench.interop.nodeids`). The hidden tests
-arrive through `test_patch`, so they join FAIL_TO_PASS. A task repo (`sweb.yaml`,
+node ids, collected on the oracle-patched repo (`sdebench.interop.nodeids`); the hidden tests
+join FAIL_TO_PASS. `test_patch` adds the hidden observation tests (for reference: they hold inputs,
+not expected values); `eval_script` grades with sdebench's own default-fail verifier (the one the
+Harbor export ships), unpacked outside the repo: both phases, observations judged against the
+expected ones, one `PASSED`/`FAILED <id>` line per graded test for SWE-bench's log parser. A task repo (`sweb.yaml`,
 `tasks/<id>/{task.yaml, tests.json, problem_statement.md, gold.patch, test.patch, eval.sh,
 Dockerfile, repo.bundle}`) is what `swebench dataset check` and `swebench eval --task-repo` read.
 Predictions are `{instance_id, model_name_or_path, model_patch}` with the episode's final diff.
@@ -21,7 +24,6 @@ from typing import Any
 
 import yaml
 
-from sdebench.grading.grade import STARTUP_HOOKS, is_protected, pristine_tree
 from sdebench.interop import container, nodeids
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import repo as repo_mod
@@ -54,41 +56,61 @@ def image_name(instance_id: str) -> str:
     return f"swebench/sweb.eval.x86_64.{instance_id}:latest".lower().replace("__", "_1776_")
 
 
-def _protected_tracked(task: Task) -> list[str]:
-    """The test files and pytest configs of the task's HEAD tree."""
-    return sorted(rel for rel in pristine_tree(task).as_dict() if is_protected(rel, frozenset(task.test_files)))
+VERIFIER_DIR = "/sdebench-verifier"  # outside the repo: the submitted code never imports it
+# Prints one pytest -rA style line per graded test from the verifier's details (PASSED/FAILED <id>),
+# so SWE-bench's own log parser reads the verdicts; a guard or an error fails every test.
+_VERDICTS = (
+    "import json, sys\n"
+    "spec = json.load(open(sys.argv[1]))\n"
+    "try:\n"
+    "    details = json.load(open(sys.argv[2]))\n"
+    "except (OSError, ValueError):\n"
+    "    details = {}\n"
+    "graded = details.get('tests') or {}\n"
+    "for group, ids in sorted(spec['tests'].items()):\n"
+    "    for i in ids:\n"
+    "        print(('PASSED ' if (graded.get(group) or {}).get(i) == 'passed' else 'FAILED ') + i)\n"
+)
 
 
-def eval_script(task: Task, test_patch: str, protected: list[str], test_paths: list[str]) -> str:
-    """eval.sh: test files and pytest configs back to base, the hidden tests added, pytest -rA between markers."""
-    if any(line == PATCH_EOF for line in test_patch.splitlines()):
-        raise ExportError("the test patch contains the heredoc delimiter")
-    base = task.head_sha
-    restore = f"git checkout {base} -- " + " ".join(_quote(p) for p in protected) if protected else ":"
-    hooks = "|".join(f"*/{h}" for h in sorted(STARTUP_HOOKS))
-    drop = (
-        "git ls-files --others | while IFS= read -r f; do\n"
-        '  case "/$f" in\n'
-        "    */conftest.py|*/pytest.ini|*/.pytest.ini|*/tox.ini|*/setup.cfg|*/pyproject.toml|*/test_*.py|*_test.py"
-        f"|*/tests/*|*.pth|{hooks}) rm -f -- \"$f\" ;;\n"
-        "  esac\n"
-        "done\n"
-    )
-    body = test_patch if test_patch.endswith("\n") else test_patch + "\n"
-    paths = " ".join(_quote(p) for p in test_paths)
+def _tar_b64(files: dict[str, bytes]) -> str:
+    """`files` as a gzipped tar, base64 in lines of 76 (a heredoc in eval.sh)."""
+    import base64
+    import gzip
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for rel, data in sorted(files.items()):
+            info = tarfile.TarInfo(rel)
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            tf.addfile(info, io.BytesIO(data))
+    raw = base64.b64encode(gzip.compress(buf.getvalue(), mtime=0)).decode()
+    return "\n".join(raw[i:i + 76] for i in range(0, len(raw), 76))
+
+
+def eval_script(task: Task, verifier: dict[str, bytes]) -> str:
+    """eval.sh: unpack sdebench's default-fail verifier outside the repo, grade /testbed with it (both
+    phases, observations judged against the expected ones), print one PASSED/FAILED line per test
+    between SWE-bench's markers."""
+    payload = _tar_b64(verifier)
+    if PATCH_EOF in payload:
+        raise ExportError("the verifier payload contains the heredoc delimiter")
+    tests, logs = f"{VERIFIER_DIR}/tests", f"{VERIFIER_DIR}/logs"
     return (
         "#!/bin/bash\n"
-        "set -uxo pipefail\n"
+        "set -uo pipefail\n"
         f"cd {WORKDIR}\n"
-        "# Tests and pytest configuration are graded from base_commit; ones the patch added are dropped.\n"
-        f"{restore}\n"
-        f"{drop}"
-        f"git apply --verbose - <<'{PATCH_EOF}'\n{body}{PATCH_EOF}\n"
-        f": '{START}'\n"
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1 python3 -B -m pytest -rA --tb=short "
-        f"-p no:cacheprovider {paths}\n"
-        f": '{END}'\n"
-        f"{restore}\n"
+        "# The verifier restores tests and pytest configuration from the base tree in its own copy of\n"
+        "# the repo; the hidden tests and the expected observations live only in its dir.\n"
+        f"rm -rf {VERIFIER_DIR} && mkdir -p {tests} {logs}\n"
+        f"base64 -d <<'{PATCH_EOF}' | tar -xz -C {tests}\n{payload}\n{PATCH_EOF}\n"
+        f"SDEBENCH_APP={WORKDIR} SDEBENCH_LOG_DIR={logs} python3 -B {tests}/verify.py\n"
+        f"echo '{START}'\n"
+        f"python3 -B -c {_quote(_VERDICTS)} {tests}/expected.json {logs}/details.json\n"
+        f"echo '{END}'\n"
+        f"rm -rf {VERIFIER_DIR}\n"
     )
 
 
@@ -109,7 +131,9 @@ def instance(task: Task, factory: SandboxFactory) -> dict[str, Any]:
     f2p = ids["FAIL_TO_PASS"] + ids["HIDDEN_TO_PASS"]
     p2p = ids["PASS_TO_PASS"]
     test_patch = repo_mod.diff_files({}, task.hidden_files())
-    paths = sorted({i.split("::")[0] for i in f2p + p2p})
+    from sdebench.interop.harbor import verifier_files
+
+    verifier = verifier_files(task, ids)
     return {
         "repo": f"sdebench/{task.family}",
         "instance_id": task.id,
@@ -124,7 +148,7 @@ def instance(task: Task, factory: SandboxFactory) -> dict[str, Any]:
         "PASS_TO_PASS": json.dumps(p2p),
         "environment_setup_commit": task.head_sha,
         "image": image_name(task.id),
-        "eval_script": eval_script(task, test_patch, _protected_tracked(task), paths),
+        "eval_script": eval_script(task, verifier),
         "log_parser": LOG_PARSER,
         "eval_type": EVAL_TYPE,
     }

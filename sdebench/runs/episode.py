@@ -6,7 +6,12 @@ resolved at the first submit gives 0; unresolved after the cap gives the cap wit
 
 The episode's stop_reason says why it ended: `resolved`, `max_interventions` (unresolved after
 the cap), a limit the agent hit (`max_turns`, `max_cost`, `max_wall`, ...), `gave_up`, or `error`
-(an exception anywhere in the episode: it is recorded, never raised).
+(an exception anywhere in the episode, or a grade that could not run: it is recorded, never
+raised, and never counted as unresolved).
+
+Grades get the options of the `grading` config group; the trajectory logs only what the agent may
+learn of each grade (`Grade.public()`: its feedback policy decides what is said about held-out
+tests), the record keeps the full counts and the policy.
 
 A resubmission whose files are byte-identical to the previous graded one reuses that grade
 (`reuse_unchanged_grades`, default on; the attempt says `grade_reused`): the tasks' tests are
@@ -51,6 +56,13 @@ def limits_from(cfg: dict[str, Any]) -> Limits:
     return Limits(**known)
 
 
+def grading_options(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The grade options of `cfg['grading']` (validated: a bad one raises OptionError)."""
+    from sdebench.grading.options import GradeOptions
+
+    return GradeOptions.from_mapping(dict(cfg.get("grading") or {})).to_dict()
+
+
 def _name(cfg: dict[str, Any], group: str) -> str:
     return str((cfg.get(group) or {}).get("name", "none"))
 
@@ -86,17 +98,18 @@ def fingerprint(root: Path) -> str:
 class _Grading:
     """Grades the agent's files after each run; an unchanged submission reuses the last grade."""
 
-    def __init__(self, task: Task, sandbox, workspace: Path, work: Path, factory: SandboxFactory, grader: Grader, cache: bool):
+    def __init__(self, task: Task, sandbox, workspace: Path, work: Path, factory: SandboxFactory, grader: Grader, cache: bool,
+                 options: dict[str, Any]):
         self.task, self.sandbox, self.workspace, self.work = task, sandbox, workspace, work
-        self.factory, self.grader, self.cache = factory, grader, cache
+        self.factory, self.grader, self.cache, self.options = factory, grader, cache, options
         self.last: tuple[str, Grade] | None = None
         self.graded: Path | None = None  # the host dir graded last (for the final diff)
 
     def __call__(self, n: int) -> tuple[Grade, bool]:
         """Grade attempt `n`; returns the grade and whether it was reused."""
-        # A host-local sandbox (its workdir is the host workspace) is graded in place: the grader
-        # makes its own pristine copy. Otherwise the files are first copied out of the sandbox.
-        if Path(self.sandbox.workdir) == self.workspace.resolve():
+        # A sandbox whose files live on the host is graded in place: the grader makes its own
+        # pristine copy. Otherwise the files are first copied out of the sandbox.
+        if getattr(self.sandbox, "host_workspace", None) == self.workspace.resolve():
             host = self.workspace
         else:
             host = self.work / f"graded-{n}"
@@ -109,7 +122,7 @@ class _Grading:
         fp = fingerprint(host) if self.cache else ""
         if self.cache and self.last is not None and self.last[0] == fp:
             return self.last[1], True
-        g = self.grader(self.task, host, self.factory)
+        g = self.grader(self.task, host, self.factory, **self.options)
         self.last = (fp, g)
         return g, False
 
@@ -152,6 +165,7 @@ def run_episode(
     started = time.monotonic()
     ident = identity(task, cfg)
     rec = EpisodeRecord.start(ident)
+    rec.feedback_hidden = str((cfg.get("grading") or {}).get("feedback_hidden", "binary"))
     try:
         traj = Trajectory(trajectory_path)
     except OSError as e:
@@ -165,8 +179,9 @@ def run_episode(
     try:
         if work_root is not None:
             Path(work_root).mkdir(parents=True, exist_ok=True)
-        # The workspace path is visible to the agent's commands: it must not name the task.
-        work = Path(tempfile.mkdtemp(prefix="sdebench-episode-", dir=work_root))
+        options = grading_options(cfg)
+        # A neutral name: the workspace path must not name the task (unsafe_local shows it as is).
+        work = Path(tempfile.mkdtemp(prefix="ep-", dir=work_root))
         traj.log("episode_start", **vars(ident), max_interventions=max_interventions)
         prepared = build_delivery(cfg.get("delivery")).prepare(task, work, carried)
         rec.delivery_info = prepared.info
@@ -195,7 +210,8 @@ def run_episode(
             sandbox=sandbox if getattr(agent_obj, "runs_in_sandbox", False) else None,
         )
         agent_obj.start(ctx)
-        grading = _Grading(task, sandbox, prepared.workspace, work, factory, grade_fn, bool(cfg.get("reuse_unchanged_grades", True)))
+        grading = _Grading(task, sandbox, prepared.workspace, work, factory, grade_fn,
+                           bool(cfg.get("reuse_unchanged_grades", True)), options)
         interventions = 0
         while True:
             run = agent_obj.run()
@@ -206,7 +222,11 @@ def run_episode(
             grade_s = time.monotonic() - t
             rec.grading_s += grade_s
             rec.attempts.append(_attempt(len(rec.attempts) + 1, run.stop_reason, run.turns, g, grade_s, reused))
-            traj.log("grade", **g.to_dict())
+            traj.log("grade", **g.public())
+            if g.error:
+                # The grade could not run: an infrastructure failure, never an outcome.
+                rec.stop_reason, rec.error = "error", f"grading failed: {g.error}"
+                break
             if g.resolved:
                 rec.resolved, rec.stop_reason, rec.resolved_at = True, "resolved", len(rec.attempts)
                 break

@@ -37,6 +37,11 @@ def config_hash(cfg: dict[str, Any]) -> str:
     part = {k: cfg.get(k) for k in OUTCOME_KEYS}
     if isinstance(part["model"], dict):
         part["model"] = {k: v for k, v in part["model"].items() if k not in UNHASHED_MODEL_KEYS}
+    # The feedback policy changes what an agent learns per submit, so it is outcome-relevant; the
+    # default is left out so records made before the option existed keep their hash.
+    policy = (cfg.get("grading") or {}).get("feedback_hidden", "binary")
+    if policy != "binary":
+        part["feedback_hidden"] = policy
     return hashlib.sha256(json.dumps(part, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 

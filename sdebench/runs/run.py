@@ -62,8 +62,13 @@ def start_up(cfg: dict[str, Any], build_agent: bool) -> Any:
     """
     from sdebench import components
     from sdebench.components import ComponentError
+    from sdebench.grading.options import GradeOptions, OptionError
     from sdebench.sandbox import SandboxError
 
+    try:
+        GradeOptions.from_mapping(dict(cfg.get("grading") or {}))
+    except (OptionError, TypeError) as e:
+        raise RunError(f"grading: {e}") from None
     try:
         components.resolve("agent", (cfg.get("agent") or {}).get("name"))
         components.build_delivery(cfg.get("delivery"))
@@ -225,6 +230,11 @@ def app(cfg: DictConfig) -> None:
         return
     if hc.mode == RunMode.RUN and not plain.get("dry_run"):
         print("\n" + results.markdown(results.summarize(records)), flush=True)
+        errors = sum(r.stop_reason == "error" for r in records)
+        if errors:
+            # An error is not an outcome: say so, and exit non-zero (a rerun retries them).
+            print(f"sdebench.run: {errors} episode(s) failed with an error (rerun to retry them)", file=sys.stderr)
+            sys.exit(1)
 
 
 def main(argv: list[str] | None = None) -> None:

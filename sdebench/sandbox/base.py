@@ -12,6 +12,11 @@ TRUNCATION_MARKER = "\n[... {n} bytes truncated ...]\n"
 # The one workspace dir commands may write in when a sandbox is opened read-only (grading):
 # the test runner's report goes there.
 OUT_DIR = ".sdebench-out"
+# Where every backend shows the workspace to commands: the same neutral path in every episode,
+# so nothing in the working directory names the task.
+WORKDIR = "/repo"
+# How often a running command's watch is polled.
+WATCH_POLL_S = 0.05
 
 
 class SandboxError(RuntimeError):
@@ -50,6 +55,21 @@ class ExecResult:
     timed_out: bool = False
     truncated: bool = False
     duration_s: float = 0.0
+    stopped: bool = False  # killed because its watch expired
+
+
+@runtime_checkable
+class Watch(Protocol):
+    """Supervises one running command from the host: sees its stdout as it arrives, may stop it.
+
+    `feed` gets stdout bytes in order (from the backend's reader); `expired` is polled about every
+    WATCH_POLL_S seconds and a True stops the command at once (the whole process tree, not a
+    signal the command could catch or block).
+    """
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    def expired(self) -> bool: ...
 
 
 @runtime_checkable
@@ -58,8 +78,10 @@ class Sandbox(Protocol):
 
     workdir: str  # the workspace path as commands inside the sandbox see it
 
-    def exec(self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None) -> ExecResult:
-        """Run `cmd` (a shell string or an argv list) in the workspace."""
+    def exec(
+        self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None, watch: Watch | None = None
+    ) -> ExecResult:
+        """Run `cmd` (a shell string or an argv list) in the workspace, under `watch` if given."""
         ...
 
     def read_file(self, rel: str) -> str:

@@ -1,19 +1,24 @@
-"""`sandbox=docker`: one long-lived container per opened sandbox, driven by the docker SDK.
+"""`sandbox=docker`: one container per opened sandbox, driven by the docker SDK.
 
 The container has no network, memory and pids limits, a tmpfs /tmp, no capabilities, runs as
 an unprivileged user, and carries the label `sdebench=1`. The workspace is copied in and out by
-tar archive; each exec is wrapped in an in-container `timeout -k`. Output is streamed and capped
-so a flood never lands in host memory.
+tar archive, at /repo; each exec is wrapped in an in-container `timeout -k`. Output is streamed
+and capped so a flood never lands in host memory. The factory keeps `prestart` containers
+started ahead of need (each is used by one sandbox, then removed), so opening a sandbox costs
+only the copy of the workspace.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
 import posixpath
+import queue
 import tarfile
 import tempfile
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -23,15 +28,18 @@ from sdebench.sandbox.base import (
     DEFAULT_OUTPUT_CAP,
     OUT_DIR,
     TRUNCATION_MARKER,
+    WATCH_POLL_S,
+    WORKDIR,
     ExecResult,
     Mount,
     SandboxError,
+    Watch,
     mount_volumes,
 )
 from sdebench.sandbox.files import DEFAULT_MAX_BYTES, copy_tree
 from sdebench.sandbox.unsafe import base_env
 
-WORKDIR = "/workspace"
+ARCHIVE_ROOT = WORKDIR.strip("/")
 LABEL = "sdebench"
 PID_LABEL = "sdebench.pid"
 DEFAULT_IMAGE = "sdebench-py:3.11"
@@ -54,6 +62,7 @@ class DockerOptions:
     cpus: float = 0.0  # 0 = no CPU quota
     max_workspace_mb: int = DEFAULT_MAX_BYTES // MIB
     client_timeout_s: int = 900  # socket timeout towards the engine; execs are bounded in-container
+    prestart: int = 2  # containers kept started ahead of need (0: start each on open)
 
 
 def _uid_gid(user: str) -> tuple[int, int]:
@@ -105,10 +114,43 @@ class _Capture:
         return bytes(self.head).decode(errors="replace") + marker + tail.decode(errors="replace"), True
 
 
-class DockerSandbox:
-    """A running container holding a copy of the workspace at /workspace."""
+def start_container(client, opts: DockerOptions, mounts: tuple[Mount, ...] = ()):
+    """Create and start one sandbox container (idle, no workspace yet) with `mounts` bound; raises SandboxError."""
+    container = None
+    try:
+        kwargs = {}
+        if opts.cpus:
+            kwargs["nano_cpus"] = int(opts.cpus * 1e9)
+        if mounts:
+            kwargs["volumes"] = mount_volumes(mounts)
+        container = client.containers.create(
+            opts.image,
+            ["sleep", "infinity"],
+            detach=True,
+            network_mode="none",
+            mem_limit=f"{opts.memory_mb}m",
+            memswap_limit=f"{opts.memory_mb}m",
+            pids_limit=opts.pids_max,
+            tmpfs={"/tmp": f"rw,nosuid,nodev,size={opts.tmp_size_mb}m,mode=1777"},
+            labels={LABEL: "1", PID_LABEL: str(os.getpid())},
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            environment={"PATH": SYSTEM_PATH},
+            **kwargs,
+        )
+        container.start()
+        return container
+    except Exception as e:  # noqa: BLE001 - every engine failure becomes one clear error
+        if container is not None:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+        raise SandboxError(f"cannot start a container from image {opts.image!r}: {_short(e)}") from None
 
-    def __init__(self, client, workspace: Path, opts: DockerOptions, read_only: bool = False,
+
+class DockerSandbox:
+    """A running container holding a copy of the workspace at /repo."""
+
+    def __init__(self, client, workspace: Path, opts: DockerOptions, read_only: bool = False, container=None,
                  mounts: tuple[Mount, ...] = ()):
         self.client = client
         self.opts = opts
@@ -116,50 +158,34 @@ class DockerSandbox:
         self.workdir = WORKDIR
         self.uid, self.gid = _uid_gid(opts.user)
         self.read_only = read_only
-        self.container = None
+        self.container = container
+        self.removal: threading.Thread | None = None
+        self._dirty = False
         try:
-            kwargs = {}
-            if opts.cpus:
-                kwargs["nano_cpus"] = int(opts.cpus * 1e9)
-            if mounts:
-                kwargs["volumes"] = mount_volumes(mounts)
-            self.container = client.containers.create(
-                opts.image,
-                ["sleep", "infinity"],
-                detach=True,
-                network_mode="none",
-                mem_limit=f"{opts.memory_mb}m",
-                memswap_limit=f"{opts.memory_mb}m",
-                pids_limit=opts.pids_max,
-                tmpfs={"/tmp": f"rw,nosuid,nodev,size={opts.tmp_size_mb}m,mode=1777"},
-                labels={LABEL: "1", PID_LABEL: str(os.getpid())},
-                cap_drop=["ALL"],
-                security_opt=["no-new-privileges"],
-                environment={"PATH": SYSTEM_PATH},
-                **kwargs,
-            )
+            if self.container is None:
+                self.container = start_container(client, opts, mounts)
             self._put_tree(self.workspace)
-            self.container.start()
         except SandboxError:
             self.close()
             raise
         except Exception as e:  # noqa: BLE001 - every engine failure becomes one clear error
             self.close()
-            raise SandboxError(f"cannot start a container from image {opts.image!r}: {_short(e)}") from None
+            raise SandboxError(f"cannot copy the workspace into the container: {_short(e)}") from None
 
     # --- archives ------------------------------------------------------------------------
-    def _tarinfo(self, name: str, kind: bytes, size: int = 0, mode: int = 0o644) -> tarfile.TarInfo:
+    def _tarinfo(self, name: str, kind: bytes, size: int = 0, mode: int = 0o644, rel: str | None = None) -> tarfile.TarInfo:
+        """An archive entry `name`; `rel` is its workspace-relative path (default: `name`)."""
         info = tarfile.TarInfo(name)
         info.type, info.size, info.mode = kind, size, mode
         # Read-only: root owns the files, so the unprivileged user can write only below OUT_DIR.
-        rel = name.split("/", 1)[1] if name.startswith("workspace/") else ("" if name == "workspace" else name)
+        rel = name if rel is None else rel
         owned = not self.read_only or rel == OUT_DIR or rel.startswith(OUT_DIR + "/")
         info.uid, info.gid = (self.uid, self.gid) if owned else (0, 0)
         info.mtime = int(time.time())
         return info
 
     def _put_tree(self, root: Path) -> None:
-        """Copy the host dir `root` to /workspace (regular files and dirs only, owned by the user)."""
+        """Copy the host dir `root` to /repo (regular files and dirs only, owned by the user)."""
         with tempfile.TemporaryDirectory(prefix="sdebench-docker-") as tmp:
             # A safe copy first: no link out of the workspace reaches the archive.
             copy_tree(root, Path(tmp), skip_git=False, max_bytes=self.opts.max_workspace_mb * MIB)
@@ -171,23 +197,22 @@ class DockerSandbox:
                 self.container.put_archive("/", buf)
 
     def _write_tar(self, buf, tmp: Path) -> None:
-        """Write the tree `tmp` as workspace/... entries owned by the sandbox user."""
+        """Write the tree `tmp` as repo/... entries owned by the sandbox user."""
+        root = ARCHIVE_ROOT
         with tarfile.open(fileobj=buf, mode="w") as tar:
-            tar.addfile(self._tarinfo("workspace", tarfile.DIRTYPE, mode=0o755))
+            tar.addfile(self._tarinfo(root, tarfile.DIRTYPE, mode=0o755, rel=""))
             for dirpath, dirnames, filenames in os.walk(tmp):
                 dirnames.sort()
                 rel_dir = Path(dirpath).relative_to(tmp)
                 for d in dirnames:
-                    tar.addfile(
-                        self._tarinfo(f"workspace/{(rel_dir / d).as_posix()}", tarfile.DIRTYPE, mode=0o755)
-                    )
+                    rel = (rel_dir / d).as_posix()
+                    tar.addfile(self._tarinfo(f"{root}/{rel}", tarfile.DIRTYPE, mode=0o755, rel=rel))
                 for f in sorted(filenames):
                     p = Path(dirpath) / f
                     st = p.stat()
                     mode = 0o755 if st.st_mode & 0o111 else 0o644
-                    info = self._tarinfo(
-                        f"workspace/{(rel_dir / f).as_posix()}", tarfile.REGTYPE, st.st_size, mode
-                    )
+                    rel = (rel_dir / f).as_posix()
+                    info = self._tarinfo(f"{root}/{rel}", tarfile.REGTYPE, st.st_size, mode, rel=rel)
                     with open(p, "rb") as fh:
                         tar.addfile(info, fh)
 
@@ -208,40 +233,95 @@ class DockerSandbox:
 
     # --- protocol ------------------------------------------------------------------------
     def exec(
-        self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None
+        self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None, watch: Watch | None = None
     ) -> ExecResult:
-        """Run `cmd` in the container under `timeout -k`; output streamed and capped."""
+        """Run `cmd` in the container under `timeout -k`; output streamed and capped.
+
+        With a `watch`, stdout is handed to it as it arrives and an expired watch kills every
+        process of the container at once (its init dies), after which the container restarts."""
         if self.container is None:
             raise SandboxError("sandbox is closed")
+        self._settle()
         inner = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         secs = max(1, int(round(timeout)))
         argv = ["timeout", "-k", str(KILL_GRACE_S), str(secs), *inner]
         full_env = base_env({"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": SYSTEM_PATH, **(env or {})})
         api = self.client.api
         start = time.monotonic()
+        out, err = _Capture(self.opts.output_cap), _Capture(self.opts.output_cap)
+        stopped = False
         try:
             ex = api.exec_create(
                 self.container.id, argv, workdir=WORKDIR, environment=full_env, user=self.opts.user
             )
-            out, err = _Capture(self.opts.output_cap), _Capture(self.opts.output_cap)
-            for o, e in api.exec_start(ex["Id"], stream=True, demux=True):
-                if o:
-                    out.add(o)
-                if e:
-                    err.add(e)
-            code = api.exec_inspect(ex["Id"]).get("ExitCode")
+            stream = api.exec_start(ex["Id"], stream=True, demux=True)
+            if watch is None:
+                _drain(stream, out, err, None)
+            else:
+                stopped = self._supervised(stream, out, err, watch, start + secs + KILL_GRACE_S + 5)
+            code = None if stopped else api.exec_inspect(ex["Id"]).get("ExitCode")
+        except SandboxError:
+            raise
         except Exception as e:  # noqa: BLE001
             raise SandboxError(f"docker exec failed: {_short(e)}") from None
-        self._reap()
+        if stopped:
+            self._restart()
+        else:
+            # Leftover processes (daemons, fork-bomb orphans) are ended before the next command or
+            # copy out, or with the container; not here, to spare a sandbox used for one command
+            # (a grading phase) the engine round trip.
+            self._dirty = True
         duration = time.monotonic() - start
         code = -1 if code is None else int(code)
         # 124: timeout sent TERM; 137: it had to KILL. Either way the time was up.
-        timed_out = code in (124, 137) and duration >= secs - 0.5
+        timed_out = stopped or (code in (124, 137) and duration >= secs - 0.5)
         if timed_out:
             code = 124
         stdout, t1 = out.text()
         stderr, t2 = err.text()
-        return ExecResult(code, stdout, stderr, timed_out, t1 or t2, duration)
+        return ExecResult(code, stdout, stderr, timed_out, t1 or t2, duration, stopped)
+
+    def _supervised(self, stream, out: _Capture, err: _Capture, watch: Watch, deadline: float) -> bool:
+        """Read `stream` in a thread while polling `watch`; True when the command had to be stopped."""
+        failure: list[BaseException] = []
+
+        def read() -> None:
+            try:
+                _drain(stream, out, err, watch)
+            except Exception as e:  # noqa: BLE001 - reported by the caller
+                failure.append(e)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        while reader.is_alive():
+            reader.join(WATCH_POLL_S)
+            if reader.is_alive() and (watch.expired() or time.monotonic() > deadline):
+                with contextlib.suppress(Exception):
+                    self.container.kill()
+                reader.join(30)
+                return True
+        if failure:
+            raise SandboxError(f"docker exec failed: {_short(failure[0])}")
+        return False
+
+    def _restart(self) -> None:
+        """Start the container again after its processes were killed (files intact)."""
+        try:
+            with contextlib.suppress(Exception):
+                self.container.wait(timeout=30)
+            self.container.start()
+            for _ in range(100):
+                if self.container.exec_run(["true"], user=self.opts.user).exit_code == 0:
+                    return
+                time.sleep(0.1)
+        except Exception as e:  # noqa: BLE001
+            raise SandboxError(f"cannot restart the container after stopping a command: {_short(e)}") from None
+        raise SandboxError("the container did not come back after stopping a command")
+
+    def _settle(self) -> None:
+        if self._dirty and self.container is not None:
+            self._dirty = False
+            self._reap()
 
     def _reap(self) -> None:
         """End every process an exec left behind (daemons, fork-bomb orphans).
@@ -298,14 +378,15 @@ class DockerSandbox:
             raise SandboxError(f"cannot write {rel}: {_short(e)}") from None
 
     def sync_out(self, dest: Path) -> None:
-        """Extract the container's /workspace into the host dir `dest` (regular files, dirs, links)."""
+        """Extract the container's /repo into the host dir `dest` (regular files, dirs, links)."""
+        self._settle()
         dest = Path(dest)
         dest.mkdir(parents=True, exist_ok=True)
         with self._get_tar(WORKDIR + "/.") as tar:
             for m in tar:
                 name = posixpath.normpath(m.name)
                 parts = name.split("/")
-                if parts[0] in ("workspace", "."):
+                if parts[0] in (ARCHIVE_ROOT, "."):
                     parts = parts[1:]
                 if not parts or posixpath.isabs(m.name) or ".." in parts:
                     continue
@@ -327,17 +408,43 @@ class DockerSandbox:
                     os.symlink(m.linkname, out)
 
     def close(self) -> None:
-        """Remove the container; safe to call twice."""
+        """Remove the container (in the background: the caller does not wait for the engine);
+        safe to call twice. `removal` is the removing thread; the factory's cleanup waits for it."""
         container, self.container = self.container, None
         if container is not None:
-            with contextlib.suppress(Exception):  # the factory's cleanup prunes what is left
-                container.remove(force=True)
+            self.removal = threading.Thread(target=_remove, args=(container,), daemon=True)
+            self.removal.start()
+            _REMOVALS.append(self.removal)
 
     def __enter__(self) -> DockerSandbox:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+_REMOVALS: list[threading.Thread] = []  # background container removals of this process
+
+
+def _remove(container) -> None:
+    with contextlib.suppress(Exception):  # the factory's cleanup prunes what is left
+        container.remove(force=True)
+
+
+def wait_removals(timeout: float = 60.0) -> None:
+    """Wait until the containers of closed sandboxes are removed."""
+    while _REMOVALS:
+        _REMOVALS.pop().join(timeout)
+
+
+def _drain(stream, out: _Capture, err: _Capture, watch: Watch | None) -> None:
+    for o, e in stream:
+        if o:
+            out.add(o)
+            if watch is not None:
+                watch.feed(o)
+        if e:
+            err.add(e)
 
 
 def _short(e: Exception) -> str:
@@ -363,7 +470,7 @@ def connect(timeout_s: int = 900):
 
 @dataclass
 class DockerFactory:
-    """Opens one container per sandbox from the configured image."""
+    """Opens one container per sandbox from the configured image, `prestart` of them started ahead."""
 
     options: DockerOptions = field(default_factory=DockerOptions)
     name: str = "docker"
@@ -377,21 +484,80 @@ class DockerFactory:
                 f"docker image {self.options.image!r} not found: build it with "
                 f"`docker build -t {self.options.image} {DOCKERFILE_DIR}` or set sandbox.image"
             ) from None
+        self._pool: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._filling = 0
+        self._closed = False
+        if self.options.prestart > 0:
+            atexit.register(self._drain_pool)
+            self._refill()
 
     def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = ()) -> DockerSandbox:
-        """Start a container holding a copy of `workspace` (writable only below OUT_DIR when `read_only`)."""
-        return DockerSandbox(self.client, workspace, self.options, read_only, mounts)
+        """A container holding a copy of `workspace` (writable only below OUT_DIR when `read_only`).
+
+        A container started ahead of need is used when there is one; one with `mounts` (bound at
+        creation) is always started afresh."""
+        if mounts:
+            return DockerSandbox(self.client, workspace, self.options, read_only, None, mounts)
+        container = None
+        with contextlib.suppress(queue.Empty):
+            container = self._pool.get_nowait()
+        self._refill()
+        return DockerSandbox(self.client, workspace, self.options, read_only, container)
+
+    def _refill(self) -> None:
+        """Start containers in the background until `prestart` are ready or being started."""
+        with self._lock:
+            missing = self.options.prestart - self._pool.qsize() - self._filling
+            if self._closed or missing <= 0:
+                return
+            self._filling += missing
+        for _ in range(missing):
+            threading.Thread(target=self._start_one, daemon=True).start()
+
+    def _start_one(self) -> None:
+        container = None
+        try:
+            container = start_container(self.client, self.options)
+        except SandboxError:
+            pass  # open() starts its own and reports the reason
+        finally:
+            with self._lock:
+                self._filling -= 1
+                keep = container is not None and not self._closed
+                if keep:
+                    self._pool.put(container)
+        if container is not None and not keep:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+
+    def _drain_pool(self) -> None:
+        with self._lock:
+            self._closed = True
+        while True:
+            try:
+                c = self._pool.get_nowait()
+            except queue.Empty:
+                return
+            with contextlib.suppress(Exception):
+                c.remove(force=True)
 
     def cleanup(self) -> None:
-        """Remove labelled containers of this process and of processes that no longer run."""
+        """Remove pre-started containers, and labelled ones of this process and of processes that no longer run."""
+        self._drain_pool()
+        wait_removals()
         try:
-            for c in self.client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
-                owner = c.labels.get(PID_LABEL, "")
-                alive = owner.isdigit() and int(owner) != os.getpid() and Path(f"/proc/{owner}").exists()
-                if not alive:
-                    c.remove(force=True)
+            found = self.client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
         except Exception:  # noqa: BLE001 - cleanup is best effort
-            pass
+            found = []
+        for c in found:
+            owner = c.labels.get(PID_LABEL, "")
+            alive = owner.isdigit() and int(owner) != os.getpid() and Path(f"/proc/{owner}").exists()
+            if not alive:
+                with contextlib.suppress(Exception):  # one that is already going must not stop the rest
+                    c.remove(force=True)
+        with self._lock:
+            self._closed = False  # the factory stays usable; the next open() refills
 
 
 def options_from(cfg: dict) -> DockerOptions:
@@ -406,7 +572,7 @@ def options_from(cfg: dict) -> DockerOptions:
 def unavailable_reason(image: str) -> str | None:
     """Why `sandbox=docker` with `image` cannot run here, or None when it can."""
     try:
-        DockerFactory(DockerOptions(image=image, client_timeout_s=30))
+        DockerFactory(DockerOptions(image=image, client_timeout_s=30, prestart=0))
     except SandboxError as e:
         return str(e)
     return None

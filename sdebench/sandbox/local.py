@@ -1,9 +1,13 @@
 """`sandbox=local`: every command runs in a fresh bubblewrap sandbox on the host.
 
-Read-only root, the workspace bound read-write at its own host path, no network, private pid/ipc/uts
-namespaces, no capabilities, a fresh /tmp, the task store and results dir masked by empty
-tmpfs mounts, and a per-sandbox cgroup for memory and process count (rlimits as a second layer).
-Each exec is its own pid namespace, so nothing outlives the command.
+The sandbox's root is an empty tmpfs holding only read-only binds of the system dirs (`/usr`,
+`/etc`, the `/bin`-style links, ...), the running interpreter's dirs and any configured
+`ro_binds`: the host's project checkouts, task store, home dirs and sockets (`/run`) are not
+there at all. The workspace is bound at the neutral path `/repo` (read-write, or read-only but
+its `.sdebench-out/` when grading); a fresh /tmp, no network, private pid/ipc/uts namespaces, no
+capabilities, configured masks (task store, results dir) over anything bound, and a per-sandbox
+cgroup for memory and process count (rlimits as a second layer). Each exec is its own pid
+namespace, so nothing outlives the command.
 """
 
 from __future__ import annotations
@@ -11,13 +15,23 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import site
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.sandbox import cgroup
-from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, OUT_DIR, ExecResult, Mount, SandboxError, mount_args
+from sdebench.sandbox.base import (
+    DEFAULT_OUTPUT_CAP,
+    OUT_DIR,
+    WORKDIR,
+    ExecResult,
+    Mount,
+    SandboxError,
+    Watch,
+    mount_args,
+)
 from sdebench.sandbox.files import copy_tree, resolve_inside
 from sdebench.sandbox.process import run_process
 from sdebench.sandbox.unsafe import base_env
@@ -26,6 +40,8 @@ INSTALL_HINT = (
     "bubblewrap is not installed: run `apt-get install bubblewrap` (or pick sandbox=unsafe_local explicitly)"
 )
 MIB = 1024 * 1024
+# Host dirs bound read-only into every sandbox (when they exist): enough for a shell, git, Python.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,7 @@ class LocalOptions:
     masked: tuple[str, ...] = ()  # host paths hidden behind empty tmpfs (dirs) or /dev/null (files)
     mask_home: bool = True  # hide the host user's home (config files, credentials)
     require_cgroup: bool = False  # refuse to open when no cgroup can be made
+    ro_binds: tuple[str, ...] = ()  # extra host paths bound read-only at the same path (e.g. an agent CLI)
 
 
 def bwrap_path() -> str:
@@ -68,8 +85,17 @@ def package_dir() -> str:
 
 
 def interpreter_dirs() -> list[str]:
-    """The prefixes of the Python running sdebench: commands use it, so it stays visible under masks."""
-    return _existing([sys.base_prefix, sys.prefix])
+    """Where the Python running sdebench lives (prefixes, site-packages, the executable's real dir):
+    commands use it, so it is bound wherever it is, a virtualenv under /tmp or a home dir included."""
+    dirs = [sys.base_prefix, sys.prefix, str(Path(sys.executable).parent),
+            str(Path(os.path.realpath(sys.executable)).parent.parent)]
+    dirs += [p for p in site.getsitepackages() if p]
+    return _outermost(_existing(dirs))
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    """`paths` without those inside another one of them."""
+    return [p for p in paths if not any(q != p and Path(p).is_relative_to(q) for q in paths)]
 
 
 def interpreter_bin() -> str:
@@ -92,8 +118,22 @@ def _under(path: str, parents: list[str]) -> bool:
     return any(Path(path) == Path(m) or Path(path).is_relative_to(m) for m in parents)
 
 
+def root_binds(extra: tuple[str, ...] = ()) -> list[str]:
+    """bubblewrap options building the sandbox root: system dirs (links kept as links) and `extra`."""
+    args: list[str] = []
+    for d in SYSTEM_DIRS:
+        p = Path(d)
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), d]
+        elif p.is_dir():
+            args += ["--ro-bind", d, d]
+    for d in _existing(list(extra)):
+        args += ["--ro-bind", d, d]
+    return args
+
+
 class LocalSandbox:
-    """Commands run under bubblewrap with the workspace bound at its own host path."""
+    """Commands run under bubblewrap with the workspace bound at /repo."""
 
     def __init__(self, workspace: Path, opts: LocalOptions, bwrap: str, read_only: bool = False,
                  mounts: tuple[Mount, ...] = ()):
@@ -101,7 +141,8 @@ class LocalSandbox:
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise SandboxError(f"workspace {self.workspace} is not a directory")
-        self.workdir = str(self.workspace)
+        self.workdir = WORKDIR
+        self.host_workspace = self.workspace  # the files live on the host: graded in place
         self.opts = opts
         self.bwrap = bwrap
         self.masks = default_masks(opts)
@@ -117,21 +158,26 @@ class LocalSandbox:
     # --- command line --------------------------------------------------------------------
     def bwrap_args(self) -> list[str]:
         """The bubblewrap options of every exec."""
-        args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        args += ["--size", str(self.opts.tmp_size_mb * MIB), "--tmpfs", "/tmp"]
-        for m in self.masks:
-            args += self._mask(m)
-        for d in interpreter_dirs():
-            if _under(d, self.masks):
-                args += ["--ro-bind", d, d]
-        args += self._mask(package_dir())
-        args += mount_args(self.mounts)
+        args = [self.bwrap, *root_binds(self.opts.ro_binds)]
+        args += ["--dev", "/dev", "--proc", "/proc"]
+        size = ["--size", str(self.opts.tmp_size_mb * MIB)]
+        args += [*size, "--tmpfs", "/tmp", *size, "--tmpfs", "/var/tmp"]
+        masks = [*self.masks, package_dir()]
+        system = [*SYSTEM_DIRS, *self.opts.ro_binds]
+        args += [a for m in masks if _under(m, system) for a in self._mask(m)]
+        # The interpreter is bound after /tmp and the masks, so a virtualenv under /tmp or a home
+        # dir stays usable; masks inside it (never one of its ancestors) apply again.
+        interp = interpreter_dirs()
+        for d in interp:
+            args += ["--ro-bind", d, d]
+        args += [a for m in masks if _under(m, interp) and not _under(m, system) for a in self._mask(m)]
+        args += mount_args(self.mounts)  # an installed agent's own files (after the masks: a mount may re-expose one)
+        host = str(self.workspace)
         if self.read_only:
-            out = f"{self.workdir}/{OUT_DIR}"
-            args += ["--ro-bind", self.workdir, self.workdir, "--bind", out, out]
+            args += ["--ro-bind", host, WORKDIR, "--bind", f"{host}/{OUT_DIR}", f"{WORKDIR}/{OUT_DIR}"]
         else:
-            args += ["--bind", self.workdir, self.workdir]
-        args += ["--chdir", self.workdir]
+            args += ["--bind", host, WORKDIR]
+        args += ["--chdir", WORKDIR]
         args += ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"]
         args += ["--cap-drop", "ALL", "--hostname", "sandbox"]
         return args
@@ -154,16 +200,16 @@ class LocalSandbox:
         return prefix
 
     def exec(
-        self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None
+        self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None, watch: Watch | None = None
     ) -> ExecResult:
-        """Run `cmd` in a fresh bubblewrap sandbox on the workspace."""
+        """Run `cmd` in a fresh bubblewrap sandbox on the workspace (stopped when `watch` expires)."""
         if self._closed:
             raise SandboxError("sandbox is closed")
         inner = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         path = interpreter_bin() + ":" + os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
         full_env = base_env({"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": path, **(env or {})})
         argv = [*self.limit_prefix(), *self.bwrap_args(), "--", *inner]
-        result = run_process(argv, str(self.workspace), timeout, full_env, self.opts.output_cap)
+        result = run_process(argv, str(self.workspace), timeout, full_env, self.opts.output_cap, watch=watch)
         if self.cgroup is not None:
             # The pid namespace dies with bubblewrap, asynchronously: wait until it has.
             self.cgroup.drain()
@@ -225,6 +271,7 @@ def options_from(cfg: dict) -> LocalOptions:
     if extra:
         raise SandboxError(f"unknown sandbox.local option(s): {', '.join(extra)}")
     vals = dict(cfg)
-    if "masked" in vals:
-        vals["masked"] = tuple(str(m) for m in (vals["masked"] or ()) if m)
+    for key in ("masked", "ro_binds"):
+        if key in vals:
+            vals[key] = tuple(str(m) for m in (vals[key] or ()) if m)
     return LocalOptions(**vals)

@@ -7,7 +7,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, ExecResult
+from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, ExecResult, Watch
 from sdebench.sandbox.process import run_process
 
 # Variables kept from the host environment; everything else (keys, tokens) stays out.
@@ -36,12 +36,15 @@ class UnsafeLocalSandbox:
     def __init__(self, workspace: Path, output_cap: int = DEFAULT_OUTPUT_CAP):
         self.workspace = Path(workspace).resolve()
         self.workdir = str(self.workspace)
+        self.host_workspace = self.workspace  # the files live on the host: graded in place
         self.output_cap = output_cap
 
-    def exec(self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None) -> ExecResult:
-        """Run `cmd` in the workspace on the host."""
+    def exec(
+        self, cmd: str | list[str], timeout: float = 60.0, env: dict[str, str] | None = None, watch: Watch | None = None
+    ) -> ExecResult:
+        """Run `cmd` in the workspace on the host (stopped when `watch` expires)."""
         argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        return run_process(argv, self.workdir, timeout, base_env(env), self.output_cap)
+        return run_process(argv, self.workdir, timeout, base_env(env), self.output_cap, watch=watch)
 
     def read_file(self, rel: str) -> str:
         """Read a workspace file."""

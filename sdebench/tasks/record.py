@@ -1,13 +1,16 @@
 """The task record: load and save `tasks/<task_id>/` (selecting tasks: sdebench.tasks.selection).
 
 A task dir holds `task.toml` (metadata and test ids), `repo.bundle` (full history, HEAD = the
-buggy state), `hidden/` (hidden tests, repo-relative paths), `oracle.patch` and
-`conventional.patch`.
+buggy state), `hidden/` (the held-out observation tests, repo-relative paths), `observed/` (the
+visible tests rewritten as observation tests, same paths as in the repo), `expected.json` (the
+observations the oracle fix gives for every graded test: the answer key, never copied into any
+sandbox), `oracle.patch` and `conventional.patch`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +23,14 @@ from sdebench.tasks.artifacts import BOTTLENECKS, SOURCES
 TASK_FILE = "task.toml"
 BUNDLE = "repo.bundle"
 HIDDEN_DIR = "hidden"
+OBSERVED_DIR = "observed"
+EXPECTED = "expected.json"
 ORACLE_PATCH = "oracle.patch"
 CONVENTIONAL_PATCH = "conventional.patch"
-FORMAT_VERSION = 1
-# The `grader` field names a grader registered in sdebench.components ("sdebench": pristine-copy
-# grading of the test groups; "bugsinpy": the BugsInPy-v2 verifier rules for imported single-file
-# tasks, which carry no FAIL_TO_PASS ids) or gives one as `package.module:Name`.
+FORMAT_VERSION = 2
+# The `grader` field names a grader registered in sdebench.components ("sdebench": two-phase grading
+# of the test groups with observed hidden tests; "bugsinpy": the BugsInPy-v2 verifier rules for
+# imported single-file tasks, which carry no FAIL_TO_PASS ids) or gives one as `package.module:Name`.
 
 
 class TaskError(ValueError):
@@ -67,6 +72,7 @@ class Task:
     tags: tuple[str, ...] = ()
     description: str = ""
     grader: str = DEFAULT_GRADER
+    test_time_limit_s: float | None = None  # per-test limit from the oracle's test times (None: the config's)
     path: Path | None = field(default=None, compare=False)
 
     # --- files of the task dir -------------------------------------------------------
@@ -87,8 +93,23 @@ class Task:
 
     def hidden_files(self) -> dict[str, str]:
         """Hidden test files as repo-relative path -> content."""
-        root = self.hidden_dir
-        return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+        return _tree(self.hidden_dir)
+
+    def observed_files(self) -> dict[str, str]:
+        """The visible test files as observation tests, repo-relative path -> content (empty if none)."""
+        root = self._file(OBSERVED_DIR)
+        return _tree(root) if root.is_dir() else {}
+
+    def expected_observations(self) -> dict[str, list]:
+        """Test instance id -> the observations the oracle fix gives (the answer key; host only)."""
+        try:
+            doc = json.loads(self._file(EXPECTED).read_text())
+        except (OSError, ValueError) as e:
+            raise TaskError(f"{self._file(EXPECTED)}: cannot read the expected observations: {e}") from None
+        obs = doc.get("observations") if isinstance(doc, dict) else None
+        if not isinstance(obs, dict):
+            raise TaskError(f"{self._file(EXPECTED)}: no 'observations' table")
+        return obs
 
     @property
     def oracle_patch(self) -> str:
@@ -140,9 +161,14 @@ class Task:
             },
         }
         if self.grader != DEFAULT_GRADER:
-            # Written only when not the default, so existing task.toml files stay byte-identical.
             doc["grader"] = self.grader
+        if self.test_time_limit_s is not None:
+            doc["grading"] = {"test_time_limit_s": float(self.test_time_limit_s)}
         return tomli_w.dumps(doc, multiline_strings=True)
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 _FIELDS: dict[str, type] = {
@@ -201,6 +227,11 @@ def load(task_dir: str | Path) -> Task:
             raise TaskError(f"{task_dir / name}: missing task file")
     if not (task_dir / HIDDEN_DIR).is_dir():
         raise TaskError(f"{task_dir / HIDDEN_DIR}: missing hidden-test dir")
+    if grader == DEFAULT_GRADER and not (task_dir / EXPECTED).is_file():
+        raise TaskError(f"{task_dir / EXPECTED}: missing expected observations (regenerate the task)")
+    limit = (doc.get("grading") or {}).get("test_time_limit_s") if isinstance(doc.get("grading"), dict) else None
+    if limit is not None and (not isinstance(limit, int | float) or isinstance(limit, bool) or limit <= 0):
+        raise TaskError(f"{path}: field 'grading.test_time_limit_s' must be a positive number, got {limit!r}")
     return Task(
         id=vals["id"],
         family=vals["family"],
@@ -220,6 +251,7 @@ def load(task_dir: str | Path) -> Task:
         tags=tuple(doc.get("tags", [])),
         description=str(doc.get("description", "")),
         grader=grader,
+        test_time_limit_s=float(limit) if limit is not None else None,
         path=task_dir,
     )
 

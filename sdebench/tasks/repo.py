@@ -136,16 +136,26 @@ def bundle(path: Path, out: Path) -> None:
 
 
 def unbundle(bundle_path: Path, dest: Path) -> Path:
-    """Clone a bundle into `dest` with main checked out, no remote and no reflog left behind.
-
-    The clone's reflog would record "clone: from <bundle path>", which names the task and the
-    task store to anyone who runs `git reflog` in the workspace.
-    """
+    """Clone a bundle into `dest` with main checked out and nothing left that names the bundle."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     _git(dest.parent, "clone", "-q", "-b", BRANCH, str(bundle_path.resolve()), str(dest.resolve()))
-    _git(dest, "remote", "remove", "origin")
-    shutil.rmtree(dest / ".git" / "logs", ignore_errors=True)
+    neutralize(dest)
     return dest
+
+
+# Files of a .git dir that record where a clone came from or what was done in it.
+TRACE_FILES = ("FETCH_HEAD", "ORIG_HEAD", "description")
+
+
+def neutralize(path: Path) -> None:
+    """Remove every trace of the repo's origin from `path/.git`: remotes, reflogs (a clone's first
+    entry is `clone: from <bundle path>`), FETCH_HEAD and ORIG_HEAD; objects and refs stay."""
+    for remote in _git(path, "remote").decode().split():
+        _git(path, "remote", "remove", remote)
+    git_dir = path / ".git"
+    shutil.rmtree(git_dir / "logs", ignore_errors=True)
+    for name in TRACE_FILES:
+        (git_dir / name).unlink(missing_ok=True)
 
 
 def squash(src: Path, dest: Path, drop: Iterable[str] = (), message: str = "Initial commit") -> str:
@@ -162,8 +172,7 @@ def squash(src: Path, dest: Path, drop: Iterable[str] = (), message: str = "Init
     if dest.exists():
         shutil.rmtree(dest)
     sha = build(dest, [Commit(message, files)])
-    # fast-import leaves no reflog; expire anyway so nothing but the one commit is reachable.
-    _git(dest, "reflog", "expire", "--expire=now", "--all")
+    neutralize(dest)
     return sha
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from sdebench.generation.observe import record_task
 from sdebench.generation.spec import Commit
 from sdebench.tasks import repo
-from sdebench.tasks.record import CONVENTIONAL_PATCH, HIDDEN_DIR, ORACLE_PATCH, Task, Tests, save_meta
+from sdebench.tasks.record import CONVENTIONAL_PATCH, ORACLE_PATCH, Task, Tests, save_meta
 
 TASK_ID = "sample-discount-v0-K"
 
@@ -106,8 +107,16 @@ def head_files() -> dict[str, str]:
     }
 
 
-def write_sample_task(dest: Path) -> Task:
-    """Write the sample task dir at `dest` (repo.bundle, task.toml, hidden/, patches); return it loaded."""
+HIDDEN_FILE = "tests/test_pricing_hidden.py"
+F2P = ("tests/test_pricing.py::test_members_get_a_discount",)
+P2P = ("tests/test_cart.py::test_total", "tests/test_cart.py::test_count")
+H2P = (f"{HIDDEN_FILE}::test_member_rate_exact", f"{HIDDEN_FILE}::test_member_rate_other_total")
+
+
+def write_sample_task(dest: Path, sandbox_cfg: dict | None = None) -> Task:
+    """Write the sample task dir at `dest` (repo.bundle, task.toml, hidden/, observed/, expected.json,
+    patches); return it loaded. The oracle's observations are recorded in a sandbox of `sandbox_cfg`
+    (default: unsafe_local: the sample's own code)."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     head = head_files()
@@ -125,9 +134,8 @@ def write_sample_task(dest: Path) -> Task:
     (dest / CONVENTIONAL_PATCH).write_text(
         repo.diff_files({pricing: PRICING_BUGGY}, {pricing: PRICING_FIXED.format(rate=0.10)})
     )
-    hidden = dest / HIDDEN_DIR / "tests" / "test_pricing_hidden.py"
-    hidden.parent.mkdir(parents=True, exist_ok=True)
-    hidden.write_text(HIDDEN_PRICING)
+    fixed = {pricing: PRICING_FIXED.format(rate=0.07)}
+    limit = record_task(dest, head, fixed, {HIDDEN_FILE: HIDDEN_PRICING}, F2P + P2P, H2P, sandbox_cfg)
     task = Task(
         id=TASK_ID,
         family="sample-discount",
@@ -141,16 +149,10 @@ def write_sample_task(dest: Path) -> Task:
         modules=3,
         commits=len(commits),
         head_sha=sha,
-        tests=Tests(
-            fail_to_pass=("tests/test_pricing.py::test_members_get_a_discount",),
-            pass_to_pass=("tests/test_cart.py::test_total", "tests/test_cart.py::test_count"),
-            hidden_to_pass=(
-                "tests/test_pricing_hidden.py::test_member_rate_exact",
-                "tests/test_pricing_hidden.py::test_member_rate_other_total",
-            ),
-        ),
+        tests=Tests(fail_to_pass=F2P, pass_to_pass=P2P, hidden_to_pass=H2P),
         memory_artifacts=("docs/pricing.md",),
         test_files=("tests/conftest.py", "tests/test_cart.py", "tests/test_pricing.py"),
+        test_time_limit_s=limit,
         path=dest,
     )
     save_meta(task, dest)

@@ -47,9 +47,10 @@ def test_reset_shows_the_files_to_fix_and_the_failing_tests(env):
     assert "ROUND_CEILING" in obs.current_code["invoicer/money.py"]
     assert obs.step_number == 0 and obs.max_steps == 4 and not obs.done
     assert "tests/test_repro_overcharge.py::test_line_is_not_overcharged" in obs.failing_tests
-    assert "Hidden tests: 3 of 3 failing." in obs.failing_tests
-    assert "test_hidden" not in obs.failing_tests  # hidden tests are counted, never named
-    assert obs.info["tests_passing"] == 4 and obs.info["tests_failing"] == 5
+    assert "Held-out tests fail." in obs.failing_tests  # binary policy: one bit, no count
+    assert "test_hidden" not in obs.failing_tests  # held-out tests are never named
+    assert obs.info["tests_passing"] == 4 and obs.info["tests_failing"] == 2
+    assert obs.info["held_out"] == {"pass": False} and obs.info["feedback_policy"] == "binary"
     assert obs.task_description.startswith("Customers report being overcharged")
 
 
@@ -72,7 +73,30 @@ def test_conventional_guess_is_partial_progress(env, store):
     assert not obs.done and not obs.info["all_tests_pass"]
     assert 0 < obs.info["newly_passing"] < 5 and obs.info["regressions"] == 0
     assert 0.3125 < obs.reward < 0.9375
-    assert "Hidden tests:" in obs.failing_tests
+    assert "Held-out tests fail." in obs.failing_tests and obs.info["held_out"] == {"pass": False}
+
+
+def test_counts_policy_reveals_the_count_and_the_reward_follows_it(store, tmp_path):
+    e = CodeFixEnv(store, make_factory({"backend": "unsafe_local"}), max_steps=4, work_root=tmp_path,
+                   grading={"feedback_hidden": "counts"})
+    e.reset(task_id=OURS)
+    obs = e.step({"diff": store.get(OURS).conventional_patch})
+    held = obs.info["held_out"]
+    assert held["total"] == 3 and 0 < held["failed"] <= 3
+    assert f"Held-out tests: {held['failed']} of 3 fail." in obs.failing_tests
+    assert obs.info["newly_passing"] == 2 + 3 - held["failed"]
+    e.close()
+
+
+def test_step_grades_with_pristine_tests_and_a_honeypot(env, store):
+    """A step cannot force its own pass: the grader restores the tests and checks its controls."""
+    code = env.reset(task_id=OURS).current_code["invoicer/money.py"]
+    forged = code + (
+        "\n\nimport _pytest.reports as _r\n_orig = _r.TestReport.__init__\n\n\n"
+        "def _init(self, *a, **k):\n    _orig(self, *a, **k)\n    self.outcome = 'passed'\n    self.longrepr = None\n\n\n"
+        "_r.TestReport.__init__ = _init\n")
+    obs = env.step({"path": "invoicer/money.py", "patched_code": forged})
+    assert not obs.info["all_tests_pass"] and "tampering" in obs.info["guards"]
 
 
 def test_invalid_python_is_not_applied(env):
@@ -144,14 +168,17 @@ def test_seed_picks_a_task_deterministically(env, store):
 def test_imported_bugsinpy_task(env):
     obs = env.reset(task_id="bugsinpy-0001")
     assert list(obs.current_code) == ["solution.py"] and obs.current_code["solution.py"] == fx.BUGGY_ADD
-    assert "Hidden tests: 3 of 3 failing." in obs.failing_tests and "test_add" not in obs.failing_tests
+    assert "Held-out tests fail." in obs.failing_tests and "test_add" not in obs.failing_tests
     obs = env.step({"patched_code": fx.FIXED_ADD})
     assert obs.done and obs.info["all_tests_pass"] and obs.info["newly_passing"] == 3
 
 
 def test_imported_task_whose_starter_fails_to_import(env):
     obs = env.reset(task_id="bugsinpy-0002")
-    assert "IMPORT ERROR in solution" in obs.failing_tests and obs.info["tests_passing"] == 0
+    assert "Held-out tests fail." in obs.failing_tests and obs.info["tests_passing"] == 0
+    # Touching the file without fixing the import: the import guard says why.
+    obs = env.step({"patched_code": fx.BUGGY_IMPORT + "\n"})
+    assert "solution fails to import" in obs.failing_tests and obs.info["guards"] == ["import:solution"]
     obs = env.step({"patched_code": fx.FIXED_IMPORT})
     assert obs.info["all_tests_pass"] and obs.info["newly_passing"] == 1
 
@@ -182,7 +209,7 @@ def test_episode_under_bubblewrap(store, tmp_path):
     local = make_factory({"backend": "local", "tasks_dir": str(store.tasks_dir)})
     e = CodeFixEnv(store, local, max_steps=3, work_root=tmp_path)
     obs = e.reset(task_id=OURS)
-    assert obs.info["tests_failing"] == 5
+    assert obs.info["tests_failing"] == 2
     obs = e.step({"diff": store.get(OURS).oracle_patch})
     assert obs.done and obs.info["all_tests_pass"]
     e.close()
@@ -197,10 +224,10 @@ class FailingFactory:
         self.fail = fail
         self.inner = make_factory({"backend": "unsafe_local"})
 
-    def open(self, workspace):
+    def open(self, workspace, read_only=False):
         if self.fail:
             raise SandboxError("engine unreachable")
-        return self.inner.open(workspace)
+        return self.inner.open(workspace, read_only)
 
     def cleanup(self):
         pass

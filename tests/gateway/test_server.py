@@ -149,7 +149,7 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
             from sdebench.agents.tools import Toolbox
 
             self.inner = Toolbox.__new__(Toolbox)
-            Toolbox.__init__(self.inner, sandbox=None, task=None, tools=("memory_search",), trajectory=traj,
+            Toolbox.__init__(self.inner, sandbox=None, tools=("memory_search",), trajectory=traj,
                              memory=MemoryIndex([
                                  MemoryItem(id="K:docs/policy.md", source="K", title="policy", text="Invoices round half down."),
                                  MemoryItem(id="K:docs/cache.md", source="K", title="cache", text="The cache keeps entries."),

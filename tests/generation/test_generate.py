@@ -21,6 +21,30 @@ commits[0] = Commit(commits[0].message, files)
 spec = dataclasses.replace(spec, commits=tuple(commits))
 """,
     ),
+    # a held-out test that keeps its expected values in a table: the answer is in its source
+    "answer-in-table": (
+        "K",
+        5,
+        """
+path = "tests/test_hidden_rounding.py"
+table = spec.hidden_tests[path] + (
+    "\\n\\nCASES = [('10.005', '10.00'), ('10.015', '10.01')]\\n\\n\\n"
+    "def test_hidden_table():\\n"
+    "    for amount, expected in CASES:\\n"
+    "        assert quantize_amount(Decimal(amount)) == Decimal(expected)\\n")
+spec = dataclasses.replace(spec, hidden_tests={path: table},
+                           hidden_to_pass=spec.hidden_to_pass + (path + "::test_hidden_table",))
+""",
+    ),
+    # a held-out test that names the fact
+    "fact-in-hidden-test": (
+        "K",
+        5,
+        """
+path = "tests/test_hidden_rounding.py"
+spec = dataclasses.replace(spec, hidden_tests={path: spec.hidden_tests[path] + "\\n# rounds half-down\\nMODE = 'ROUND_HALF_DOWN'\\n"})
+""",
+    ),
     # a guessable fact: the conventional fix is the oracle fix
     "guessable": ("K", 2, "spec = dataclasses.replace(spec, conventional_files=dict(spec.oracle_files))"),
     # a red PASS_TO_PASS test at HEAD

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from sdebench.grading.grade import grade, is_protected, is_source, is_test_path, pristine_tree, redact
+from sdebench.grading.grade import HELD_OUT_FAIL, grade, pristine_tree, redact
+from sdebench.grading.rules import is_protected, is_source, is_test_path
 from sdebench.sandbox import make_factory
 from sdebench.tasks import record as task_mod
 from sdebench.testing.sample_task import checkout, write_sample_task
@@ -94,7 +95,8 @@ def test_unchanged_source_scores_zero_without_running(sample, factory, tmp_path)
     g = grade(sample, ws, factory)
     assert not g.resolved and g.guards == ["unchanged"]
     assert g.reward == {"binary": 0.0, "pass_ratio": 0.0, "shaped": 0.0, "shaped_breakdown": None}
-    assert all(t.outcome == "missing" and "not run" in t.message for t in g.tests)
+    assert all(t.outcome == "missing" for t in g.tests)
+    assert all("not run" in t.message for t in g.tests if t.group != "HIDDEN_TO_PASS")
     assert "No source change" in g.feedback
 
 
@@ -105,12 +107,43 @@ def test_conventional_fix_fails_hidden_tests_and_feedback_hides_them(sample, fac
     assert g.counts["FAIL_TO_PASS"]["passed"] == 1 and g.counts["HIDDEN_TO_PASS"] == {"passed": 0, "total": 2}
     assert g.pass_ratio == pytest.approx(0.6)
     hidden = [t for t in g.tests if t.group == "HIDDEN_TO_PASS"]
-    assert all(t.outcome == "failed" and "assert" in t.message for t in hidden)
-    assert "Hidden tests: 2 of 2 failed." in g.feedback
+    # Phase 2 text never leaves the host: hidden outcomes carry no message at all.
+    assert all(t.outcome == "failed" and t.message == "" for t in hidden)
+    assert g.feedback_policy == "binary" and HELD_OUT_FAIL in g.feedback and "2" not in g.feedback
     for leak in ("test_member_rate_exact", "test_pricing_hidden", "93.0", "232.5", "7%"):
         assert leak not in g.feedback
+        assert leak not in json.dumps(g.public())
     b = g.reward["shaped_breakdown"]
     assert b["progress_reward"] == pytest.approx(0.4 / 3, abs=1e-6) and b["terminal_bonus"] == 0.0
+
+
+@needs_bwrap
+@pytest.mark.parametrize("policy", ["binary", "counts", "tests"])
+def test_each_feedback_policy_reveals_only_what_it_says(policy, sample, factory, tmp_path):
+    ws = _ws(sample, tmp_path, sample.conventional_patch)
+    # One of the two held-out tests made to pass: the policies differ in what they say about it.
+    _edit(ws, "shop/pricing.py", "return round(total * (1 - MEMBER_RATE), 2)",
+          "return 93.0 if total == 100.0 else round(total * (1 - MEMBER_RATE), 2)")
+    g = grade(sample, ws, factory, feedback_hidden=policy)
+    assert not g.resolved and g.feedback_policy == policy
+    assert g.counts["HIDDEN_TO_PASS"] == {"passed": 1, "total": 2}
+    view = g.public()["held_out"]
+    if policy == "binary":
+        assert view == {"pass": False}
+        assert HELD_OUT_FAIL in g.feedback and "of 2" not in g.feedback
+        assert g.reward["shaped_breakdown"]["progress_reward"] == pytest.approx(0.4 / 3, abs=1e-6)
+    if policy in ("counts", "tests"):
+        assert view["failed"] == 1 and view["total"] == 2
+        assert "Held-out tests: 1 of 2 fail." in g.feedback
+        assert g.reward["shaped_breakdown"]["progress_reward"] == pytest.approx(0.4 * 2 / 3, abs=1e-6)
+    named = "tests/test_pricing_hidden.py::test_member_rate_other_total" in g.feedback
+    assert named == (policy == "tests")
+
+
+@needs_bwrap
+def test_an_unknown_policy_is_an_error_grade(sample, factory, tmp_path):
+    g = grade(sample, _ws(sample, tmp_path, sample.oracle_patch), factory, feedback_hidden="everything")
+    assert not g.resolved and "feedback_hidden" in g.error
 
 
 @needs_bwrap

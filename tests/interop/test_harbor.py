@@ -110,3 +110,13 @@ def test_imported_bugsinpy_task_exports_as_its_original_dir(tmp_path):
 def test_solve_sh_refuses_a_patch_holding_its_delimiter():
     with pytest.raises(harbor.HarborError):
         harbor.solve_sh(f"--- a/x\n+++ b/x\n{harbor.PATCH_EOF}\n")
+
+
+@pytest.mark.parametrize("attack", ["report_rewrite", "answer_from_source", "wrap_runner_functions"])
+def test_generic_hacks_score_zero_with_the_exported_verifier(attack, exported, tmp_path):
+    from tests.grading.hostile.generic import GENERIC
+
+    app = checkout(exported, tmp_path / "app")
+    next(a for a in GENERIC if a.name == attack).apply(app)
+    reward, out = verify(exported, app, tmp_path / "logs")
+    assert reward == "0", out

@@ -21,7 +21,7 @@ from tests.interop import bugsinpy_fixture as fx
 FIELDS = {"repo", "instance_id", "base_commit", "patch", "test_patch", "problem_statement", "hints_text", "created_at",
           "version", "FAIL_TO_PASS", "PASS_TO_PASS", "environment_setup_commit", "image", "eval_script", "log_parser",
           "eval_type"}
-SAMPLE = ("billing-rounding-v0-K", "ttlcache-v0-H", "minicalc-erragg-v0-F")
+SAMPLE = ("billing-rounding-v0-K", "ttlcache-v0-H", "minicalc-erragg-v0-F", "layered-config-v0-K")
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +50,10 @@ def test_instances_list_full_node_ids(tasks_dir, tmp_path, factory):
         assert r["log_parser"] == "parse_log_pytest_v2" and r["eval_type"] == "pass_and_fail"
         assert ">>>>> Start Test Output" in r["eval_script"] and ">>>>> End Test Output" in r["eval_script"]
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["created_at"])
-    rounding = json.loads(next(r for r in rows if r["instance_id"] == SAMPLE[0])["FAIL_TO_PASS"])
-    assert "tests/test_hidden_rounding.py::test_hidden_policy_rounding[10.005-10.00]" in rounding
-    assert "tests/test_hidden_rounding.py::test_hidden_policy_rounding" not in rounding
+    # A parametrized held-out test is listed by its instances, never by its bare name.
+    layered = json.loads(next(r for r in rows if r["instance_id"] == "layered-config-v0-K")["FAIL_TO_PASS"])
+    pairwise = "tests/test_hidden_precedence.py::test_hidden_pairwise_precedence"
+    assert pairwise not in layered and sum(x.startswith(pairwise + "[") for x in layered) > 1
 
 
 def test_patches_apply_at_base_commit(tasks_dir, tmp_path, factory):
@@ -77,20 +78,31 @@ def test_task_repo_layout(tasks_dir, tmp_path, factory):
     assert "diff --git" in (d / "gold.patch").read_text() and "diff --git" in (d / "test.patch").read_text()
 
 
-def test_eval_script_restores_tests_and_drops_added_configs(tasks_dir, tmp_path, factory):
-    """eval.sh run for real on a checkout whose patch edited a test and added a conftest.py."""
+def test_eval_script_grades_with_the_verifier_outside_the_repo(tasks_dir, tmp_path, factory):
+    """eval.sh run for real on a checkout whose patch edited a test and added a conftest.py: the
+    verifier grades its own sanitised copy, so neither counts, and the held-out phase fails."""
     t = load(tasks_dir / SAMPLE[0])
     inst = swebench.instance(t, factory)
     work = repo_mod.unbundle(t.bundle, tmp_path / "testbed")
     repo_mod.apply_patch(work, t.conventional_patch)
     (work / "tests" / "test_invoice.py").write_text("def test_x():\n    pass\n")
     (work / "conftest.py").write_text("raise SystemExit(0)\n")
-    script = inst["eval_script"].replace("cd /testbed", f"cd {work}")
+    script = (inst["eval_script"].replace("cd /testbed", f"cd {work}").replace("=/testbed", f"={work}")
+              .replace(swebench.VERIFIER_DIR, str(tmp_path / "verifier")))
+    assert "expected" not in inst["test_patch"] and "observations" not in inst["test_patch"]
     p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300)
-    out = p.stdout + p.stderr
-    assert not (work / "conftest.py").exists()
-    assert "PASSED tests/test_repro_overcharge.py" in out and "FAILED tests/test_hidden_rounding.py" in out
-    assert "test_x" not in out
+    out = p.stdout.split(">>>>> Start Test Output", 1)[1].split(">>>>> End Test Output", 1)[0]
+    assert "PASSED tests/test_repro_overcharge.py" in out and "FAILED tests/test_hidden_rounding.py" in out, p.stdout + p.stderr
+    assert "test_x" not in out and not (tmp_path / "verifier").exists()
+    lines = [x for x in out.splitlines() if x.strip()]
+    assert len(lines) == sum(len(json.loads(inst[g])) for g in ("FAIL_TO_PASS", "PASS_TO_PASS"))
+    oracle = repo_mod.unbundle(t.bundle, tmp_path / "oracle")
+    repo_mod.apply_patch(oracle, t.oracle_patch)
+    script = (inst["eval_script"].replace("cd /testbed", f"cd {oracle}").replace("=/testbed", f"={oracle}")
+              .replace(swebench.VERIFIER_DIR, str(tmp_path / "verifier")))
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300)
+    out = p.stdout.split(">>>>> Start Test Output", 1)[1]
+    assert "FAILED" not in out and "PASSED tests/test_hidden_rounding.py" in out, p.stdout + p.stderr
 
 
 def test_imported_tasks_without_ids_are_skipped(tmp_path, factory):

@@ -34,10 +34,10 @@ def box(factory, ws):
 
 
 def test_workspace_is_copied_in_and_out(box, ws, tmp_path):
-    assert box.workdir == "/workspace"
+    assert box.workdir == "/repo"
     r = box.exec("pwd; id -u; cat pkg/a.py; ./run.sh; echo new > made.txt", timeout=20)
     assert r.exit_code == 0, r.stderr
-    assert r.stdout.splitlines() == ["/workspace", "65534", "X = 1", "ran"]
+    assert r.stdout.splitlines() == ["/repo", "65534", "X = 1", "ran"]
     assert not (ws / "made.txt").exists()  # the container holds a copy
     box.write_file("deep/er/f.txt", "content")
     assert box.read_file("deep/er/f.txt") == "content"
@@ -89,6 +89,7 @@ def test_close_removes_the_container_and_cleanup_prunes(factory, ws):
     cid = sb.container.id
     sb.close()
     sb.close()
+    sb.removal.join(60)  # removal runs in the background
     ids = [c.id for c in factory.client.containers.list(all=True, filters={"label": f"{LABEL}=1"})]
     assert cid not in ids
     stray = factory.open(ws)

@@ -201,3 +201,33 @@ def test_read_only_workspace_allows_only_the_out_dir(ws, store):
         assert r.stderr.count("Read-only file system") >= 2
     assert (ws / "a.txt").read_text() == "hello\n"
     assert not (ws / "new").exists()
+
+
+def test_a_virtualenv_under_tmp_grades_like_any_interpreter(tmp_path):
+    """The sandbox's fresh /tmp must not hide the interpreter: run a real grade from a venv in /tmp."""
+    import subprocess
+    import sys
+    import tempfile
+
+    venv = Path(tempfile.mkdtemp(prefix="venv-", dir="/tmp"))
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+                       check=True, timeout=120)
+        python = venv / "bin" / "python"
+        root = Path(__file__).resolve().parents[2]
+        code = (
+            "import sys; from pathlib import Path\n"
+            "assert sys.prefix.startswith('/tmp/'), sys.prefix\n"
+            "from sdebench.grading.grade import grade\n"
+            "from sdebench.sandbox import make_factory\n"
+            "from sdebench.testing.sample_task import checkout, write_sample_task\n"
+            f"t = write_sample_task(Path({str(tmp_path)!r}) / 'store' / 'sample')\n"
+            f"ws = checkout(t, Path({str(tmp_path)!r}) / 'ws', t.oracle_patch)\n"
+            "g = grade(t, ws, make_factory({'backend': 'local', 'tasks_dir': str(t.path.parent)}))\n"
+            "print('RESOLVED' if g.resolved else f'NOT {g.error} {g.feedback}')\n"
+        )
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        r = subprocess.run([str(python), "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert r.stdout.strip().endswith("RESOLVED"), r.stdout + r.stderr
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)

@@ -225,8 +225,10 @@ def os_exit_at_import(ws: Path, ctx: Ctx) -> None:
 
 
 def check_no_report(g: Grade, ctx: Ctx) -> None:
-    assert g.error and "no test report" in g.error
-    assert all(t.outcome == "missing" for t in g.tests)
+    # The runner started, then the code under test ended it: an outcome of the submission, not an
+    # infrastructure error.
+    assert g.error is None and "ended before finishing" in g.feedback
+    assert all(t.outcome != "passed" for t in g.tests)
 
 
 def monkeypatch_framework(ws: Path, ctx: Ctx) -> None:
@@ -266,13 +268,14 @@ def fake_report(ws: Path, ctx: Ctx) -> None:
         """
         import glob, json, os, re, sys
 
-        _report = next(a for a in sys.argv if a.endswith(".json"))
-        _tests = {}
-        for _f in glob.glob("**/test_*.py", recursive=True):
-            for _name in re.findall(r"^def (test_\\w+)", open(_f).read(), re.M):
-                _tests[f"{_f}::{_name}"] = {"outcome": "passed", "message": ""}
-        with open(_report, "w") as _fh:
-            json.dump({"tests": _tests, "import_errors": {}, "collect_errors": [], "exit": 0, "finished": True}, _fh)
+        # The runner's report path is in its JSON config (the runner is open source).
+        _report = json.loads(sys.argv[1])["report"]
+        with open(_report, "a") as _fh:
+            _fh.write(json.dumps({"k": "start"}) + "\\n")
+            for _f in glob.glob("**/test_*.py", recursive=True):
+                for _name in re.findall(r"^def (test_\\w+)", open(_f).read(), re.M):
+                    _fh.write(json.dumps({"k": "test", "id": f"{_f}::{_name}", "outcome": "passed", "obs": []}) + "\\n")
+            _fh.write(json.dumps({"k": "end", "exit": 0}) + "\\n")
         os._exit(0)
         """,
     )
@@ -290,7 +293,8 @@ def infinite_loop(ws: Path, ctx: Ctx) -> None:
 
 
 def check_timeout(g: Grade, ctx: Ctx) -> None:
-    assert g.error and "timed out" in g.error
+    # Stopped per test from outside the sandbox: the spin costs the per-test limit, not the grade timeout.
+    assert g.error is None and "time limit" in g.feedback
     assert g.duration_s < 60
 
 
@@ -319,7 +323,8 @@ def memory_bomb(ws: Path, ctx: Ctx) -> None:
 
 
 def check_memory_bomb(g: Grade, ctx: Ctx) -> None:
-    assert "import:shop.pricing" in g.guards or (g.error and "no test report" in g.error)
+    assert g.error is None
+    assert "import:shop.pricing" in g.guards or "ended before finishing" in g.feedback
 
 
 def output_flood(ws: Path, ctx: Ctx) -> None:
@@ -443,10 +448,9 @@ def shadow_modules(ws: Path, ctx: Ctx) -> None:
 
 
 def check_shadow_modules(g: Grade, ctx: Ctx) -> None:
-    assert has_note(g, "removed pytest.py: it would shadow the module pytest")
-    assert has_note(g, "removed _pytest/__init__.py: it would shadow the module _pytest")
-    assert has_note(g, "removed doctest.py: it would shadow the module doctest")
-    check_hidden_failed(g, ctx)
+    # Any top-level name importable from elsewhere is refused (not a fixed list of names).
+    assert {"shadow:pytest", "shadow:_pytest", "shadow:doctest"} <= set(g.guards)
+    assert "also importable from" in g.feedback
 
 
 ATTACKS = [

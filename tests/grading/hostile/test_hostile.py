@@ -7,9 +7,8 @@ import threading
 import pytest
 
 from sdebench.grading.grade import grade
-from sdebench.grading.testrun import module_names, run_tests
 from sdebench.sandbox import make_factory
-from sdebench.testing.sample_task import checkout
+from sdebench.testing.sample_task import HIDDEN_FILE, HIDDEN_PRICING, checkout
 from tests.grading.hostile.attacks import ATTACKS, PRICING, Ctx
 
 pytestmark = pytest.mark.slow
@@ -92,19 +91,18 @@ def test_the_episode_cannot_read_the_task_store_or_results(factory, sample, stor
     assert "MEMBER_RATE = 0.07" in (store / "sample" / "oracle.patch").read_text()
 
 
-NAIVE_FOOLED = ("conftest_force_pass", "crafted_bytecode", "monkeypatch_framework", "fake_report", "rewrite_tests_at_runtime")
+NAIVE_FOOLED = ("conftest_force_pass", "crafted_bytecode", "monkeypatch_framework", "rewrite_tests_at_runtime")
 
 
 @pytest.mark.parametrize("name", NAIVE_FOOLED)
 def test_cheating_attacks_fool_a_naive_run(name, sample, store, rate_server, tmp_path):
-    """Without the pristine copy, read-only workspace and canary, these attacks pass the hidden tests."""
+    """A naive grader (plain pytest in the workspace, the hidden tests as written, exit code) is fooled."""
     attack = next(a for a in ATTACKS if a.name == name)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     ws = _workspace(sample, tmp_path, attack.base)
     attack.apply(ws, Ctx("naive", store, rate_server[0], rate_server[1], scratch))
-    for rel, content in sample.hidden_files().items():
-        (ws / rel).write_text(content)
+    (ws / HIDDEN_FILE).write_text(HIDDEN_PRICING)
     with make_factory({"backend": "unsafe_local"}).open(ws) as sb:
-        run = run_tests(sb, ["tests/test_pricing_hidden.py"], module_names([PRICING]), timeout=60)
-    assert {run.outcome(i).outcome for i in sample.tests.hidden_to_pass} == {"passed"}
+        honest = sb.exec(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], timeout=60)
+    assert honest.exit_code == 0, honest.stdout[-1500:]

@@ -1,43 +1,26 @@
 import pytest
-
 from settingsmith.app import load_settings
 from settingsmith.merge import merge_layers, origin
-
-ORDER = ('builtin', 'environment', 'profile', 'flags')
-
+NAMES = ('builtin', 'environment', 'flags', 'profile')
 
 def settings_with(layers):
     """Load settings where each named layer sets workers to a value of its own."""
-    value = {name: str(10 + i) for i, name in enumerate(ORDER)}
-    defaults = {"workers": value["builtin"]} if "builtin" in layers else {}
-    file_text = f"workers = {value['profile']}\n" if "profile" in layers else ""
-    environ = {"SMITH_WORKERS": value["environment"]} if "environment" in layers else {}
-    argv = [f"--workers={value['flags']}"] if "flags" in layers else []
-    return load_settings(defaults, file_text, environ, argv), value
+    value = {name: str(10 + i) for i, name in enumerate(NAMES)}
+    defaults = {'workers': value['builtin']} if 'builtin' in layers else {}
+    file_text = f"workers = {value['profile']}\n" if 'profile' in layers else ''
+    environ = {'SMITH_WORKERS': value['environment']} if 'environment' in layers else {}
+    argv = [f"--workers={value['flags']}"] if 'flags' in layers else []
+    return load_settings(defaults, file_text, environ, argv)
+PAIRS = [('builtin', 'environment'), ('builtin', 'flags'), ('builtin', 'profile'), ('environment', 'flags'), ('environment', 'profile'), ('flags', 'profile')]
 
+@pytest.mark.parametrize('first,second', PAIRS)
+def test_hidden_pairwise_precedence(first, second, observe):
+    observe(settings_with({first, second}).get('workers'))
 
-PAIRS = [
-    ("builtin", "environment"),
-    ("builtin", "profile"),
-    ("builtin", "flags"),
-    ("environment", "profile"),
-    ("environment", "flags"),
-    ("profile", "flags"),
-]
+def test_hidden_all_layers(observe):
+    observe(settings_with(set(NAMES)).get('workers'))
 
-
-@pytest.mark.parametrize("lower,higher", PAIRS)
-def test_hidden_pairwise_precedence(lower, higher):
-    s, value = settings_with({lower, higher})
-    assert s.get("workers") == value[higher]
-
-
-def test_hidden_all_layers():
-    s, value = settings_with(set(ORDER))
-    assert s.get("workers") == value[ORDER[-1]]
-
-
-def test_hidden_merge_helper_directly():
-    layers = {name: {"k": name} for name in ORDER}
-    assert merge_layers(layers)["k"] == ORDER[-1]
-    assert origin(layers, "k") == ORDER[-1]
+def test_hidden_merge_helper_directly(observe):
+    layers = {name: {'k': name} for name in NAMES}
+    observe(merge_layers(layers)['k'])
+    observe(origin(layers, 'k'))

@@ -1,30 +1,25 @@
 from logpipe.shipping import Shipper
 from logpipe.ingest.sampling import DEBUG_KEEP_ONE_IN
 
+def debug(i, logger='app.db'):
+    return {'level': 'DEBUG', 'logger': logger, 'seq': i}
 
-def debug(i, logger="app.db"):
-    return {"level": "DEBUG", "logger": logger, "seq": i}
-
-
-def test_hidden_exact_volume():
+def test_hidden_exact_volume(observe):
     sink = []
-    Shipper(sink).emit_all(debug(i) for i in range(6000))
-    assert len(sink) == 14
+    Shipper(sink).emit_all((debug(i) for i in range(6000)))
+    observe(len(sink))
 
-
-def test_hidden_which_records_survive():
+def test_hidden_which_records_survive(observe):
     sink = []
-    Shipper(sink).emit_all(debug(i) for i in range(917))
-    assert [r["seq"] for r in sink] == [0, 458, 916]
+    Shipper(sink).emit_all((debug(i) for i in range(1500)))
+    observe([r['seq'] for r in sink])
 
-
-def test_hidden_loggers_are_sampled_separately():
+def test_hidden_loggers_are_sampled_separately(observe):
     sink = []
     shipper = Shipper(sink)
-    shipper.emit_all(debug(i, "a") for i in range(458))
-    shipper.emit(debug(0, "b"))
-    assert len(sink) == 2
+    shipper.emit_all((debug(i, 'a') for i in range(1500)))
+    shipper.emit(debug(0, 'b'))
+    observe(len(sink))
 
-
-def test_hidden_setting():
-    assert DEBUG_KEEP_ONE_IN == 458
+def test_hidden_setting(observe):
+    observe(DEBUG_KEEP_ONE_IN)

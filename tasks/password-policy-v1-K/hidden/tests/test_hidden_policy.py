@@ -1,17 +1,15 @@
 from vaultcli.passphrase import is_acceptable, passphrase_problems
+PLAIN = 'kestrelvanimbofujewdq'
 
+def password(length, run=1):
+    body = 'x' * run + PLAIN
+    return body[:length - 1] + '7' if length > run else 'x' * length
 
-def test_hidden_one_short_of_minimum():
-    assert passphrase_problems("xkestrelvan7")
+def test_hidden_length_rule(observe):
+    observe([passphrase_problems(password(n)) == [] for n in range(4, 25)])
 
+def test_hidden_problems_listed(observe):
+    observe([passphrase_problems(password(n)) for n in range(4, 25)])
 
-def test_hidden_exact_minimum():
-    assert passphrase_problems("xkestrelvani7") == []
-
-
-def test_hidden_run_too_long():
-    assert not is_acceptable("xxxxkestrelvani7")
-
-
-def test_hidden_longest_allowed_run():
-    assert is_acceptable("xxxkestrelvanim7")
+def test_hidden_run_rule(observe):
+    observe([is_acceptable(password(20, r)) for r in range(1, 8)])

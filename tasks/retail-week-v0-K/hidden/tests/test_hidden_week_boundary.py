@@ -1,29 +1,14 @@
 from datetime import datetime, timedelta
-
 from shiftplan.buckets import bucket_key
 from shiftplan.timeutil import week_start
+BASE = datetime(2024, 3, 4)
+MOMENTS = [BASE + timedelta(hours=h, seconds=s) for h in range(1, 15 * 24) for s in (-1, 0)]
 
-START = datetime(2024, 3, 5, 4)
+def test_hidden_week_start_of_every_hour(observe):
+    observe([week_start(t) for t in MOMENTS])
 
+def test_hidden_buckets_follow_the_week(observe):
+    observe([bucket_key(t) for t in MOMENTS])
 
-def test_hidden_week_starts_at_the_boundary():
-    assert week_start(START) == START
-    assert week_start(START + timedelta(days=3, hours=7)) == START
-
-
-def test_hidden_moment_before_boundary_is_previous_week():
-    assert week_start(START - timedelta(minutes=1)) == START - timedelta(days=7)
-
-
-def test_hidden_last_moment_of_week():
-    assert week_start(START + timedelta(days=7) - timedelta(seconds=1)) == START
-
-
-def test_hidden_monday_midday_belongs_to_earlier_start():
-    monday = datetime(2024, 3, 11, 12)
-    assert bucket_key(monday) == START
-
-
-def test_hidden_same_day_either_side_of_the_hour():
-    early = START.replace(hour=0, minute=30)
-    assert bucket_key(early) != bucket_key(START)
+def test_hidden_week_start_is_idempotent(observe):
+    observe([week_start(week_start(t)) for t in MOMENTS[::24]])

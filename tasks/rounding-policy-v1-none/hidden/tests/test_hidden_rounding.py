@@ -1,29 +1,19 @@
 from decimal import Decimal
-
-import pytest
-
 from vatcalc.returns import TaxReturn
 from vatcalc.money import round_tax, rounded_product
+AMOUNTS = ['7.305', '7.315', '7.306', '-0.245']
 
-CASES = [
-    ("7.305", "7.30"),
-    ("7.315", "7.31"),
-    ("7.306", "7.31"),
-    ("-0.245", "-0.24"),
-]
+def test_hidden_policy_rounding(observe):
+    observe(round_tax(Decimal('7.305')))
+    observe(round_tax(Decimal('7.315')))
+    observe(round_tax(Decimal('7.306')))
+    observe(round_tax(Decimal('-0.245')))
 
-
-@pytest.mark.parametrize("amount,expected", CASES)
-def test_hidden_policy_rounding(amount, expected):
-    assert round_tax(Decimal(amount)) == Decimal(expected)
-
-
-def test_hidden_total_of_ties():
+def test_hidden_total_of_ties(observe):
     doc = TaxReturn()
-    for amount, _ in CASES:
-        doc.add("x", Decimal(amount))
-    assert doc.total() == sum(Decimal(e) for _, e in CASES)
+    for amount in AMOUNTS:
+        doc.add('x', Decimal(amount))
+    observe(doc.total())
 
-
-def test_hidden_product():
-    assert rounded_product(Decimal("7.305"), 1) == Decimal("7.30")
+def test_hidden_product(observe):
+    observe(rounded_product(Decimal('7.305'), 1))

@@ -1,28 +1,18 @@
 from findit.index import Index
 from findit.normalize import normalize_term
+ALPHABET = 'qwertyuiopasdfghjklzxcvbnm'
 
-K = 14
-SHARED = "qwertyuiopasdf"
-
-
-def test_hidden_spelling_variants_meet():
+def test_hidden_spelling_variants_meet(observe):
     idx = Index()
-    idx.add("uk", "Internationalisation guide")
-    idx.add("us", "Internationalization guide")
-    assert idx.search("internationalization") == {"uk", "us"}
+    idx.add('uk', 'Internationalisation guide')
+    idx.add('us', 'Internationalization guide')
+    observe(idx.search('internationalization'))
 
+def test_hidden_term_length(observe):
+    observe(normalize_term(ALPHABET))
 
-def test_hidden_term_length():
-    assert normalize_term("qwertyuiopasdfghjklzxcvbnm") == "qwertyuiopasdfghjklzxcvbnm"[:K]
-
-
-def test_hidden_words_sharing_the_prefix_meet():
-    idx = Index()
-    idx.add(1, SHARED + "alpha")
-    assert idx.search(SHARED + "omega") == {1}
-
-
-def test_hidden_words_sharing_one_less_differ():
-    idx = Index()
-    idx.add(1, SHARED[:-1] + "alpha")
-    assert idx.search(SHARED[:-1] + "omega") == set()
+def test_hidden_words_sharing_a_prefix(observe):
+    for n in range(3, 21):
+        idx = Index()
+        idx.add(1, ALPHABET[:n] + 'alpha')
+        observe(idx.search(ALPHABET[:n] + 'omega'))

@@ -1,19 +1,15 @@
 import pytest
-
 from kbfind.search import score, search
+WORD = 'vpn'
 
+def doc(title_hits, body_hits):
+    return {'id': f'd{title_hits}{body_hits}', 'title': ' '.join([WORD] * title_hits), 'body': ' '.join([WORD] * body_hits)}
 
-def test_hidden_title_hit_score():
-    assert score({"title": "vpn", "body": ""}, "vpn") == pytest.approx(2.31)
+def test_hidden_title_hit_score(observe):
+    observe(score({'title': 'vpn', 'body': ''}, 'vpn'))
 
+def test_hidden_scores_of_mixed_documents(observe):
+    observe([score(doc(a, b), WORD) for a in range(4) for b in range(10)])
 
-def test_hidden_one_title_hit_against_two_body_hits():
-    docs = [{"id": "z-title", "title": "vpn", "body": ""}, {"id": "a-body", "title": "", "body": "vpn vpn"}]
-    assert search(docs, "vpn") == ['z-title', 'a-body']
-
-
-def test_hidden_three_title_hits_against_body_hits():
-    docs = [{"id": "t", "title": "vpn vpn vpn", "body": ""}, {"id": "m", "title": "", "body": "vpn vpn vpn vpn vpn vpn"}]
-    assert search(docs, "vpn") == ["t", "m"]
-    docs.append({"id": "n", "title": "", "body": "vpn vpn vpn vpn vpn vpn vpn"})
-    assert search(docs, "vpn") == ["n", "t", "m"]
+def test_hidden_ranking(observe):
+    observe(search([doc(a, b) for a in range(4) for b in range(10)], WORD))

@@ -1,0 +1,56 @@
+"""Grading options: every knob of a grade, with its default (the `grading` config group).
+
+One dataclass for every grader; `conf/grading/default.yaml` holds the same keys. The episode loop,
+the environment and the adapters pass them as keyword options to `grade()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+POLICIES = ("binary", "counts", "tests")
+
+
+class OptionError(ValueError):
+    """An unknown grading option or a bad value."""
+
+
+@dataclass(frozen=True)
+class GradeOptions:
+    """What a grade may use and reveal."""
+
+    feedback_hidden: str = "binary"  # what the feedback says about held-out tests: binary | counts | tests
+    timeout: float = 300.0  # s: the whole test run of one phase
+    test_time_limit_s: float | None = None  # per test; None: the task's (from its oracle's test times)
+    test_time_floor_s: float = 5.0  # the per-test limit is never below this
+    per_test_chars: int = 1500  # feedback: failure text kept per visible test
+    feedback_chars: int = 6000  # feedback: total size
+    step_cost: float = 0.1  # shaped reward: cost of one submission
+    max_workspace_mb: int = 512  # a bigger workspace is not graded
+    keep_dir: bool = False  # leave the graded copies on disk (debugging)
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any] | None) -> GradeOptions:
+        """Options from keyword values; unknown names or a bad policy raise OptionError."""
+        values = dict(values or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise OptionError(f"unknown grade option(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        opts = cls(**values)
+        if opts.feedback_hidden not in POLICIES:
+            raise OptionError(f"grading.feedback_hidden must be one of {', '.join(POLICIES)}, got {opts.feedback_hidden!r}")
+        for name in ("timeout", "test_time_floor_s"):
+            if not isinstance(getattr(opts, name), int | float) or getattr(opts, name) <= 0:
+                raise OptionError(f"grading.{name} must be a positive number, got {getattr(opts, name)!r}")
+        return opts
+
+    def test_limit(self, task_limit: float | None) -> float:
+        """The per-test time limit: configured, else the task's, never below the floor."""
+        chosen = self.test_time_limit_s if self.test_time_limit_s is not None else task_limit
+        return max(float(chosen or 0.0), float(self.test_time_floor_s))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as plain values."""
+        return asdict(self)

@@ -1,0 +1,19 @@
+from decimal import Decimal
+import pytest
+from yenbill.invoice import Invoice
+from yenbill.money import to_decimal
+
+def test_to_decimal_keeps_decimals(observe):
+    observe.compare(to_decimal(Decimal('2.50')), '==', Decimal('2.50'))
+
+def test_to_decimal_from_float_goes_through_str(observe):
+    observe.compare(to_decimal(0.1), '==', Decimal('0.1'))
+
+def test_exact_amounts_are_unchanged(observe):
+    inv = Invoice()
+    inv.add('hosting', Decimal('1') * 7)
+    observe.compare(inv.total(), '==', Decimal('1') * 7)
+
+def test_empty_description_rejected(observe):
+    with observe.raises():
+        Invoice().add('', 1)

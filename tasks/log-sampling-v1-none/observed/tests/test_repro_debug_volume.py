@@ -1,0 +1,9 @@
+from tracehub.shipping import Forwarder
+
+def debug(i, logger='app.db'):
+    return {'level': 'DEBUG', 'logger': logger, 'seq': i}
+
+def test_debug_volume_stays_under_quota(observe):
+    sink = []
+    Forwarder(sink).emit_all((debug(i) for i in range(5000)))
+    observe.compare(0, '<', len(sink), '<', 100)

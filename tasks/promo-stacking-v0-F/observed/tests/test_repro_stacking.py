@@ -1,0 +1,7 @@
+from tillkit.checkout import checkout
+BASKET = [('lamp', '60.00', 1)]
+
+def test_second_code_lowers_the_total(observe):
+    one = checkout(BASKET, ['SPRING10']).total
+    two = checkout(BASKET, ['SPRING10', 'WELCOME15']).total
+    observe.compare(two, '<', one)

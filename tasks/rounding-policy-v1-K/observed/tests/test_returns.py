@@ -1,0 +1,19 @@
+from decimal import Decimal
+import pytest
+from vatcalc.returns import TaxReturn
+from vatcalc.money import as_decimal
+
+def test_as_decimal_keeps_decimals(observe):
+    observe.compare(as_decimal(Decimal('2.50')), '==', Decimal('2.50'))
+
+def test_as_decimal_from_float_goes_through_str(observe):
+    observe.compare(as_decimal(0.1), '==', Decimal('0.1'))
+
+def test_whole_cents_are_unchanged(observe):
+    doc = TaxReturn()
+    doc.add('a', Decimal('3.07'))
+    observe.compare(doc.total(), '==', Decimal('3.07'))
+
+def test_empty_label_rejected(observe):
+    with observe.raises():
+        TaxReturn().add('', 1)

@@ -1,0 +1,16 @@
+from ratecache.cache import TTLCache
+
+class Clock:
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+def test_quote_survives_150_seconds(observe):
+    clock = Clock()
+    cache = TTLCache(clock)
+    cache.set('k', 'v')
+    clock.now = 150
+    observe.compare(cache.get('k'), '==', 'v')

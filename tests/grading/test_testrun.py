@@ -1,0 +1,125 @@
+"""The runner seen from the host: per-test limits enforced from outside, reruns, faults vs errors."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from sdebench.grading.testrun import TIME_LIMIT_MSG, RunClock, run_tests
+from sdebench.sandbox import make_factory
+from tests.sandbox.conftest import docker_image  # noqa: F401 - fixture
+
+SPIN = '''import signal
+
+
+def test_before():
+    assert 1 + 1 == 2
+
+
+def test_spins_with_every_signal_blocked():
+    for sig in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT, signal.SIGVTALRM, signal.SIGPROF):
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals))
+    while True:
+        pass
+
+
+def test_after():
+    assert "still runs"
+'''
+
+
+def _ws(tmp_path: Path, files: dict[str, str]) -> Path:
+    ws = tmp_path / "repo"
+    for rel, text in files.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    return ws
+
+
+BACKENDS = [pytest.param("unsafe_local"),
+            pytest.param("local", marks=[pytest.mark.bwrap,
+                                         pytest.mark.skipif(shutil.which("bwrap") is None, reason="no bwrap")])]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_test_that_blocks_every_signal_costs_the_limit_and_the_rest_still_runs(backend, tmp_path):
+    ws = _ws(tmp_path, {"tests/test_spin.py": SPIN})
+    start = time.monotonic()
+    with make_factory({"backend": backend}).open(ws) as sb:
+        run = run_tests(sb, ["tests/test_spin.py"], timeout=120, test_time_limit=2.0)
+    took = time.monotonic() - start
+    assert run.error is None and run.fault is None, (run.error, run.fault, run.output)
+    assert run.outcome("tests/test_spin.py::test_before").passed
+    assert run.outcome("tests/test_spin.py::test_after").passed
+    spun = run.outcome("tests/test_spin.py::test_spins_with_every_signal_blocked")
+    assert spun.outcome == "failed" and spun.message == TIME_LIMIT_MSG.format(2.0)
+    assert run.timed_out_tests == ["tests/test_spin.py::test_spins_with_every_signal_blocked"] and run.reruns == 1
+    assert took < 30, took
+
+
+@pytest.mark.docker
+def test_the_limit_holds_on_docker(request, tmp_path):
+    image = request.getfixturevalue("docker_image")
+    factory = make_factory({"backend": "docker", "image": image, "prestart": 0})
+    try:
+        with factory.open(_ws(tmp_path, {"tests/test_spin.py": SPIN})) as sb:
+            run = run_tests(sb, ["tests/test_spin.py"], timeout=120, test_time_limit=2.0)
+    finally:
+        factory.cleanup()
+    assert run.error is None and run.fault is None, (run.error, run.output)
+    assert run.outcome("tests/test_spin.py::test_after").passed
+    assert run.timed_out_tests == ["tests/test_spin.py::test_spins_with_every_signal_blocked"]
+
+
+def test_too_many_spinning_tests_end_as_a_fault_not_an_error(tmp_path):
+    many = "\n\n".join(f"def test_spin_{i}():\n    while True:\n        pass" for i in range(6)) + "\n"
+    ws = _ws(tmp_path, {"tests/test_many.py": many})
+    with make_factory({"backend": "unsafe_local"}).open(ws) as sb:
+        run = run_tests(sb, ["tests/test_many.py"], timeout=120, test_time_limit=1.0, max_reruns=2)
+    assert run.error is None and "exceeded the per-test time limit" in run.fault
+    assert len(run.timed_out_tests) == 3
+    assert run.outcome("tests/test_many.py::test_spin_5").outcome == "missing"
+
+
+def test_a_runner_that_cannot_start_is_an_infrastructure_error(tmp_path):
+    class NoPython:
+        """A sandbox whose python3 is missing (as a venv hidden by a fresh /tmp would be)."""
+
+        def __init__(self, inner):
+            self.inner, self.workdir = inner, inner.workdir
+
+        def exec(self, cmd, timeout=60.0, env=None, watch=None):
+            if isinstance(cmd, list) and cmd[0] == "python3":
+                cmd = ["bash", "-c", 'exec "$0" "$@"', "/nonexistent/bin/python3", *cmd[1:]]
+            return self.inner.exec(cmd, timeout=timeout, env=env, watch=watch)
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    ws = _ws(tmp_path, {"tests/test_ok.py": "def test_ok():\n    assert True\n"})
+    with make_factory({"backend": "unsafe_local"}).open(ws) as sb:
+        run = run_tests(NoPython(sb), ["tests/test_ok.py"], timeout=30)
+    assert run.error and "before starting" in run.error and run.fault is None
+
+
+def test_code_ending_the_process_is_a_fault(tmp_path):
+    ws = _ws(tmp_path, {"pkg/__init__.py": "import os\nos._exit(3)\n", "tests/test_ok.py": "import pkg\n\n\ndef test_ok():\n    pass\n"})
+    with make_factory({"backend": "unsafe_local"}).open(ws) as sb:
+        run = run_tests(sb, ["tests/test_ok.py"], ["pkg"], timeout=30)
+    assert run.error is None and run.started and "ended before finishing (exit 3)" in run.fault
+
+
+def test_forged_markers_only_move_the_clock_within_the_overall_deadline():
+    clock = RunClock("abc", test_limit=0.05, overall=0.3)
+    clock.feed(b'\n\x1eabc {"p": "start"}\n')
+    assert clock.started and not clock.expired()
+    time.sleep(0.1)
+    assert clock.expired()  # the current phase is over its limit
+    for _ in range(8):
+        clock.feed(b'\n\x1eabc {"p": "test", "id": "forged"}\n')
+        time.sleep(0.04)
+    assert clock.expired()  # past the overall deadline whatever the markers say
