@@ -166,12 +166,12 @@ def test_ctrl_c_is_one_line_and_removes_the_episode_dir(tmp_path, tasks):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not log.exists():
         time.sleep(0.1)
-    assert list(tmp.glob("sdebench-episode-*"))
+    assert [p for p in tmp.iterdir() if p.is_dir()]  # the episode's workspace dir
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == sweep.EXIT_INTERRUPTED
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("sdebench run: interrupted")
-    assert not list(tmp.glob("sdebench-*")), list(tmp.iterdir())
+    assert not [p for p in tmp.iterdir() if p.is_dir()], list(tmp.iterdir())
 
 
 def test_problem_lines_are_one_per_kind(tmp_path, monkeypatch):
