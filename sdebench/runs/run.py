@@ -230,11 +230,8 @@ def app(cfg: DictConfig) -> None:
         return
     if hc.mode == RunMode.RUN and not plain.get("dry_run"):
         print("\n" + results.markdown(results.summarize(records)), flush=True)
-        errors = sum(r.stop_reason == "error" for r in records)
-        if errors:
-            # An error is not an outcome: say so, and exit non-zero (a rerun retries them).
-            print(f"sdebench.run: {errors} episode(s) failed with an error (rerun to retry them)", file=sys.stderr)
-            sys.exit(1)
+    # An error is not an outcome: errored episodes are reported through sweep.report and make the
+    # exit status 1 (sdebench.runs.sweep.cli), in single runs and sweeps alike.
 
 
 def main(argv: list[str] | None = None) -> None:

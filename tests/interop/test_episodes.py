@@ -41,7 +41,7 @@ def test_patch_agent_resolves_an_imported_task_through_the_run_cli(imported):
     (rec_path,) = (imported / "results" / "bugsinpy-0001").glob("*.json")
     rec = results.load_record(rec_path)
     assert rec.resolved and rec.stop_reason == "resolved" and rec.interventions == 0
-    assert rec.attempts[0].counts == {"HIDDEN_TO_PASS": {"passed": 3, "total": 3}}
+    assert rec.attempts[0].counts["HIDDEN_TO_PASS"] == {"passed": 3, "total": 3}
     # The record becomes a SWE-bench prediction whose patch is the fix.
     out = imported / "preds.jsonl"
     w = swebench.export_predictions([imported / "run"], out)  # through the run dir's manifest

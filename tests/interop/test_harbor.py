@@ -55,8 +55,10 @@ def test_layout(exported):
     assert "test_hidden" not in "".join(p.name for p in (exported / "environment").rglob("*"))
     dockerfile = (exported / "environment" / "Dockerfile").read_text()
     assert dockerfile.startswith(f"FROM {container.DEFAULT_BASE_IMAGE}\n") and "pytest==" in dockerfile
-    ids = json.loads((exported / "tests" / "expected.json").read_text())["tests"]["HIDDEN_TO_PASS"]
-    assert "tests/test_hidden_rounding.py::test_hidden_policy_rounding[10.005-10.00]" in ids
+    spec = json.loads((exported / "tests" / "expected.json").read_text())
+    assert "tests/test_hidden_rounding.py::test_hidden_policy_rounding" in spec["tests"]["HIDDEN_TO_PASS"]
+    # the answer key travels only in the verifier's dir, never in the agent's environment
+    assert spec["observations"] and not list((exported / "environment").rglob("expected*"))
 
 
 def test_unchanged_repo_scores_zero(exported, tmp_path):

@@ -21,7 +21,7 @@ CONF = ROOT / "conf"
 TEST_IMAGE = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
 # Environment variables the shipped model entries read their keys from (placeholders here).
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SDEBENCH_TESTMODEL_KEY")
-GROUPS = ("agent", "model", "delivery", "sandbox", "experiment", "stream", "hydra/launcher")
+GROUPS = ("agent", "model", "delivery", "sandbox", "grading", "experiment", "stream", "hydra/launcher")
 
 
 def options(group: str) -> list[str]:
@@ -100,6 +100,23 @@ def test_every_sandbox_option_builds(name, tmp_path):
             assert box.exec("echo ok", timeout=60).stdout == "ok\n"
     finally:
         factory.cleanup()
+
+
+@pytest.mark.parametrize("name", options("grading"))
+def test_every_grading_option_is_valid_grade_options(name):
+    from sdebench.grading.options import GradeOptions
+
+    cfg = compose_plain([f"grading={name}"])
+    opts = GradeOptions.from_mapping(cfg["grading"])
+    assert opts.feedback_hidden == cfg["grading"]["feedback_hidden"] == "binary"  # the default policy
+
+
+@pytest.mark.parametrize("policy", ["binary", "counts", "tests"])
+def test_every_feedback_policy_composes(policy):
+    from sdebench.grading.options import GradeOptions
+
+    cfg = compose_plain([f"grading.feedback_hidden={policy}"])
+    assert GradeOptions.from_mapping(cfg["grading"]).feedback_hidden == policy
 
 
 @pytest.mark.parametrize("name", options("stream"))

@@ -207,22 +207,22 @@ class _GradingDown:
 def test_a_grade_that_cannot_run_makes_the_episode_an_error_not_unresolved(mini, tmp_path):
     traj = tmp_path / "t.jsonl"
     rec = run_episode(mini["K"], cfg("oracle"), _GradingDown(), trajectory_path=traj)
-    assert rec["stop_reason"] == "error" and not rec["resolved"]
-    assert "grading failed" in rec["error"] and "engine unreachable" in rec["error"]
-    assert rec["interventions"] == 0 and rec["feedback"] == []
+    assert rec.stop_reason == "error" and not rec.resolved
+    assert "grading failed" in rec.error and "engine unreachable" in rec.error
+    assert rec.interventions == 0 and rec.feedback == []
 
 
 def test_records_carry_the_feedback_policy_and_the_trajectory_only_the_public_grade(mini, tmp_path):
     traj = tmp_path / "t.jsonl"
     rec = run_episode(mini["F"], cfg("conventional", max_interventions=1, grading={"feedback_hidden": "counts"}),
                       make_factory(SANDBOX), trajectory_path=traj)
-    assert rec["feedback_hidden"] == "counts" and rec["error"] is None
+    assert rec.feedback_hidden == "counts" and rec.error is None
     grades = events(traj, "grade")
     assert grades and all("held_out" in g and "tests" not in g for g in grades)
-    assert "Held-out tests: " in rec["feedback"][0]
+    assert "Held-out tests: " in rec.feedback[0]
     assert all("test_loyalty_rate" not in str(g) for g in grades)  # hidden ids never logged under counts
 
 
 def test_a_bad_grading_option_is_an_error_record(mini, tmp_path):
     rec = run_episode(mini["K"], cfg("oracle", grading={"feedback_hidden": "all"}), make_factory(SANDBOX))
-    assert rec["stop_reason"] == "error" and "feedback_hidden" in rec["error"]
+    assert rec.stop_reason == "error" and "feedback_hidden" in rec.error

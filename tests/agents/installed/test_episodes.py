@@ -138,7 +138,7 @@ def test_an_installed_agent_fixes_after_one_intervention_under_memtool(agent, ta
     first = str(reqs[0]["body"])
     assert task.statement.strip()[:40] in first
     after_feedback = str(reqs[-2]["body"])
-    assert "Hidden tests" in after_feedback and SED_WRONG.split("'")[1] in after_feedback
+    assert "Held-out tests fail" in after_feedback and SED_WRONG.split("'")[1] in after_feedback
 
 
 @pytest.mark.docker
