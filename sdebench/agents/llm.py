@@ -138,6 +138,13 @@ class LLMAgent:
             stop = self._limit_hit(ctx.limits)
             if stop:
                 return self._stop(stop, turns)
+            # Never cross the cost cap: a call whose worst case (prompt at the input price, the output
+            # cap at the output price) could cross it is not made.
+            worst = self.client.worst_case_usd(self.messages, schemas) if hasattr(self.client, "worst_case_usd") else 0.0
+            if self.usage.cost_usd + worst > ctx.limits.max_cost_usd:
+                ctx.trajectory.log("limit", limit="max_cost", spent_usd=self.usage.cost_usd, worst_case_usd=worst,
+                                   max_cost_usd=ctx.limits.max_cost_usd)
+                return self._stop("max_cost", turns)
             c = self.client.complete(self.messages, schemas, seed=ctx.seed,
                                      deadline=ctx.started_at + ctx.limits.max_wall_s, log=ctx.trajectory.log)
             self.usage.retries += c.retries

@@ -21,12 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from sdebench.agents.accounting import (
+    DEFAULT_MAX_TOKENS,
     CallAccount,
     Pricing,
     PricingError,
     account_call,
     import_litellm,
+    known_prices,
     resolve_pricing,
+    worst_case_usd,
 )
 
 # a placeholder for OpenAI-compatible servers that need no key (the OpenAI client insists on one)
@@ -249,14 +252,19 @@ class LiteLLMClient:
             kwargs["api_base"] = m.api_base
         if m.temperature is not None:
             kwargs["temperature"] = m.temperature
-        if m.max_tokens is not None:
-            kwargs["max_tokens"] = m.max_tokens
+        # Always bounded: the cost cap is checked against this output cap before the call.
+        kwargs["max_tokens"] = m.max_tokens or DEFAULT_MAX_TOKENS
         if m.send_seed:
             kwargs["seed"] = seed
         key = m.api_key()
         if key is not None:
             kwargs["api_key"] = key
         return kwargs
+
+    def worst_case_usd(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> float:
+        """The most the next call with `messages` and `tools` could cost (sdebench.agents.accounting.worst_case_usd)."""
+        prompt_chars = len(json.dumps(messages, default=str)) + len(json.dumps(tools, default=str))
+        return worst_case_usd(known_prices(self.pricing), prompt_chars, self.model.max_tokens or DEFAULT_MAX_TOKENS)
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int,
                  deadline: float, log: Log) -> Completion:

@@ -18,15 +18,12 @@ from sdebench.agents.accounting import (
     CallAccount,
     Prices,
     Pricing,
-    TokenCounts,
     account_call,
     add_call,
-    litellm_prices,
-    price_tokens,
+    known_prices,
+    worst_case_usd,
 )
 from sdebench.agents.base import Limits, Usage
-
-CHARS_PER_TOKEN = 3  # a cautious prompt estimate (English and code run ~4 characters a token)
 
 STOP_MAX_COST = "max_cost"
 STOP_MAX_CALLS = "max_turns"  # a model call is an installed agent's turn
@@ -63,15 +60,11 @@ class Meter:
         self._lock = threading.Lock()
         self._admitted = 0
         self._reserved = 0.0
-        self._prices: Prices | None = pricing.prices if pricing.mode == "configured" else None
-        if pricing.mode == "litellm":
-            self._prices = litellm_prices(pricing.model)
+        self._prices: Prices | None = known_prices(pricing)
 
     def worst_case_usd(self, prompt_chars: int, max_tokens: int) -> float:
         """The most a call with this prompt size and output cap could cost."""
-        if self._prices is None:
-            return 0.0
-        return price_tokens(self._prices, TokenCounts(prompt=prompt_chars // CHARS_PER_TOKEN + 1, completion=max_tokens))
+        return worst_case_usd(self._prices, prompt_chars, max_tokens)
 
     def admit(self, prompt_chars: int, max_tokens: int) -> Ticket:
         """Admit one call or raise LimitReached (the call is then not made)."""

@@ -29,13 +29,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sdebench.agents.accounting import PricingError, import_litellm
+from sdebench.agents.accounting import DEFAULT_MAX_TOKENS, PricingError, import_litellm
 from sdebench.agents.base import Limits, Toolbox, Usage
 from sdebench.agents.model import ModelSettings
 from sdebench.gateway import protocols
 from sdebench.gateway.meter import LimitReached, Meter
 
-DEFAULT_MAX_TOKENS = 4096  # output cap when neither the model entry nor the request sets one
 MAX_LOGGED_CHARS = 4000
 STARTUP_S = 30.0
 

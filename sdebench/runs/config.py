@@ -14,9 +14,10 @@ from typing import Any
 from sdebench.tasks.artifacts import SOURCES
 from sdebench.tasks.selection import ANY, comma_list
 
-# An absolute path: the entry points run as `python -m sdebench.<name>`, so Hydra cannot resolve a
-# path relative to a module inside the package.
-CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
+# The config tree ships inside the package (`sdebench/conf`, in a checkout a link to the top-level
+# `conf/`), so an installed wheel finds it from any directory; an absolute path, because the entry
+# points run as `python -m sdebench.<name>`.
+CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
 SOURCE_CHOICES = (*SOURCES, ANY)
 # Top-level keys that moved under `model`; still accepted, with a warning.
 MOVED_TO_MODEL = ("cost_tracking",)

@@ -242,7 +242,7 @@ def run_episode(
                 rec.stop_reason, rec.error = "error", f"grading failed: {g.error}"
                 break
             if g.resolved:
-                rec.resolved, rec.stop_reason = True, "resolved"
+                rec.resolved, rec.stop_reason, rec.resolved_at = True, "resolved", len(rec.attempts)
                 break
             if run.stop_reason != STOP_SUBMITTED:
                 rec.stop_reason = run.stop_reason
@@ -293,6 +293,8 @@ def run_episode(
     rec.wall_s = time.monotonic() - started
     for k in ("wall_s", "setup_s", "model_s", "tools_s", "grading_s"):
         setattr(rec, k, round(float(getattr(rec, k)), 4))
+    # the named remainder, so the parts add up to wall_s
+    rec.other_s = round(rec.wall_s - (rec.setup_s + rec.model_s + rec.tools_s + rec.grading_s), 4)
     if keep_workspace and work is not None:
         rec.workspace = str(work)
     traj.log("episode_end", resolved=rec.resolved, interventions=rec.interventions, stop_reason=rec.stop_reason, error=rec.error)

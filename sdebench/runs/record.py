@@ -87,6 +87,7 @@ class EpisodeRecord:
     # outcome
     resolved: bool = False  # every FAIL_TO_PASS, PASS_TO_PASS and HIDDEN_TO_PASS test passed
     interventions: int = 0  # failing grades fed back to the agent (0 if resolved at the first submit)
+    resolved_at: int | None = None  # the submit (1-based attempt) that resolved; None if unresolved
     max_interventions: int | None = None  # the cap in force (None in early version 1 records: 5)
     feedback_hidden: str = "binary"  # the grading feedback policy in force: binary | counts | tests
     stop_reason: str = "error"  # resolved | max_interventions | a limit (max_turns, max_cost, max_wall, ...) | gave_up | error
@@ -103,12 +104,13 @@ class EpisodeRecord:
     completion_tokens: int = 0
     cached_tokens: int = 0  # input tokens read from the prompt cache
     cost_usd: float = 0.0
-    # time, seconds (wall_s covers the whole episode; the others are parts of it)
+    # time, seconds (wall_s covers the whole episode; the others are its parts and add up to it)
     wall_s: float = 0.0
     setup_s: float = 0.0  # delivery, sandbox and agent set-up
     model_s: float = 0.0  # waiting for the model, retries included
     tools_s: float = 0.0
     grading_s: float = 0.0
+    other_s: float = 0.0  # the remainder: wall_s - (setup_s + model_s + tools_s + grading_s), the agent's own work and the loop
     delivery_info: dict[str, Any] = field(default_factory=dict)  # what the delivery reported (corpus size, injected tokens, carried memory)
     retrieval: Retrieval | None = None  # whether the decisive memory item reached the agent (None: not computed, e.g. older records)
     # storage: set when the record is written under a results dir

@@ -166,17 +166,27 @@ def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
         groups.setdefault(tuple(str(getattr(r, k)) for k in GROUP), []).append(r)
+    from sdebench.analysis.rules import counted_interventions, resolved_first, wilson
+
     rows = []
     for key in sorted(groups):
         rs = groups[key]
         solved = [r for r in rs if r.resolved]
+        first = sum(resolved_first(r) for r in rs)
         rows.append(
             {
                 **dict(zip(GROUP, key, strict=True)),
                 "episodes": len(rs),
                 "resolved": len(solved),
                 "resolve_rate": len(solved) / len(rs),
-                "mean_interventions": sum(r.interventions for r in rs) / len(rs),
+                "resolve_cap_lo": wilson(len(solved), len(rs))[0],
+                "resolve_cap_hi": wilson(len(solved), len(rs))[1],
+                "resolved_1": first,
+                "resolve_1": first / len(rs),
+                "resolve_1_lo": wilson(first, len(rs))[0],
+                "resolve_1_hi": wilson(first, len(rs))[1],
+                # unresolved episodes count at the cap, whatever ended them (sdebench.analysis.rules)
+                "mean_interventions": sum(counted_interventions(r) for r in rs) / len(rs),
                 "mean_interventions_resolved": sum(r.interventions for r in solved) / len(solved) if solved else None,
                 "errors": sum(r.stop_reason == "error" for r in rs),
                 # episodes whose decisive memory item reached the agent (docs/retrieval.md)
@@ -192,6 +202,8 @@ def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
 def markdown(rows: list[dict[str, Any]]) -> str:
     """The summary as markdown: per agent and model, sources x deliveries, each cell
     `resolved/episodes (mean interventions)`."""
+    from sdebench.analysis.rules import rate_ci
+
     if not rows:
         return "No episodes.\n"
     order = ("full", "squashed", "memtool", "inject", "oracle")
@@ -202,6 +214,15 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         sources = sorted({r["source"] for r in sub}, key=lambda s: ("HKFX".find(s) if s in "HKFX" else 9, s))
         cells = {(r["source"], r["delivery"]): r for r in sub}
         out.append(f"### agent={agent} model={model}\n")
+        out.append("resolve@1 (first submit, before any feedback: the headline), resolve@cap and interventions "
+                   "(unresolved = the cap), with Wilson 95 % intervals\n")
+        out.append("| source | delivery | resolve@1 | resolve@cap | interventions | errors |")
+        out.append("|---|---|---|---|---|---|")
+        for r in sorted(sub, key=lambda r: (("HKFX".find(r["source"]) if r["source"] in "HKFX" else 9, r["source"]),
+                                            order.index(r["delivery"]) if r["delivery"] in order else 99)):
+            out.append(f"| {r['source']} | {r['delivery']} | {rate_ci(r['resolved_1'], r['episodes'])} | "
+                       f"{rate_ci(r['resolved'], r['episodes'])} | {r['mean_interventions']:.2f} | {r['errors']} |")
+        out.append("")
         out.append("cell: resolved/episodes (mean interventions); `!n`: n episodes failed with an error\n")
         out.append("| source | " + " | ".join(deliveries) + " |")
         out.append("|---|" + "---|" * len(deliveries))

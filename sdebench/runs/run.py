@@ -36,15 +36,19 @@ class RunError(Exception):
 
 def select_tasks(cfg: dict[str, Any]) -> list:
     """The tasks of `cfg['tasks_dir']` matching `cfg['source']` and `cfg['select']`; bad task dirs are skipped with a warning."""
+    from sdebench.runs import sweep
     from sdebench.runs.config import ConfigError, sources
     from sdebench.tasks.record import TaskError
     from sdebench.tasks.selection import select
 
     sel = dict(cfg.get("select") or {})
+    root = Path(cfg.get("tasks_dir") or "tasks")
+    if not root.is_dir():
+        raise RunError(f"no tasks dir at {root.resolve()} (run where ./tasks is, or pass tasks_dir=DIR)")
     try:
-        return select(cfg.get("tasks_dir") or "tasks", source=sources(cfg), family=sel.get("family"),
+        return select(root, source=sources(cfg), family=sel.get("family"),
                       variant=sel.get("variant"), bottleneck=sel.get("bottleneck"), ids=sel.get("ids"),
-                      on_error=lambda msg: log.warning("skipping: %s", msg))
+                      on_error=lambda msg: (log.warning("skipping: %s", msg), sweep.report("malformed_task", msg)))
     except (ConfigError, TaskError) as e:
         raise RunError(str(e)) from None
 
@@ -74,6 +78,11 @@ def start_up(cfg: dict[str, Any], build_agent: bool) -> Any:
         factory = components.build_sandbox(cfg.get("sandbox"))
     except (SandboxError, TypeError, ValueError) as e:
         raise RunError(f"sandbox: {e}") from None
+    if (cfg.get("model") or {}).get("name", "none") != "none":
+        # litellm takes 10-40 s to import cold: import it now, before any episode's clock starts
+        from sdebench.agents.accounting import import_litellm
+
+        import_litellm()
     if build_agent:
         try:
             components.build_agent(cfg)
@@ -92,14 +101,23 @@ def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_e
     config and `key_extra` (a stream adds its position and carried memory). `stream` fields are
     set on a fresh record; `manifest` (a job dir) lists the record's path.
     """
-    from sdebench.runs import results
-    from sdebench.runs.episode import identity, run_episode
+    from sdebench.runs import results, sweep
+    from sdebench.runs.episode import identity
 
     ident = identity(task, cfg)
     task_hash = task.content_hash()
     cfg_hash = results.config_hash(cfg)
     key = results.episode_key(task_hash, ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash + key_extra)
     path = results.record_path(results_dir, ident, key)
+    with sweep.claim(path, on_wait=lambda: log.info("%s: another process is running it, waiting", head or task.id)):
+        return _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, stream, manifest, head)
+
+
+def _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, stream, manifest, head):
+    """`run_or_reuse` once this process holds the episode's claim."""
+    from sdebench.runs import results, sweep
+    from sdebench.runs.episode import run_episode
+
     done = None if cfg.get("rerun") else results.read_record(path)
     if done is not None and done.stop_reason == "error" and cfg.get("retry_errors", True):
         log.info("%s: last attempt failed with an error (%s), running it again", head or task.id, done.error)
@@ -117,6 +135,8 @@ def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_e
             setattr(rec, name, value)
         results.write_record(path, rec)
         log.info("%s: %s", head or task.id, outcome(rec))
+    if rec.stop_reason == "error":
+        sweep.report("episode_error", f"{task.id}: {rec.error}")
     if manifest is not None:
         results.append_manifest(manifest, path)
     return rec
@@ -147,16 +167,19 @@ def dry_run(tasks: list, cfg: dict[str, Any], factory: Any, label: str = "") -> 
 
 def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
     """Run (or skip, if finished) one episode per selected task; return the records (none for a dry run)."""
-    from sdebench.runs import progress
+    from sdebench.runs import progress, sweep
     from sdebench.runs.config import ConfigError, check
 
     try:
         cfg = check(cfg)
     except ConfigError as e:
         raise RunError(str(e)) from None
+    sweep.die_with_sweep()
     tasks = select_tasks(cfg)
     if not tasks:
-        log.warning("no task in %s matches source=%s select=%s", cfg.get("tasks_dir"), cfg.get("source"), cfg.get("select"))
+        msg = f"no task in {cfg.get('tasks_dir')} matches source={cfg.get('source')} select={cfg.get('select')}"
+        log.warning("%s", msg)
+        sweep.report("no_match", msg)
         return []
     dry = bool(cfg.get("dry_run"))
     # A model config is checked once at start-up; reference agents (model none) report their own
@@ -186,12 +209,12 @@ def outcome(rec) -> str:
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
-def main(cfg: DictConfig) -> None:
+def app(cfg: DictConfig) -> None:
     """Hydra entry point: one job over the selected tasks; single runs print the summary table."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from sdebench.runs import results
+    from sdebench.runs import results, sweep
 
     plain = OmegaConf.to_container(cfg, resolve=True)
     hc = HydraConfig.get()
@@ -203,14 +226,19 @@ def main(cfg: DictConfig) -> None:
         if hc.mode == RunMode.RUN:
             sys.exit(2)
         log.error("job failed: %s", msg)
+        sweep.report("job_failed", f"{hc.job.override_dirname or hc.job.name}: {msg}")
         return
     if hc.mode == RunMode.RUN and not plain.get("dry_run"):
         print("\n" + results.markdown(results.summarize(records)), flush=True)
-        errors = sum(r.stop_reason == "error" for r in records)
-        if errors:
-            # An error is not an outcome: say so, and exit non-zero (a rerun retries them).
-            print(f"sdebench.run: {errors} episode(s) failed with an error (rerun to retry them)", file=sys.stderr)
-            sys.exit(1)
+    # An error is not an outcome: errored episodes are reported through sweep.report and make the
+    # exit status 1 (sdebench.runs.sweep.cli), in single runs and sweeps alike.
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`sdebench run [-m] OVERRIDE...`: the Hydra app behind checked overrides; exits non-zero on any problem."""
+    from sdebench.runs import sweep
+
+    sys.exit(sweep.cli(app, "sdebench run", CONF_DIR, "config", argv))
 
 
 if __name__ == "__main__":

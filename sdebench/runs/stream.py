@@ -110,6 +110,9 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
         cfg = check(cfg)
     except ConfigError as e:
         raise StreamError(str(e)) from None
+    from sdebench.runs import sweep
+
+    sweep.die_with_sweep()
     spec = StreamSpec.from_config(cfg)
     tasks = order_tasks(spec, cfg)
     if not tasks:
@@ -207,7 +210,7 @@ class StreamSweepCallback(_callback_base()):
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="stream_run")
-def main(cfg: DictConfig) -> None:
+def app(cfg: DictConfig) -> None:
     """Hydra entry point: one stream per job; single runs print the per-position table."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
@@ -226,9 +229,19 @@ def main(cfg: DictConfig) -> None:
         if hc.mode == RunMode.RUN:
             sys.exit(2)
         log.error("stream failed: %s", msg)
+        from sdebench.runs import sweep
+
+        sweep.report("job_failed", f"{hc.job.override_dirname or hc.job.name}: {msg}")
         return
     if hc.mode == RunMode.RUN:
         print("\n" + md, flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`sdebench stream [-m] OVERRIDE...`: the Hydra app behind checked overrides; exits non-zero on any problem."""
+    from sdebench.runs import sweep
+
+    sys.exit(sweep.cli(app, "sdebench stream", CONF_DIR, "stream_run", argv))
 
 
 if __name__ == "__main__":

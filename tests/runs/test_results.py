@@ -101,7 +101,8 @@ def test_summary_rows_and_markdown(tmp_path):
     assert full["errors"] == 1 and full["mean_interventions_resolved"] is None
     md = results.markdown(rows)
     assert "### agent=llm model=openai/gpt-x" in md and "### agent=oracle model=openai/gpt-x" in md
-    assert "| source | full | memtool |" in md and "| K | 0/1 (0.0) !1 | 1/2 (2.5) |" in md
+    # an errored episode is unresolved: it counts at the cap like every unresolved one
+    assert "| source | full | memtool |" in md and "| K | 0/1 (5.0) !1 | 1/2 (2.5) |" in md
     assert results.markdown([]) == "No episodes.\n"
     out = results.write_summary(tmp_path / "sweep", recs)
     assert out == (tmp_path / "sweep" / "summary.md").read_text()

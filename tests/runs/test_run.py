@@ -74,7 +74,7 @@ def test_bad_input_is_one_line(tmp_path, tasks):
     assert r.returncode == 2
     assert r.stderr.strip().splitlines()[-1].startswith("sdebench.run: error:") and "Traceback" not in r.stderr
     none = cli([*common(tmp_path, tasks), "select.family=no-such-family"], tmp_path)
-    assert none.returncode == 0 and "No episodes." in none.stdout
+    assert none.returncode == 1 and "No episodes." in none.stdout and "matched no task" in none.stderr
 
 
 def test_multirun_with_joblib_writes_the_summary(tmp_path, tasks):
