@@ -114,7 +114,9 @@ class Gateway:
             os.chmod(self.socket_path, 0o777)  # the sandbox user may differ (docker runs as nobody)
             self._sockets.append(s)
         if tcp:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say TCP, and
+            # without it Nagle + the client's delayed ACK add ~40 ms to every reply.
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
