@@ -13,6 +13,7 @@ REGISTRY: dict[str, str] = {
     "oracle": "sdebench.agents.reference:OracleAgent",
     "conventional": "sdebench.agents.reference:ConventionalAgent",
     "patch": "sdebench.agents.reference:PatchAgent",
+    "prober": "sdebench.agents.prober:ProberAgent",
     "learner": "sdebench.agents.learner:LearnerAgent",
     "llm": "sdebench.agents.llm:LLMAgent",
 }

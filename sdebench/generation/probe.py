@@ -335,9 +335,14 @@ class ProbeResult:
 def analyse(family: str, variant: int, space: FactSpace, fact: object, runs: Sequence[dict[str, tuple]],
             hidden: Sequence[str], visible: Sequence[str], submits: int) -> ProbeResult:
     """The figures from the candidates' runs (index-aligned with `space.candidates`)."""
+    return analyse_model(family, variant, space, fact, build_model(space, runs, hidden, visible), submits)
+
+
+def analyse_model(family: str, variant: int, space: FactSpace, fact: object, model: Model,
+                  submits: int) -> ProbeResult:
+    """The figures of a built model."""
     res = ProbeResult(family, variant, space.size, 0, submits, repr(fact))
     values = space.values()
-    model = build_model(space, runs, hidden, visible)
     res.classes = len(model.runs)
     cls_of = {i: k for k, ms in enumerate(model.members) for i in ms}
     if fact not in values:
@@ -364,17 +369,6 @@ def analyse(family: str, variant: int, space: FactSpace, fact: object, runs: Seq
     return res
 
 
-def probe(family: str, variant: int, space: FactSpace, fact: object, renders: Sequence[Mapping[str, str]],
-          head: Mapping[str, str], tests: Mapping[str, str], hidden: Sequence[str], visible: Sequence[str],
-          tops: Sequence[str], factory, work: Path, submits: int) -> ProbeResult:
-    """Run every candidate once and compute the rule-7 figures."""
-    start = time.monotonic()
-    runs = run_candidates(factory, work, head, renders, tests, tops)
-    res = analyse(family, variant, space, fact, runs, hidden, visible, submits)
-    res.seconds = time.monotonic() - start
-    return res
-
-
 # --- a family variant ------------------------------------------------------------------------------
 
 DEFAULT_SUBMITS = 6  # the first submit and the default cap of 5 interventions
@@ -392,9 +386,18 @@ def render(gen, variant: int, value: object) -> dict[str, str]:
     return dict(gen.build(variant, "none", fact=value).oracle_files)
 
 
-def probe_family(gen, variant: int, sandbox_cfg: dict, submits: int = DEFAULT_SUBMITS,
-                 work: Path | None = None) -> ProbeResult:
-    """Rule-7 figures of one variant of a family declaring its space (never raises a ProbeError)."""
+@dataclass
+class VariantModel:
+    """What the prober knows of one family variant: the space, each candidate's files, the model."""
+
+    space: FactSpace
+    renders: list[dict[str, str]]
+    model: Model
+    seconds: float
+
+
+def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None) -> VariantModel:
+    """Render and run every candidate of a family variant (the fact is not used)."""
     import tempfile
 
     from sdebench.generation.generate import visible_files
@@ -403,22 +406,52 @@ def probe_family(gen, variant: int, sandbox_cfg: dict, submits: int = DEFAULT_SU
     from sdebench.grading.rules import top_level_names
     from sdebench.sandbox import make_factory
 
-    space, fact = gen.space, gen.fact(variant)
-    spec = gen.build(variant, "none")
+    start = time.monotonic()
+    space = gen.space
+    # The repo and its tests are the same whichever candidate holds (held-out tests keep inputs only).
+    spec = gen.build(variant, "none", fact=space.values()[0])
     head = head_tree(spec)
     tests = ObservationTests.of(visible_files(spec, head), spec.hidden_tests)
     renders = [render(gen, variant, v) for v in space.values()]
-    problems = []
-    if fact in space.values() and renders[space.values().index(fact)] != dict(spec.oracle_files):
-        problems.append("the renderer's files for the variant's fact differ from the oracle fix")
-    overlay = tests.overlay()
     code = [p for p in head if p.endswith(".py")]
     with tempfile.TemporaryDirectory(prefix=f"sdebench-probe-{gen.family}-") as tmp:
-        try:
-            res = probe(gen.family, variant, space, fact, renders, head, overlay, spec.hidden_to_pass,
-                        spec.fail_to_pass + spec.pass_to_pass, sorted(top_level_names(code)),
-                        make_factory(sandbox_cfg), Path(work or tmp), submits)
-        except ProbeError as e:
-            res = ProbeResult(gen.family, variant, space.size, 0, submits, repr(fact), problems=[str(e)])
+        runs = run_candidates(make_factory(sandbox_cfg), Path(work or tmp), head, renders, tests.overlay(),
+                              sorted(top_level_names(code)))
+    model = build_model(space, runs, spec.hidden_to_pass, spec.fail_to_pass + spec.pass_to_pass)
+    return VariantModel(space, renders, model, time.monotonic() - start)
+
+
+def _independent(spec, other) -> list[str]:
+    """What the prober's view (built with another candidate) differs in from the task: nothing may."""
+    from sdebench.generation.generate import visible_files
+    from sdebench.generation.observe import ObservationTests
+    from sdebench.generation.validate import head_tree
+
+    out = []
+    a, b = head_tree(spec), head_tree(other)
+    if a != b:
+        out.append(f"the HEAD tree depends on the fact: {sorted(p for p in set(a) | set(b) if a.get(p) != b.get(p))[:3]}")
+    elif ObservationTests.of(visible_files(spec, a), spec.hidden_tests).overlay() != \
+            ObservationTests.of(visible_files(other, b), other.hidden_tests).overlay():
+        out.append("the observation tests depend on the fact")
+    return out
+
+
+def probe_family(gen, variant: int, sandbox_cfg: dict, submits: int = DEFAULT_SUBMITS,
+                 work: Path | None = None) -> ProbeResult:
+    """Rule-7 figures of one variant of a family declaring its space (never raises a ProbeError)."""
+    space, fact = gen.space, gen.fact(variant)
+    start = time.monotonic()
+    problems = []
+    spec = gen.build(variant, "none")
+    if fact in space.values() and render(gen, variant, fact) != dict(spec.oracle_files):
+        problems.append("the renderer's files for the variant's fact differ from the oracle fix")
+    problems += _independent(spec, gen.build(variant, "none", fact=space.values()[0]))
+    try:
+        vm = variant_model(gen, variant, sandbox_cfg, work)
+    except ProbeError as e:
+        return ProbeResult(gen.family, variant, space.size, 0, submits, repr(fact), problems=[*problems, str(e)])
+    res = analyse_model(gen.family, variant, space, fact, vm.model, submits)
     res.problems[:0] = problems
+    res.seconds = time.monotonic() - start
     return res
