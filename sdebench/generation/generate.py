@@ -302,10 +302,10 @@ def generate(
         probed = dict(zip(variants, pool.map(probe_variant, *zip(*variants, strict=True),
                                              [sandbox_cfg] * len(variants)), strict=True))
         for r in probed.values():
-            if r is not None and progress:
+            if r is not None:
                 print(f"rule 7: {r.summary()} [{r.seconds:.1f}s]", file=sys.stderr)
         unchecked = sorted({load_generator(p).family for (p, _), r in probed.items() if r is None})
-        if unchecked and progress:
+        if unchecked:
             print(f"rule 7: no fact space declared (unchecked): {', '.join(unchecked)}", file=sys.stderr)
         futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)]) for p, v, s in jobs]
         for fut in futures:
