@@ -2,7 +2,8 @@
 # Bring up a Docker engine and the local test image `sdebench-py:test`; safe to run repeatedly.
 #
 # Without a registry, the image is built from Debian packages: debootstrap a minimal bookworm
-# with python3 and pytest, then `docker import` the tree. The Debian mirror is the one apt uses.
+# with python3, pytest and git (exported SWE-bench and Harbor tasks clone and patch repos in it),
+# then `docker import` the tree. The Debian mirror is the one apt uses.
 set -euo pipefail
 
 IMAGE="${SDEBENCH_TEST_IMAGE:-sdebench-py:test}"
@@ -62,7 +63,9 @@ if ! engine_up; then
 fi
 echo "docker-setup: engine $(docker version --format '{{.Server.Version}}') is up"
 
-if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+# An image from before git was part of it is rebuilt.
+if docker image inspect "$IMAGE" >/dev/null 2>&1 &&
+    docker run --rm --network none "$IMAGE" git --version >/dev/null 2>&1; then
     echo "docker-setup: image $IMAGE already present"
     exit 0
 fi
@@ -83,7 +86,7 @@ root="$(mktemp -d /var/tmp/sdebench-rootfs.XXXXXX)"
 chmod 755 "$root"  # mktemp makes it 0700, which would become the image's / and lock out non-root users
 trap 'rm -rf "$root"' EXIT
 echo "docker-setup: debootstrap $SUITE from $mirror (about a minute)"
-debootstrap --variant=minbase --include=python3,python3-pytest "$SUITE" "$root" "$mirror" \
+debootstrap --variant=minbase --include=python3,python3-pytest,git "$SUITE" "$root" "$mirror" \
     >"$root.log" 2>&1 || { tail -n 30 "$root.log" >&2; rm -f "$root.log"; exit 1; }
 rm -f "$root.log"
 # Package caches are not needed in the image.

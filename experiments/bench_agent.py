@@ -30,8 +30,8 @@ import yaml
 from sdebench.agents.base import AgentContext, Limits, ToolResult
 from sdebench.agents.llm import LLMAgent
 from sdebench.agents.tools import Toolbox
-from sdebench.delivery.modes import make_delivery
-from sdebench.runs.trajectory import Trajectory, read
+from sdebench.components import build_delivery
+from sdebench.runs.trajectory import Trajectory, TrajectoryView, read
 from sdebench.sandbox import make_factory
 from sdebench.tasks.record import Task, load
 from sdebench.testing import testmodel
@@ -78,6 +78,7 @@ class SpanToolbox:
     def __init__(self, inner: Toolbox, sandbox: TimedSandbox):
         self.inner = inner
         self.sandbox = sandbox
+        self.logs_calls = inner.trajectory is not None  # as the real toolbox's view says
         self.spans: list[tuple[float, float, float, float, float]] = []  # start, end, sandbox s, CPU at end, sandbox CPU
 
     def names(self) -> list[str]:
@@ -112,7 +113,7 @@ def _post(url: str, body: Any) -> None:
 def episode(base: str, cfg: dict[str, Any], task: Task, factory: Any, turns: int, tmp: Path) -> list[dict[str, float]]:
     """Run one scripted episode; per-turn wall, server, tool and overhead times in seconds."""
     work = Path(tempfile.mkdtemp(dir=tmp))
-    prepared = make_delivery({"name": "squashed"}).prepare(task, work)
+    prepared = build_delivery({"name": "squashed"}).prepare(task, work)
     files = sorted(p.relative_to(prepared.workspace).as_posix() for p in prepared.workspace.rglob("*.py")
                    if ".git" not in p.parts)
     root = base.removesuffix("/v1")
@@ -120,10 +121,11 @@ def episode(base: str, cfg: dict[str, Any], task: Task, factory: Any, turns: int
     traj_path = work / "traj.jsonl"
     traj = Trajectory(traj_path)
     sandbox = TimedSandbox(factory.open(prepared.workspace))
-    toolbox = SpanToolbox(Toolbox(sandbox, task, prepared.tools, prepared.memory, traj), sandbox)
+    visible = (*task.tests.fail_to_pass, *task.tests.pass_to_pass)
+    toolbox = SpanToolbox(Toolbox(sandbox, prepared.tools, prepared.memory, traj, visible_tests=visible), sandbox)
     agent = LLMAgent.from_config(cfg)
-    ctx = AgentContext(task=task, statement=task.statement, prompt_additions=prepared.prompt_additions,
-                       toolbox=toolbox, trajectory=traj, limits=Limits(max_turns=turns + 5), started_at=time.monotonic())
+    ctx = AgentContext(statement=task.statement, prompt_additions=prepared.prompt_additions, toolbox=toolbox,
+                       trajectory=TrajectoryView(traj), limits=Limits(max_turns=turns + 5), started_at=time.monotonic())
     agent.start(ctx)
     t_start, cpu_start = time.monotonic(), time.process_time()
     try:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sdebench.generation import generate
 from sdebench.tasks.record import load
+from sdebench.tasks.selection import comma_list
 
 LARGE_COMMITS = 200
 
@@ -28,7 +29,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--generators", type=Path, default=Path("generators"))
     args = ap.parse_args()
-    families = set(args.families.split(",")) if args.families else None
+    families = set(comma_list(args.families) or ()) or None
     jobs, errors = generate.plan(args.generators, families, None, None)
     for e in errors:
         print("error:", e, file=sys.stderr)

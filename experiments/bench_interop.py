@@ -1,9 +1,11 @@
-"""Print interop throughput: BugsInPy import/export rows per second, verifier and env step latency.
+"""Print interop throughput: BugsInPy import/export rows per second, verifier and env step latency,
+and the per-task cost of the SWE-bench and Harbor exports (full node-id collection included).
 
-    python experiments/bench_interop.py [--rows 200] [--sandbox unsafe_local]
+    python experiments/bench_interop.py [--rows 200] [--sandbox unsafe_local] [--export-tasks 5]
 
 Builds a synthetic BugsInPy-v2 parquet of `--rows` single-file tasks in a temp dir, imports it,
-exports it back, grades a few fixed solutions with the BugsInPy verifier and runs a few env steps.
+exports it back, grades a few fixed solutions with the BugsInPy verifier and runs a few env steps;
+then exports `--export-tasks` committed tasks as a SWE-bench task repo and as Harbor dirs.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=200)
     ap.add_argument("--grades", type=int, default=5)
     ap.add_argument("--sandbox", default="unsafe_local")
+    ap.add_argument("--export-tasks", type=int, default=5, help="committed tasks to export (0: skip)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-interop-") as tmp:
         tmp = Path(tmp)
@@ -99,7 +102,31 @@ def main() -> int:
             steps.append(time.perf_counter() - t)
         env.close()
         print(f"env ({args.sandbox}): median reset {statistics.median(resets):.2f}s, step {statistics.median(steps):.2f}s")
+        if args.export_tasks:
+            bench_exports(ROOT / "tasks", tmp, args.export_tasks, factory)
     return 0
+
+
+def bench_exports(tasks_dir: Path, tmp: Path, n: int, factory) -> None:
+    """Per-task time of full node-id collection, the SWE-bench task repo and the Harbor export."""
+    from sdebench.interop import harbor, nodeids, swebench
+    from sdebench.tasks.record import select
+
+    tasks = [t for t in select(tasks_dir, variant="0") if t.grader == "sdebench"][:n]
+    t = time.perf_counter()
+    for task in tasks:
+        nodeids.full_ids(task, factory)
+    ids_s = (time.perf_counter() - t) / len(tasks)
+    t = time.perf_counter()
+    w = swebench.export_task_repo(tasks, tmp / "swe", factory)
+    swe_s = (time.perf_counter() - t) / len(tasks)
+    assert w.count == len(tasks), w.skipped
+    t = time.perf_counter()
+    for task in tasks:
+        harbor.export_task(task, tmp / "harbor", factory)
+    harbor_s = (time.perf_counter() - t) / len(tasks)
+    print(f"exports over {len(tasks)} tasks: node ids {ids_s:.2f}s/task, SWE-bench task repo {swe_s:.2f}s/task, "
+          f"Harbor {harbor_s:.2f}s/task (each export collects the ids itself)")
 
 
 if __name__ == "__main__":

@@ -51,6 +51,11 @@ class ModelError(RuntimeError):
     """The model call failed (the message says how)."""
 
 
+def flat(answer: dict[str, Any]) -> dict[str, Any]:
+    """The server's OpenEnv answer {observation, reward, done} as one observation dict."""
+    return {**answer["observation"], "reward": answer["reward"], "done": answer["done"]}
+
+
 def render(obs: dict[str, Any], first: bool) -> str:
     """The observation as the model reads it."""
     parts = []
@@ -145,7 +150,7 @@ def run_task(client: httpx.Client, args: argparse.Namespace, task_id: str) -> di
         r = client.post("/reset", json={"task_id": task_id, "seed": args.seed})
         if r.status_code != 200:
             raise ModelError(f"reset failed ({r.status_code}): {r.json().get('error', r.text)}")
-        obs = r.json()
+        obs = flat(r.json())
         episode = obs["episode_id"]
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": render(obs, True)}]
         while not obs["done"] and rec["model_calls"] < args.max_calls:
@@ -165,7 +170,7 @@ def run_task(client: httpx.Client, args: argparse.Namespace, task_id: str) -> di
             if r.status_code != 200:
                 reply(messages, call_id, f"Not submitted: {r.json().get('error', r.text)}")
                 continue
-            obs = r.json()
+            obs = flat(r.json())
             rec["steps"] = obs["step_number"]
             rec["rewards"].append(obs["reward"])
             rec["all_tests_pass"] = bool(obs["info"]["all_tests_pass"])

@@ -49,3 +49,14 @@ def write_broken(directory: Path, family: str, mutation: str) -> Path:
     path = directory / (family.replace("-", "_") + ".py")
     path.write_text(BROKEN_TEMPLATE.format(base=str(ROOT / "generators" / "billing_rounding.py"), family=family, mutation=body))
     return path
+
+
+IDENTITY = {"task_id": "t-v0-K", "family": "t", "variant": 0, "source": "K", "bottleneck": "knowledge-missing",
+            "delivery": "memtool", "agent": "llm", "model": "m", "seed": 0}
+
+
+def record(**fields):
+    """An EpisodeRecord with a made-up identity, `fields` overriding it (attempts may be plain dicts)."""
+    from sdebench.runs.record import SCHEMA_VERSION, EpisodeRecord
+
+    return EpisodeRecord.from_dict({"schema_version": SCHEMA_VERSION, **IDENTITY, **fields})

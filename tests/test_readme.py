@@ -21,6 +21,6 @@ def test_readme_family_example_validates(tmp_path):
 def test_readme_starts_with_the_two_commands():
     lines = (ROOT / "README.md").read_text().splitlines()
     block = lines[lines.index("```bash") + 1 : lines.index("```bash") + 3]
-    assert "python -m sdebench.run" in block[0]
+    assert "&& sdebench run " in block[0]
     assert block[1] == "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest"
     assert block[1] in (ROOT / ".ci" / "run").read_text()

@@ -71,7 +71,7 @@ class Pricing:
     """How the calls of one model are priced."""
 
     model: str  # litellm model string
-    mode: str  # configured | litellm | unpriced (cost_tracking=ignore and no price known)
+    mode: str  # configured | litellm | unpriced (model.cost_tracking=ignore and no price known)
     prices: Prices | None = None
 
 
@@ -136,6 +136,28 @@ def price_tokens(prices: Prices, t: TokenCounts) -> float:
     )
 
 
+CHARS_PER_TOKEN = 3  # a cautious prompt estimate (English and code run ~4 characters a token)
+DEFAULT_MAX_TOKENS = 4096  # output cap when neither the model entry nor the request sets one
+
+
+def known_prices(pricing: Pricing) -> Prices | None:
+    """The per-million prices a pricing charges at (None: unpriced)."""
+    if pricing.mode == "configured":
+        return pricing.prices
+    if pricing.mode == "litellm":
+        return litellm_prices(pricing.model)
+    return None
+
+
+def worst_case_usd(prices: Prices | None, prompt_chars: int, max_tokens: int) -> float:
+    """The most one call could cost: its prompt (estimated from its size) at the input price plus
+    `max_tokens` at the output price. The one rule both the built-in agent and the gateway apply
+    before a call, so neither ever crosses an episode's cost cap."""
+    if prices is None:
+        return 0.0
+    return price_tokens(prices, TokenCounts(prompt=prompt_chars // CHARS_PER_TOKEN + 1, completion=max_tokens))
+
+
 def raw_usage(usage: Any) -> dict[str, Any]:
     """The usage record as a plain JSON-ready dict, without empty fields."""
     if usage is None:
@@ -193,7 +215,7 @@ def resolve_pricing(model: str, prices: Mapping[str, Any] | None, cost_tracking:
         return Pricing(model, "unpriced")
     raise PricingError(
         f"model {model!r} has no price: litellm does not know it and no prices are configured "
-        "(set model.prices.input/output per million tokens, or cost_tracking=ignore)"
+        "(set model.prices.input/output per million tokens, or model.cost_tracking=ignore)"
     )
 
 

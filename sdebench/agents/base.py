@@ -1,12 +1,17 @@
-"""The seams between the episode loop, the agents and their tools."""
+"""The seams between the episode loop, the agents and their tools.
+
+An agent sees the task only as a bug report would show it: the statement, what the delivery adds
+to the prompt, and its tools. Nothing it is given names the task (id, family, variant, source,
+task-store path) or carries the answer key. Reference agents, which exist to check the benchmark,
+declare `needs_answer_key = True` and find the fact and both fixes in `ctx.answer_key`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from sdebench.runs.trajectory import Trajectory
-from sdebench.tasks.record import Task
+from sdebench.sandbox.base import Sandbox
 
 
 @dataclass(frozen=True)
@@ -61,18 +66,45 @@ class Limits:
     max_wall_s: float = 1800.0
 
 
+@runtime_checkable
+class EventLog(Protocol):
+    """The agent's handle on the episode's trajectory: it logs events; `redact` lists values never to write."""
+
+    redact: tuple[str, ...]
+
+    def log(self, kind: str, **data: Any) -> None:
+        """Record one event."""
+        ...
+
+
+@dataclass(frozen=True)
+class AnswerKey:
+    """The answer key of a task, given only to reference agents (`needs_answer_key = True`)."""
+
+    fact: str  # the fact sentence
+    fact_tokens: tuple[str, ...]  # every spelling that reveals the fact
+    oracle_patch: str  # the reference fix (unified diff against HEAD)
+    conventional_patch: str  # the conventional guess as a fix
+
+    @classmethod
+    def of(cls, task: Any) -> AnswerKey:
+        """The answer key of a `sdebench.tasks.record.Task` (its patches are read from the task dir)."""
+        return cls(task.fact, tuple(task.fact_tokens), task.oracle_patch, task.conventional_patch)
+
+
 @dataclass
 class AgentContext:
-    """What an agent is given at the start of an episode."""
+    """What an agent is given at the start of an episode: the public view of the task."""
 
-    task: Task
-    statement: str
-    prompt_additions: list[str]
+    statement: str  # the bug report
+    prompt_additions: list[str]  # what the delivery pushes into the prompt (memory, the fact under oracle)
     toolbox: Toolbox
-    trajectory: Trajectory
+    trajectory: EventLog
     limits: Limits
     seed: int = 0
     started_at: float = 0.0  # time.monotonic() at episode start, for the wall limit
+    answer_key: AnswerKey | None = None  # set only for agents with needs_answer_key = True
+    sandbox: Sandbox | None = None  # set only for agents with runs_in_sandbox = True (installed CLIs)
 
 
 @dataclass
@@ -90,7 +122,14 @@ STOP_SUBMITTED = "submitted"
 
 @runtime_checkable
 class Agent(Protocol):
-    """An agent acts only through its toolbox; the episode loop owns grading and feedback."""
+    """An agent acts only through its toolbox; the episode loop owns grading and feedback.
+
+    Built by `sdebench.components.build_agent` as `cls.from_config({"agent": ..., "model": ...})`
+    (its own config section and the model's, no other part of the run config) when the class has
+    that classmethod, else `cls()`. A class attribute `needs_answer_key = True` (reference agents
+    only) asks for `AgentContext.answer_key`. An agent running in this process is trusted code: the
+    interface hands it nothing that names the task, but only a sandbox keeps code from looking.
+    """
 
     name: str
     usage: Usage

@@ -3,7 +3,7 @@
 Before every attempt it gathers the memory reachable in this episode, through the same channels
 an LLM agent has: the prompt additions (inject, oracle), the workspace's `.agent/preferences.md`
 and `.agent/past_fixes.md` (full), and `memory_search` (memtool), queried with the statement and
-the task's fact spellings so the probe asks "is the fact reachable here?" rather than "does BM25
+the task's fact spellings (from its answer key, `needs_answer_key = True`) so the probe asks "is the fact reachable here?" rather than "does BM25
 rank it first?". If any fact token occurs (sdebench.generation.validate.find_tokens) it applies the oracle
 patch, else the conventional one. After feedback it looks again the same way; the feedback text
 itself is not memory, so within one task it cannot learn; across a stream it learns only from
@@ -24,6 +24,7 @@ class LearnerAgent(ScriptedAgent):
     """Oracle fix when visible memory holds the fact, conventional fix otherwise."""
 
     name = "learner"
+    needs_answer_key = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -48,7 +49,7 @@ class LearnerAgent(ScriptedAgent):
                 if not res.error:
                     parts.append(res.output)
         if "memory_search" in names:
-            query = " ".join([ctx.statement, *ctx.task.fact_tokens])
+            query = " ".join([ctx.statement, *self.answer_key().fact_tokens])
             res = ctx.toolbox.call("memory_search", {"query": query, "k": MAX_K})
             self._steps += 1
             if not res.error:
@@ -66,12 +67,12 @@ class LearnerAgent(ScriptedAgent):
     def run(self) -> RunResult:
         """Look at memory, apply the fix it supports (switching if the choice changed), submit."""
         self._steps = 0
-        task = self.ctx.task
-        found = find_tokens(self.visible_memory(), task.fact_tokens)
+        key = self.answer_key()
+        found = find_tokens(self.visible_memory(), key.fact_tokens)
         choice = "oracle" if found else "conventional"
         self.decisions.append({"choice": choice, "tokens": found})
         self.ctx.trajectory.log("learner_decision", choice=choice, tokens=found)
-        patch = task.oracle_patch if found else task.conventional_patch
+        patch = key.oracle_patch if found else key.conventional_patch
         if self.applied != patch:
             if self.applied is not None:
                 self._unapply(self.applied)

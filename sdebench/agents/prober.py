@@ -1,11 +1,11 @@
 """The prober: the best memoryless searcher, a reference agent for generation rule 7.
 
-It knows its family's fact space and priors (the family spec in `generators/`, found by the task's
-family name), never the fact, and no answer key. It recognises its variant from the workspace
-(through the toolbox), renders every candidate, and learns how each would be judged against each
+It knows the fact spaces and priors of the families (the specs in `generators/`), never the fact,
+and no answer key. It recognises its family and variant from the workspace (through the toolbox:
+the HEAD of the files a fix touches), renders every candidate, and learns how each would be judged against each
 other by running them all once (`sdebench.generation.probe.variant_model`, cached on disk). Each
 submit is the candidate most likely to resolve under the prior restricted to the hypotheses
-consistent with every feedback so far, parsed under the grading feedback policy in force.
+consistent with every feedback so far; the feedback's form tells the policy in force.
 """
 
 from __future__ import annotations
@@ -21,6 +21,14 @@ from sdebench.agents.reference import ScriptedAgent
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNT_RE = re.compile(r"Held-out tests: (\d+) of \d+ fail\.(?: (\d+) visible tests failed their held-out re-check\.)?")
+
+
+def policy_of(text: str) -> str:
+    """The feedback policy a grading feedback text was written under."""
+    m = COUNT_RE.search(text)
+    if m is None:
+        return "binary"
+    return "tests" if re.search(r"^- \S+::\S+$", text[m.end():], flags=re.M) else "counts"
 
 
 def parse_feedback(text: str, policy: str, hidden: set[str]):
@@ -58,11 +66,10 @@ class ProberAgent(ScriptedAgent):
 
     @classmethod
     def from_config(cls, cfg: dict) -> ProberAgent:
-        """Build from the run config: `agent.generators` (default: the project's), the feedback policy."""
+        """Build from the agent's config: `agent.generators` (default: the project's), `agent.cache_dir`."""
         agent = cfg.get("agent") or {}
-        policy = str((cfg.get("grading") or {}).get("feedback_hidden", "binary"))
         cache = agent.get("cache_dir") or os.path.join(os.path.expanduser("~"), ".cache", "sdebench", "prober")
-        return cls(Path(agent.get("generators") or ROOT / "generators"), policy,
+        return cls(Path(agent.get("generators") or ROOT / "generators"), "binary",
                    {"backend": "unsafe_local"}, Path(cache))
 
     def feedback(self, text: str) -> None:
@@ -70,19 +77,20 @@ class ProberAgent(ScriptedAgent):
         self.last_feedback = text
 
     def _family(self):
+        """The declared family and variant whose HEAD the workspace shows."""
         from sdebench.generation.generate import discover, load_generator
         from sdebench.generation.probe import declares_space
 
         found, _ = discover(self.generators)
-        path = found.get(self.ctx.task.family)
-        if path is None:
-            raise ValueError(f"no family spec named {self.ctx.task.family!r} in {self.generators}")
-        gen = load_generator(path)
-        if not declares_space(gen):
-            raise ValueError(f"family {gen.family!r} declares no fact space")
-        return gen, path
+        for path in found.values():
+            gen = load_generator(path)
+            if declares_space(gen):
+                v = self._variant(gen)
+                if v is not None:
+                    return gen, path, v
+        raise ValueError(f"the workspace matches no family declaring a fact space in {self.generators}")
 
-    def _variant(self, gen) -> int:
+    def _variant(self, gen) -> int | None:
         """The variant whose HEAD matches the workspace at the files a fix touches."""
         from sdebench.generation.probe import render
         from sdebench.generation.validate import head_tree
@@ -100,7 +108,7 @@ class ProberAgent(ScriptedAgent):
                     break
             if ok:
                 return v
-        raise ValueError("the workspace matches no variant of the family")
+        return None
 
     def _model(self, gen, path: Path, variant: int):
         from sdebench.generation.probe import variant_model
@@ -130,13 +138,17 @@ class ProberAgent(ScriptedAgent):
         self._steps = 0
         # A family without a space, or a workspace matching no variant, raises: an episode error,
         # never a silent "unresolved".
-        if self.prober is None:
-            gen, path = self._family()
-            self.vm = self._model(gen, path, self._variant(gen))
-            self.prober = Prober(self.vm.model, self.policy)
+        if self.vm is None:
+            gen, path, variant = self._family()
+            self.vm = self._model(gen, path, variant)
         elif self.submitted is not None and self.last_feedback is not None:
-            sig = parse_feedback(self.last_feedback, self.policy, set(self.vm.model.hidden))
+            if self.prober is None or self.prober.policy != policy_of(self.last_feedback):
+                self.prober = Prober(self.vm.model, policy_of(self.last_feedback))
+                self.prober.alive = [h for h in self.prober.alive if h != self.submitted]
+            sig = parse_feedback(self.last_feedback, self.prober.policy, set(self.vm.model.hidden))
             self.prober.observe(self.submitted, sig)
+        if self.prober is None:
+            self.prober = Prober(self.vm.model, self.policy)  # the first submit: no feedback yet
         c = self.prober.next()
         self.ctx.trajectory.log("agent_note", hypotheses=len(self.prober.alive), submit=c)
         if c is not None:  # no hypothesis left: resubmit unchanged

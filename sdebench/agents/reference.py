@@ -5,8 +5,9 @@
 - conventional: applies conventional.patch, then resubmits unchanged after every feedback.
 - patch: applies the patch file named by `agent.patch`, to replay any fix or audit the grader.
 
-A patch is read on the host side (the agent object may read task files; the sandbox may not) and
-applied hunk by hunk with `edit_file` (old lines + context -> new lines + context), new files
+oracle and conventional declare `needs_answer_key = True`: the episode hands them the task's
+answer key (`ctx.answer_key`), which no other agent receives. A patch is read on the host side
+(the sandbox never sees it) and applied hunk by hunk with `edit_file` (old lines + context -> new lines + context), new files
 with `write_file`, deleted files with `bash rm`.
 """
 
@@ -17,7 +18,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sdebench.agents.base import STOP_SUBMITTED, AgentContext, RunResult, Usage
+from sdebench.agents.base import STOP_SUBMITTED, AgentContext, AnswerKey, RunResult, Usage
 
 NO_NEWLINE = "\\ No newline at end of file"
 
@@ -111,6 +112,7 @@ class ScriptedAgent:
     """Base of the reference agents: counts steps and applies patches through the toolbox."""
 
     name = "scripted"
+    needs_answer_key = False
 
     def __init__(self) -> None:
         self.usage = Usage()
@@ -119,7 +121,7 @@ class ScriptedAgent:
 
     @classmethod
     def from_config(cls, cfg: dict) -> ScriptedAgent:
-        """Build from the whole run config (scripted agents take no options)."""
+        """Build from the agent's config (scripted agents take no options)."""
         return cls()
 
     def start(self, ctx: AgentContext) -> None:
@@ -129,6 +131,13 @@ class ScriptedAgent:
 
     def feedback(self, text: str) -> None:
         """Scripted agents ignore feedback (it is recorded in the trajectory by the episode)."""
+
+    def answer_key(self) -> AnswerKey:
+        """The answer key the episode handed over (agents that declare `needs_answer_key`)."""
+        key = self.ctx.answer_key if self.ctx is not None else None
+        if key is None:
+            raise ValueError(f"agent {self.name} needs the task's answer key, and none was given")
+        return key
 
     def _call(self, name: str, **args) -> bool:
         res = self.ctx.toolbox.call(name, args)
@@ -212,17 +221,19 @@ class OracleAgent(PatchAgent):
     """Applies the task's oracle.patch."""
 
     name = "oracle"
+    needs_answer_key = True
 
     def patch_text(self) -> str:
         """The task's reference fix."""
-        return self.ctx.task.oracle_patch
+        return self.answer_key().oracle_patch
 
 
 class ConventionalAgent(PatchAgent):
     """Applies the task's conventional.patch and resubmits it unchanged after feedback."""
 
     name = "conventional"
+    needs_answer_key = True
 
     def patch_text(self) -> str:
         """The conventional-guess fix."""
-        return self.ctx.task.conventional_patch
+        return self.answer_key().conventional_patch

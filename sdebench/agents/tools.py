@@ -4,6 +4,12 @@ Every tool acts through the episode's sandbox, so the same toolbox works on ever
 are workspace-relative: absolute paths, `..` escapes and paths whose symlinks resolve outside the
 workspace (checked inside the sandbox) are rejected. Long outputs keep head and tail with a
 marker. `call` never raises: a bad call is an error result the agent can read.
+
+The toolbox runs on the host and keeps what its tools need (the sandbox, the memory index, the
+visible test ids); the agent is handed a `ToolView` of it, which exposes only the tool names,
+their schemas and `call`. An optional host-side `observer` (sdebench.runs.retrieval) is told of
+every call with the output the agent got, and of every search with its ranked hits; it never
+changes what the agent sees.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ from sdebench.delivery.memory import MemoryIndex, format_hits
 from sdebench.grading.testrun import run_tests
 from sdebench.runs.trajectory import Trajectory
 from sdebench.sandbox.base import Sandbox
-from sdebench.tasks.record import Task
 
 TRUNCATED = "\n[... {n} chars truncated ...]\n"
 MAX_K = 20
@@ -120,16 +125,17 @@ class Toolbox:
     def __init__(
         self,
         sandbox: Sandbox,
-        task: Task,
         tools: tuple[str, ...] | list[str],
         memory: MemoryIndex | None = None,
         trajectory: Trajectory | None = None,
         *,
+        visible_tests: tuple[str, ...] | list[str] = (),
         max_output_chars: int = 16_000,
         bash_timeout: float = 60.0,
         max_bash_timeout: float = 600.0,
         test_timeout: float = 300.0,
         default_k: int = 5,
+        observer: Any = None,
     ):
         unknown = [t for t in tools if t not in SPECS]
         if unknown:
@@ -137,7 +143,7 @@ class Toolbox:
         if "memory_search" in tools and memory is None:
             raise ValueError("memory_search needs a memory index")
         self.sandbox = sandbox
-        self.task = task
+        self.visible = tuple(visible_tests)
         self.tools = tuple(tools)
         self.memory = memory
         self.trajectory = trajectory
@@ -146,6 +152,7 @@ class Toolbox:
         self.max_bash_timeout = max_bash_timeout
         self.test_timeout = test_timeout
         self.default_k = default_k
+        self.observer = observer  # has .tool(name, arguments, output, error) and .searched(query, k, hits)
         self.counts: Counter[str] = Counter()
         self.errors = 0
         self.seconds = 0.0
@@ -181,6 +188,8 @@ class Toolbox:
         self.seconds += took
         submitted = name == "submit" and not error
         self.submitted = self.submitted or submitted
+        if self.observer is not None:
+            self.observer.tool(name, arguments, output, error)
         if self.trajectory is not None:
             self.trajectory.log("tool", name=name, arguments=arguments, output=output, error=error, duration_s=round(took, 4))
         return ToolResult(name, output, error=error, submitted=submitted, duration_s=took)
@@ -288,7 +297,7 @@ class Toolbox:
 
     def visible_tests(self) -> list[str]:
         """The test ids the agent may run: FAIL_TO_PASS and PASS_TO_PASS."""
-        return [*self.task.tests.fail_to_pass, *self.task.tests.pass_to_pass]
+        return list(self.visible)
 
     def _run_tests(self) -> str:
         ids = self.visible_tests()
@@ -315,7 +324,10 @@ class Toolbox:
 
     def _memory_search(self, query: str, k: int | None = None) -> str:
         k = self.default_k if k is None else max(1, min(k, MAX_K))
-        return format_hits(self.memory.search(query, k))
+        hits = self.memory.search(query, k)
+        if self.observer is not None:
+            self.observer.searched(query, k, hits)
+        return format_hits(hits)
 
     def _submit(self) -> str:
         return "Submitted. The repository will now be graded."
@@ -323,3 +335,31 @@ class Toolbox:
     def stats(self) -> dict[str, Any]:
         """Calls per tool, rejected calls and time spent in tools."""
         return {"tool_calls": dict(self.counts), "tool_errors": self.errors, "tools_s": self.seconds}
+
+    def view(self) -> ToolView:
+        """The agent's handle on this toolbox."""
+        return ToolView(self)
+
+
+class ToolView:
+    """What an agent holds of its toolbox: tool names, schemas and `call`, not the sandbox, memory
+    index, test ids or trajectory behind them. `logs_calls` says whether every call (output
+    included) is already written to the episode's trajectory, so an agent need not log it twice."""
+
+    __slots__ = ("_toolbox", "logs_calls")
+
+    def __init__(self, toolbox: Toolbox):
+        self._toolbox = toolbox
+        self.logs_calls = toolbox.trajectory is not None
+
+    def names(self) -> list[str]:
+        """Tool names available in this episode."""
+        return self._toolbox.names()
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function-tool schemas of the available tools."""
+        return self._toolbox.schemas()
+
+    def call(self, name: str, arguments: dict[str, Any] | str | None) -> ToolResult:
+        """Run one tool; a bad call becomes an error result, never an exception."""
+        return self._toolbox.call(name, arguments)

@@ -25,9 +25,11 @@ from typing import Any
 
 import pandas as pd
 
+from sdebench.analysis import retrieval as retrieval_analysis
 from sdebench.analysis import tables as analysis
 from sdebench.runs import results
 from sdebench.runs import trajectory as traj_mod
+from sdebench.runs.record import EpisodeRecord
 
 STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1200px}table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px;text-align:left}th{background:#eee}
@@ -78,21 +80,20 @@ def img(path: Path, alt: str) -> str:
     return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}">'
 
 
-def episode_name(rec: dict[str, Any]) -> str:
+def episode_name(rec: EpisodeRecord) -> str:
     """The file name of an episode's page."""
-    return f"{results._safe(rec.get('key') or '')}.html" if rec.get("key") else (
-        f"{results._safe(rec.get('task_id'))}__{results._safe(rec.get('delivery'))}__"
-        f"{results._safe(rec.get('agent'))}__s{rec.get('seed')}.html")
+    if rec.key:
+        return f"{results._safe(rec.key)}.html"
+    return f"{results._safe(rec.task_id)}__{results._safe(rec.delivery)}__{results._safe(rec.agent)}__s{rec.seed}.html"
 
 
-def find_trajectory(rec: dict[str, Any], dirs: list[Path]) -> Path | None:
+def find_trajectory(rec: EpisodeRecord, dirs: list[Path]) -> Path | None:
     """The trajectory file of a record: its stored path, else beside the record under one of `dirs`."""
-    stored = rec.get("trajectory")
-    if stored and Path(stored).is_file():
-        return Path(stored)
-    if rec.get("key"):
+    if rec.trajectory and Path(rec.trajectory).is_file():
+        return Path(rec.trajectory)
+    if rec.key:
         for d in dirs:
-            p = results.trajectory_path(results.record_path(d, rec, rec["key"]))
+            p = results.trajectory_path(results.record_path(d, rec.identity(), rec.key))
             if p.is_file():
                 return p
     return None
@@ -143,15 +144,21 @@ def render_event(ev: dict[str, Any]) -> str:
     return f'<div class="ev">{head}<pre>{esc(json.dumps(rest, indent=1, ensure_ascii=False, default=str))}</pre></div>'
 
 
-def episode_page(rec: dict[str, Any], events: list[dict[str, Any]] | None) -> str:
+def episode_page(rec: EpisodeRecord, events: list[dict[str, Any]] | None) -> str:
     """The HTML page of one episode."""
-    title = f"{rec.get('task_id')} {rec.get('delivery')} {rec.get('agent')}/{rec.get('model')} seed {rec.get('seed')}"
+    title = f"{rec.task_id} {rec.delivery} {rec.agent}/{rec.model} seed {rec.seed}"
     fields = ["task_id", "family", "variant", "source", "bottleneck", "delivery", "agent", "model", "seed",
               "resolved", "interventions", "stop_reason", "error", "turns", "cost_usd", "prompt_tokens",
               "completion_tokens", "wall_s", "tool_calls", "key"]
-    meta = pd.DataFrame([{"field": f, "value": json.dumps(rec.get(f), default=str) if isinstance(rec.get(f), dict)
-                          else rec.get(f)} for f in fields])
-    attempts = pd.DataFrame(rec.get("attempts") or [])
+    values = {f: getattr(rec, f) for f in fields}
+    if rec.retrieval is not None:
+        r = rec.retrieval
+        values["retrieval"] = {"diagnosis": retrieval_analysis.diagnosis(r.to_dict(), rec.resolved), "available": r.available,
+                               "retrieved": r.retrieved, "best_rank": r.best_rank, "injected": r.injected,
+                               "touched_by": r.touched_by, "fact_in_diff": r.fact_in_diff, "observed": r.observed}
+    meta = pd.DataFrame([{"field": f, "value": json.dumps(v, default=str) if isinstance(v, dict) else v}
+                         for f, v in values.items()])
+    attempts = pd.DataFrame(rec.to_dict()["attempts"])
     if not attempts.empty:
         attempts = attempts.astype(str)
     body = [f'<p><a href="../index.html">back to the report</a></p><h1>{esc(title)}</h1>', table(meta),
@@ -160,14 +167,13 @@ def episode_page(rec: dict[str, Any], events: list[dict[str, Any]] | None) -> st
         body.append("<p><em>trajectory file not found</em></p>")
     else:
         body += [render_event(e) for e in events]
-    body += ["<h2>Final diff</h2>", f"<pre>{esc(rec.get('final_diff'))}</pre>"]
+    body += ["<h2>Final diff</h2>", f"<pre>{esc(rec.final_diff)}</pre>"]
     return page(title, "\n".join(body))
 
 
-def _records(dirs: list[Path]) -> list[dict[str, Any]]:
+def _records(dirs: list[Path]) -> list[EpisodeRecord]:
     recs = results.read_records(*dirs)
-    return sorted(recs, key=lambda r: (str(r.get("agent")), str(r.get("model")), str(r.get("task_id")),
-                                       str(r.get("delivery")), int(r.get("seed") or 0), str(r.get("key"))))
+    return sorted(recs, key=lambda r: (r.agent, r.model, r.task_id, r.delivery, r.seed, str(r.key)))
 
 
 def build(dirs: list[Path], out: Path) -> Path:
@@ -178,7 +184,7 @@ def build(dirs: list[Path], out: Path) -> Path:
     recs = _records(dirs)
     out = Path(out)
     (out / "episodes").mkdir(parents=True, exist_ok=True)
-    df = analysis.prepare(pd.DataFrame(recs)) if recs else pd.DataFrame()
+    df = analysis.prepare(results.frame(recs)) if recs else pd.DataFrame()
     body = [f"<h1>sdebench report</h1><p>{len(recs)} episodes from {esc(', '.join(str(d) for d in dirs))}</p>"]
     if recs:
         with tempfile.TemporaryDirectory() as tmp:
@@ -189,7 +195,9 @@ def build(dirs: list[Path], out: Path) -> Path:
                         ("By bottleneck", analysis.by_bottleneck(df)),
                         ("By family", analysis.by_family(df)),
                         ("Intervention counts", analysis.intervention_distribution(df)),
-                        ("Reference-agent validity", analysis.validity(df))):
+                        ("Reference-agent validity", analysis.validity(df)),
+                        ("Retrieval of the decisive memory item: retrieved / used, and why failures failed",
+                         retrieval_analysis.table(df))):
             body.append(f"<h2>{esc(name)}</h2>" + table(t))
     rows, links = [], {}
     for n, rec in enumerate(recs):
@@ -198,10 +206,9 @@ def build(dirs: list[Path], out: Path) -> Path:
         events = traj_mod.read(tp) if tp is not None else None
         (out / "episodes" / name).write_text(episode_page(rec, events), encoding="utf-8")
         links[n] = f"episodes/{name}"
-        rows.append({"task_id": rec.get("task_id"), "delivery": rec.get("delivery"), "agent": rec.get("agent"),
-                     "model": rec.get("model"), "seed": rec.get("seed"), "resolved": rec.get("resolved"),
-                     "interventions": rec.get("interventions"), "stop_reason": rec.get("stop_reason"),
-                     "cost_usd": rec.get("cost_usd")})
+        rows.append({"task_id": rec.task_id, "delivery": rec.delivery, "agent": rec.agent, "model": rec.model,
+                     "seed": rec.seed, "resolved": rec.resolved, "interventions": rec.interventions,
+                     "stop_reason": rec.stop_reason, "cost_usd": rec.cost_usd})
     body.append("<h2>Episodes</h2>" + table(pd.DataFrame(rows), links))
     index = out / "index.html"
     index.write_text(page("sdebench report", "\n".join(body)), encoding="utf-8")

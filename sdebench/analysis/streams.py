@@ -1,4 +1,4 @@
-"""Stream metrics and the learning-curve plot; self-contained (plain dicts in, figures out).
+"""Stream metrics and the learning-curve plot: episode records in, plain rows, tables and figures out.
 
 A position row (one task of one stream) holds the in-stream outcome, the carried memory it
 received (items, tokens) and, if run, the same task's fresh outcome. Forward transfer at a
@@ -16,39 +16,39 @@ from typing import Any
 STREAM_JSON = "stream.json"
 
 
-def position_row(rec: dict[str, Any], fresh: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One row of a stream from its episode record and (optionally) the fresh record of the same task."""
+def position_row(rec: Any, fresh: Any | None = None) -> dict[str, Any]:
+    """One row of a stream from its EpisodeRecord and (optionally) the fresh record of the same task."""
     row = {
-        "stream_id": rec.get("stream_id"),
-        "position": int(rec.get("stream_position") or 0),
-        "task_id": rec.get("task_id"),
-        "source": rec.get("source"),
-        "resolved": bool(rec.get("resolved")),
-        "interventions": int(rec.get("interventions") or 0),
-        "stop_reason": rec.get("stop_reason"),
-        "memory_items": int(rec.get("memory_items") or 0),
-        "memory_f": int(rec.get("memory_f") or 0),
-        "memory_x": int(rec.get("memory_x") or 0),
-        "memory_tokens": int(rec.get("memory_tokens") or 0),
+        "stream_id": rec.stream_id,
+        "position": int(rec.stream_position or 0),
+        "task_id": rec.task_id,
+        "source": rec.source,
+        "resolved": bool(rec.resolved),
+        "interventions": int(rec.interventions),
+        "stop_reason": rec.stop_reason,
+        "memory_items": int(rec.memory_items or 0),
+        "memory_f": int(rec.memory_f or 0),
+        "memory_x": int(rec.memory_x or 0),
+        "memory_tokens": int(rec.memory_tokens or 0),
         "fresh_resolved": None,
         "fresh_interventions": None,
         "transfer_resolved": None,
         "transfer_interventions": None,
     }
     if fresh is not None:
-        row["fresh_resolved"] = bool(fresh.get("resolved"))
-        row["fresh_interventions"] = int(fresh.get("interventions") or 0)
+        row["fresh_resolved"] = bool(fresh.resolved)
+        row["fresh_interventions"] = int(fresh.interventions)
         row["transfer_resolved"] = int(row["resolved"]) - int(row["fresh_resolved"])
         row["transfer_interventions"] = row["fresh_interventions"] - row["interventions"]
     return row
 
 
-def rows_from_records(records: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Stream id -> position rows, from episode records that carry stream fields (fresh left out)."""
+def rows_from_records(records: Iterable[Any]) -> dict[str, list[dict[str, Any]]]:
+    """Stream id -> position rows, from EpisodeRecords that carry stream fields (fresh left out)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        if r.get("stream_id") is not None:
-            out.setdefault(str(r["stream_id"]), []).append(position_row(r))
+        if r.stream_id is not None:
+            out.setdefault(str(r.stream_id), []).append(position_row(r))
     return {k: sorted(v, key=lambda row: row["position"]) for k, v in out.items()}
 
 

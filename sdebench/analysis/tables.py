@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-DEFAULT_CAP = 5
+from sdebench.analysis import rules
+
+DEFAULT_CAP = rules.DEFAULT_CAP
 DELIVERIES = ("full", "squashed", "memtool", "inject", "oracle")
 SOURCES = ("H", "K", "F", "X", "none")
 # The headline ablation gaps, each (minuend, subtrahend) delivery: a positive oracle - squashed
@@ -41,8 +43,11 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     out["resolved"] = out["resolved"].astype(bool)
     out["interventions"] = out["interventions"].astype(int)
     out["tokens"] = (out["prompt_tokens"] + out["completion_tokens"]).astype(int)
-    caps = out["max_interventions"].fillna(cap).astype(int) if "max_interventions" in out else cap
-    out["interventions_capped"] = np.where(out["resolved"], out["interventions"], caps).astype(float)
+    # the one definition (sdebench.analysis.rules): unresolved episodes count at their cap
+    recs = out.to_dict("records")
+    out["interventions_capped"] = np.array([rules.counted_interventions(r, cap) for r in recs], dtype=float)
+    out["resolved_at"] = [rules.resolved_at(r) for r in recs]
+    out["resolved_1"] = [rules.resolved_first(r) for r in recs]
     calls = out["tool_calls"] if "tool_calls" in out else pd.Series([{}] * len(out), index=out.index)
     out["memory_search_calls"] = [int((c or {}).get("memory_search", 0)) if isinstance(c, dict) else 0 for c in calls]
     return out
@@ -57,14 +62,24 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
     d = _ready(df)
     by = list(by)
     if d.empty:
-        return pd.DataFrame(columns=[*by, "episodes", "resolved", "resolve_rate", "interventions_capped",
+        return pd.DataFrame(columns=[*by, "episodes", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved",
+                                     "resolve_rate", "resolve_rate_lo", "resolve_rate_hi", "interventions_capped",
                                      "interventions_resolved", "cost_usd", "mean_cost_usd", "mean_tokens",
                                      "mean_turns", "mean_memory_search"])
     g = d.groupby(by, sort=True, dropna=False)
+    n, k1, k = g.size(), g["resolved_1"].sum().astype(int), g["resolved"].sum().astype(int)
+    ci1 = [rules.wilson(a, b) for a, b in zip(k1, n, strict=True)]
+    cic = [rules.wilson(a, b) for a, b in zip(k, n, strict=True)]
     out = pd.DataFrame({
-        "episodes": g.size(),
-        "resolved": g["resolved"].sum().astype(int),
+        "episodes": n,
+        # resolve@1 first: the headline memory effect; Wilson 95 % intervals
+        "resolve_1": g["resolved_1"].mean(),
+        "resolve_1_lo": pd.Series([c[0] for c in ci1], index=n.index),
+        "resolve_1_hi": pd.Series([c[1] for c in ci1], index=n.index),
+        "resolved": k,
         "resolve_rate": g["resolved"].mean(),
+        "resolve_rate_lo": pd.Series([c[0] for c in cic], index=n.index),
+        "resolve_rate_hi": pd.Series([c[1] for c in cic], index=n.index),
         "interventions_capped": g["interventions_capped"].mean(),
         "interventions_resolved": d[d["resolved"]].groupby(by, sort=True)["interventions"].mean(),
         "cost_usd": g["cost_usd"].sum(),

@@ -101,14 +101,14 @@ def solve_entry(task_id: str, statement: str, diff: str) -> Entry:
     return Entry("X", task_id, f"past solve: {task_id}", text)
 
 
-def after_episode(memory: CarriedMemory, task_id: str, statement: str, record: dict[str, Any], carry: str) -> CarriedMemory:
-    """The memory the next task receives after an episode of `task_id` with `record`."""
+def after_episode(memory: CarriedMemory, task_id: str, statement: str, record: Any, carry: str) -> CarriedMemory:
+    """The memory the next task receives after an episode of `task_id` with `record` (an EpisodeRecord)."""
     kinds = kinds_for(carry)
     new: list[Entry] = []
     if "F" in kinds:
-        new += correction_entries(task_id, list(record.get("feedback") or []))
-    if "X" in kinds and record.get("resolved") and (record.get("final_diff") or "").strip():
-        new.append(solve_entry(task_id, statement, record["final_diff"]))
+        new += correction_entries(task_id, list(record.feedback))
+    if "X" in kinds and record.resolved and record.final_diff.strip():
+        new.append(solve_entry(task_id, statement, record.final_diff))
     return memory.extended(new)
 
 

@@ -159,11 +159,6 @@ class MemoryIndex:
         return [Hit(self.items[i], float(scores[i])) for i in order[:k] if scores[i] > 0]
 
 
-def memory_search(index: MemoryIndex, query: str, k: int = 5) -> list[Hit]:
-    """Ranked memory items with their source labels for `query`."""
-    return index.search(query, k)
-
-
 def format_hits(hits: list[Hit], max_chars_per_item: int = 4000) -> str:
     """Search results as tool output: one labelled block per hit, best first."""
     if not hits:

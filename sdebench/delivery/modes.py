@@ -1,4 +1,4 @@
-"""The five delivery modes: how memory reaches the agent (DESIGN.md, 'delivery').
+"""The five delivery modes: how memory reaches the agent (docs/design.md, 'Vocabulary').
 
 Each mode prepares, for one task, the agent's workspace (a git repo on the host), the text added
 to the agent's prompt, and the names of the tools the agent gets. The code and visible tests are
@@ -13,6 +13,10 @@ identical in every mode; only history and memory artifacts differ.
 Memory carried from earlier tasks of a stream (sdebench.delivery.carried) is passed to `prepare` as
 data and applied like the task's own F/X memory: full writes it into the workspace's `.agent/`
 files, memtool and inject add it to the corpus, squashed and oracle leave it out.
+
+Modes are selected by `delivery.name` (a name registered in sdebench.components, or a
+`package.module:Class` of your own with the same `prepare`) and built with the section's other
+keys as options.
 """
 
 from __future__ import annotations
@@ -33,10 +37,6 @@ WORKSPACE = "repo"  # a neutral name: nothing in the workspace path names the ta
 FULL_CLONE = "full-clone"
 
 
-class DeliveryError(ValueError):
-    """An unknown delivery mode or a bad option."""
-
-
 @dataclass
 class Prepared:
     """What a delivery mode hands to the episode."""
@@ -46,6 +46,7 @@ class Prepared:
     tools: tuple[str, ...]
     memory: MemoryIndex | None = None
     info: dict[str, Any] = field(default_factory=dict)  # e.g. injected tokens, corpus size
+    injected: tuple[str, ...] | None = None  # ids of the memory items pushed into the prompt (None: the mode injects none)
 
 
 class Delivery(Protocol):
@@ -142,7 +143,7 @@ class Inject:
         additions = [inj.text] if inj.text else []
         info = {"corpus_items": len(items), "inject_tokens": inj.tokens, "inject_mode": inj.mode, "inject_items": len(inj.items),
                 **_carried_info(carried, True)}
-        return Prepared(ws, additions, STANDARD_TOOLS, None, info)
+        return Prepared(ws, additions, STANDARD_TOOLS, None, info, injected=inj.items)
 
 
 @dataclass
@@ -156,18 +157,3 @@ class Oracle:
         ws, _ = _squashed(task, work_dir, keep_corpus=False)
         fact = [f"A fact about this project that matters here: {task.fact}"]
         return Prepared(ws, fact, STANDARD_TOOLS, info=_carried_info(carried, False))
-
-
-DELIVERIES: dict[str, type] = {"full": Full, "squashed": Squashed, "memtool": Memtool, "inject": Inject, "oracle": Oracle}
-
-
-def make_delivery(cfg: dict[str, Any] | str) -> Delivery:
-    """The delivery named by `cfg['name']` (or a bare name), with the other keys as options."""
-    opts = {"name": cfg} if isinstance(cfg, str) else dict(cfg or {})
-    name = opts.get("name")
-    if name not in DELIVERIES:
-        raise DeliveryError(f"unknown delivery {name!r} (choose {', '.join(DELIVERIES)})")
-    try:
-        return DELIVERIES[name](**opts)
-    except TypeError as e:
-        raise DeliveryError(f"bad options for delivery {name!r}: {e}") from None

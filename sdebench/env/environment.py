@@ -28,7 +28,8 @@ from sdebench.sandbox import make_factory
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import record as task_mod
 from sdebench.tasks import repo as repo_mod
-from sdebench.tasks.record import Task, TaskError
+from sdebench.tasks.record import Task
+from sdebench.tasks.selection import select
 
 DEFAULT_MAX_STEPS = 8
 DEFAULT_TIMEOUT = 120.0
@@ -159,15 +160,7 @@ class TaskStore:
     def _load(self) -> dict[str, Task]:
         with self._lock:
             if self._tasks is None:
-                tasks: dict[str, Task] = {}
-                for d in task_mod.discover(self.tasks_dir):
-                    try:
-                        t = task_mod.load(d)
-                    except TaskError as e:
-                        self.errors.append(str(e))
-                        continue
-                    tasks[t.id] = t
-                self._tasks = tasks
+                self._tasks = {t.id: t for t in select(self.tasks_dir, on_error=self.errors.append)}
             return self._tasks
 
     def ids(self) -> list[str]:

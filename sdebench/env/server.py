@@ -1,9 +1,11 @@
-"""`python -m sdebench.serve`: the environment (sdebench.env.environment) over HTTP on 127.0.0.1.
+"""`python -m sdebench.serve`: the environment (sdebench.env.environment) over OpenEnv's protocol on 127.0.0.1.
 
-GET /health, GET / (environment info and task list), POST /reset {seed?, task_id?} -> observation
-with a new `episode_id`, POST /step {episode_id, action: {patched_code, path?} | {diff}},
-GET /state?episode_id=... Sessions are kept apart by episode id; a bad request gets a 4xx with
-an `error` message and the server stays up.
+The routes are OpenEnv's (sdebench.env.openenv): POST /reset {seed?, task_id?} and POST /step
+{episode_id, action: {patched_code, path?} | {diff}} answer {observation, reward, done}, the
+observation of a reset carrying the new `episode_id`; GET /state?episode_id=..., GET /health,
+/metadata, /schema, POST /mcp and WS /ws (a session per connection). GET / lists the tasks.
+HTTP sessions are kept apart by episode id; a bad request gets a 4xx with an `error` message and
+the server stays up.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from typing import Any
 from fastapi import Body, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
 
+from sdebench import __version__
+from sdebench.env import openenv
 from sdebench.env.environment import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT,
@@ -44,31 +47,6 @@ HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_SESSIONS = 32
 STATUS = {UnknownTask: 404, NoEpisode: 404, EpisodeDone: 409, BadAction: 400, SandboxUnavailable: 503}
-
-
-class ResetRequest(BaseModel):
-    """Body of POST /reset (may be empty)."""
-
-    model_config = ConfigDict(extra="forbid")
-    seed: int | None = None
-    task_id: str | None = None
-
-
-class Action(BaseModel):
-    """A full replacement file (`patched_code`, optional `path`) or a unified `diff`."""
-
-    model_config = ConfigDict(extra="forbid")
-    patched_code: str | None = None
-    path: str | None = None
-    diff: str | None = None
-
-
-class StepRequest(BaseModel):
-    """Body of POST /step."""
-
-    model_config = ConfigDict(extra="forbid")
-    episode_id: str | None = None
-    action: Action
 
 
 @dataclass
@@ -146,8 +124,12 @@ def create_app(
         yield
         sessions.close_all()  # episode dirs go with the server
 
-    app = FastAPI(title="sdebench environment", docs_url=None, redoc_url=None, lifespan=lifespan)
+    app = FastAPI(title="sdebench environment", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.sessions = sessions
+    ws_slots = openenv.WsSlots(max_sessions)
+
+    def new_env() -> CodeFixEnv:
+        return CodeFixEnv(store, factory, max_steps=max_steps, timeout=timeout, work_root=work_root, grading=grading)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -168,51 +150,66 @@ def create_app(
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        """Liveness and the number of open sessions."""
-        return {"status": "ok", "sessions": len(sessions)}
+        """OpenEnv's health check, with the number of open sessions."""
+        return {"status": "healthy", "sessions": len(sessions) + len(ws_slots)}
+
+    @app.get("/metadata")
+    def metadata() -> dict[str, Any]:
+        """Name, description and version (OpenEnv)."""
+        return openenv.metadata(__version__)
+
+    @app.get("/schema")
+    def schema() -> dict[str, Any]:
+        """Action, observation and state JSON schemas (OpenEnv)."""
+        return openenv.schema()
+
+    @app.post("/mcp")
+    async def mcp(request: Request) -> dict[str, Any]:
+        """JSON-RPC 2.0; this environment offers no MCP tools."""
+        return openenv.mcp_answer(await request.body())
 
     @app.get("/")
     def info() -> dict[str, Any]:
         """Environment info and the task list."""
         tasks = [store.get(i) for i in store.ids()]
         return {
-            "name": "sdebench",
-            "description": "Fix a bug in a Python repo; each step is graded by running its tests in a sandbox.",
+            "name": openenv.NAME,
+            "description": openenv.DESCRIPTION,
             "sandbox": factory.name,
             "max_steps": max_steps,
             "feedback_hidden": (grading or {}).get("feedback_hidden", "binary"),
             "action": {"patched_code": "full new file content", "path": "file to replace (optional when one)",
                        "diff": "a unified diff instead of patched_code"},
-            "observation": ["episode_id", "task_id", "task_description", "current_code", "failing_tests",
-                            "step_number", "max_steps", "reward", "reward_breakdown", "done", "info"],
+            "observation": sorted(openenv.CodeFixObservation.model_fields),
             "tasks": [{"id": t.id, "family": t.family, "source": t.source, "bottleneck": t.bottleneck,
                        "grader": t.grader, "tags": list(t.tags)} for t in tasks],
             "task_errors": list(store.errors),
         }
 
     @app.post("/reset")
-    def reset(body: ResetRequest | None = Body(default=None)) -> dict[str, Any]:
-        """Start a new episode (a new session) and return its first observation."""
-        body = body or ResetRequest()
-        env = CodeFixEnv(store, factory, max_steps=max_steps, timeout=timeout, work_root=work_root, grading=grading)
+    def reset(body: openenv.ResetRequest | None = Body(default=None)) -> dict[str, Any]:
+        """Start a new episode (a new session); its observation carries the `episode_id`."""
+        body = body or openenv.ResetRequest()
+        env = new_env()
         obs = env.reset(seed=body.seed, task_id=body.task_id)
         sessions.add(obs.episode_id, Session(env))
-        return obs.to_dict()
+        return openenv.envelope(obs)
 
     @app.post("/step")
-    def step(body: StepRequest) -> dict[str, Any]:
+    def step(body: openenv.StepRequest) -> dict[str, Any]:
         """Apply one action in the given episode."""
         s = sessions.get(body.episode_id)
         with s.lock:
-            return s.env.step(body.action.model_dump(exclude_none=True)).to_dict()
+            return openenv.envelope(s.env.step(body.action.model_dump(exclude_none=True)))
 
     @app.get("/state")
     def state(episode_id: str | None = None) -> dict[str, Any]:
         """The state of the given episode."""
         s = sessions.get(episode_id)
         with s.lock:
-            return s.env.state()
+            return openenv.state(s.env)
 
+    openenv.register_ws(app, new_env, ws_slots)
     return app
 
 

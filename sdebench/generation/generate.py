@@ -33,7 +33,14 @@ from sdebench.grading.testrun import TestRun, module_names
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import SOURCES
-from sdebench.tasks.record import CONVENTIONAL_PATCH, ORACLE_PATCH, Task, Tests, save_meta
+from sdebench.tasks.record import (
+    CONVENTIONAL_PATCH,
+    ORACLE_PATCH,
+    Task,
+    Tests,
+    save_meta,
+)
+from sdebench.tasks.selection import comma_list
 
 DEFAULT_GENERATORS = Path("generators")
 DEFAULT_OUT = Path("tasks")
@@ -372,7 +379,8 @@ def render_index(tasks_dir: Path) -> str:
 
 
 def _csv(value: str | None) -> set[str] | None:
-    return {v.strip() for v in value.split(",") if v.strip()} if value else None
+    items = comma_list(value)
+    return set(items) if items is not None else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The generation rules of DESIGN.md as checks on a built task.
+"""The generation rules of docs/design.md as checks on a built task.
 
 Every check returns `Violation`s naming the rule; an empty list means the task may be written.
 Test-running checks (rules 2-5) take four real pytest runs: the oracle fix with every test as

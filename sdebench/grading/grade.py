@@ -1,4 +1,4 @@
-"""Two-phase, default-fail grading (see DESIGN.md, 'Grading semantics', and docs/grading.md).
+"""Two-phase, default-fail grading (see docs/design.md, 'Grading semantics', and docs/grading.md).
 
 `grade(task, workspace, factory, **options)` picks the task's grader from the registry. The
 two-phase grader copies the submitted workspace, puts every test file, conftest.py and pytest
@@ -271,17 +271,22 @@ def _judge(task: Task, p1: TestRun, p2: TestRun, expected: dict[str, list]) -> _
 
 # --- the grader ---------------------------------------------------------------------------
 def grade(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any):
-    """Grade the host dir `workspace` for `task` with the task's grader (see the registry); never raises.
+    """Grade the host dir `workspace` for `task` with the grader its `grader` field names; never raises.
 
     Options: the fields of sdebench.grading.options.GradeOptions (the `grading` config group).
     """
-    from sdebench.grading.registry import grader_for
+    from sdebench.components import ComponentError, grader_for
 
     try:
-        grader = grader_for(task.grader)
-    except ValueError as e:
+        grader = grader_for(task)
+    except ComponentError as e:
         return _error_grade(task, time.monotonic(), str(e), GradeOptions())
-    return grader.grade(task, workspace, sandbox, **options)
+    return grader(task, workspace, sandbox, **options)
+
+
+def grade_two_phase(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any):
+    """Grade by the two-phase rules of generated tasks (the grader named `sdebench`); never raises."""
+    return TwoPhaseGrader().grade(task, workspace, sandbox, **options)
 
 
 def _error_grade(task: Task, start: float, error: str, opts: GradeOptions, notes: list[str] | None = None) -> Grade:

@@ -6,31 +6,37 @@ import argparse
 import sys
 from pathlib import Path
 
-from sdebench.tasks import record as task_mod
+from sdebench.interop import container
 from sdebench.tasks.record import Task, TaskError
+from sdebench.tasks.selection import select
 
 
 def _select(tasks_dir: Path, ids: str | None) -> tuple[list[Task], list[str]]:
-    """Tasks of `tasks_dir` (optionally only `ids`, comma-separated) and one-line load errors."""
-    wanted = {i.strip() for i in ids.split(",") if i.strip()} if ids else None
-    tasks, errors = [], []
-    for d in task_mod.discover(tasks_dir):
-        try:
-            t = task_mod.load(d)
-        except TaskError as e:
-            errors.append(str(e))
-            continue
-        if wanted is None or t.id in wanted:
-            tasks.append(t)
-    if wanted:
-        missing = sorted(wanted - {t.id for t in tasks})
-        errors += [f"no task {m!r} in {tasks_dir}" for m in missing]
-    return tasks, errors
+    """Tasks of `tasks_dir` (optionally only `ids`, comma-separated) and one-line problems (bad dirs, unknown ids)."""
+    errors: list[str] = []
+    return select(tasks_dir, ids=ids, on_error=errors.append), errors
 
 
 def _report(skipped: list[tuple[str, str]]) -> None:
     for where, why in skipped:
         print(f"skipped {where}: {why}", file=sys.stderr)
+
+
+def _factory(args: argparse.Namespace):
+    """The sandbox the exports collect node ids in (the task store masked)."""
+    from sdebench.sandbox import make_factory
+
+    return make_factory({"backend": args.sandbox, "tasks_dir": str(Path(args.tasks_dir).resolve())})
+
+
+def _nothing(out: Path, tasks: list[Task], errors: list[str], tasks_dir: Path) -> int:
+    """Exit status and reason when an export wrote nothing."""
+    if not tasks and not errors:
+        why = f"no tasks in {tasks_dir}"
+    else:
+        why = "every selected task was skipped (reasons above)"
+    print(f"error: nothing exported to {out}: {why}", file=sys.stderr)
+    return 1
 
 
 def cmd_bugsinpy_import(args: argparse.Namespace) -> int:
@@ -51,7 +57,7 @@ def cmd_bugsinpy_export(args: argparse.Namespace) -> int:
     report = bp.export_parquet(tasks, args.out)
     _report([("task dir", e) for e in errors] + [(s.where, s.reason) for s in report.skipped])
     print(f"exported {len(report.done)} task(s) to {args.out}; skipped {len(report.skipped) + len(errors)}")
-    return 0 if report.done else 1
+    return 0 if report.done else _nothing(args.out, tasks, errors, args.tasks_dir)
 
 
 def cmd_harbor_export(args: argparse.Namespace) -> int:
@@ -60,27 +66,34 @@ def cmd_harbor_export(args: argparse.Namespace) -> int:
 
     tasks, errors = _select(args.tasks_dir, args.ids)
     skipped = [("task dir", e) for e in errors]
+    factory = _factory(args)
     done = 0
     for t in tasks:
         try:
-            harbor.export_task(t, args.out)
+            harbor.export_task(t, args.out, factory, base_image=args.base_image)
             done += 1
         except (harbor.HarborError, OSError) as e:
             skipped.append((t.id, str(e)))
     _report(skipped)
     print(f"exported {done} Harbor task(s) into {args.out}; skipped {len(skipped)}")
-    return 0 if done else 1
+    return 0 if done else _nothing(args.out, tasks, errors, args.tasks_dir)
 
 
 def cmd_swebench_export(args: argparse.Namespace) -> int:
-    """Export tasks as SWE-bench instance JSONL."""
+    """Export tasks as SWE-bench instance JSONL or a SWE-bench task repo."""
     from sdebench.interop import swebench
 
     tasks, errors = _select(args.tasks_dir, args.ids)
-    w = swebench.export_instances(tasks, args.out)
+    factory = _factory(args)
+    if args.task_repo:
+        out = args.task_repo
+        w = swebench.export_task_repo(tasks, out, factory, base_image=args.base_image)
+    else:
+        out = args.out
+        w = swebench.export_instances(tasks, out, factory)
     _report([("task dir", e) for e in errors] + w.skipped)
-    print(f"wrote {w.count} instance(s) to {args.out}; skipped {len(w.skipped) + len(errors)}")
-    return 0 if w.count else 1
+    print(f"wrote {w.count} instance(s) to {out}; skipped {len(w.skipped) + len(errors)}")
+    return 0 if w.count else _nothing(out, tasks, errors, args.tasks_dir)
 
 
 def cmd_swebench_predictions(args: argparse.Namespace) -> int:
@@ -109,6 +122,15 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
         p.add_argument("--ids", help="comma-separated task ids (default: all)")
 
+    def base_image_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--base-image", default=container.DEFAULT_BASE_IMAGE,
+                       help=f"image the task Dockerfile starts FROM (default {container.DEFAULT_BASE_IMAGE}); "
+                            "git and pytest are installed only if it lacks them")
+
+    def sandbox_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--sandbox", default="local", choices=("local", "docker", "unsafe_local"),
+                       help="sandbox for the oracle run that collects full node ids (default local)")
+
     p = sub.add_parser("bugsinpy-export", help="sdebench tasks -> BugsInPy-v2 parquet (single-file tasks)")
     tasks_args(p)
     p.add_argument("--out", type=Path, required=True, help="parquet file to write")
@@ -117,11 +139,17 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("harbor-export", help="sdebench tasks -> Harbor task dirs")
     tasks_args(p)
     p.add_argument("--out", type=Path, required=True, help="dir to write task dirs into")
+    base_image_arg(p)
+    sandbox_arg(p)
     p.set_defaults(func=cmd_harbor_export)
 
-    p = sub.add_parser("swebench-export", help="sdebench tasks -> SWE-bench instance JSONL")
+    p = sub.add_parser("swebench-export", help="sdebench tasks -> SWE-bench instance JSONL or task repo")
     tasks_args(p)
-    p.add_argument("--out", type=Path, required=True, help="JSONL file to write")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=Path, help="JSONL file to write")
+    where.add_argument("--task-repo", type=Path, help="SWE-bench 5.x task repo dir to write into")
+    base_image_arg(p)
+    sandbox_arg(p)
     p.set_defaults(func=cmd_swebench_export)
 
     p = sub.add_parser("swebench-predictions", help="episode records -> SWE-bench predictions JSONL")

@@ -391,7 +391,10 @@ def export_files(task: Task) -> dict[str, bytes]:
 
 
 def export_parquet(tasks: list[Task], out: Path) -> Report:
-    """Write `tasks` as a BugsInPy-v2 parquet at `out`; tasks without a single-file form are skipped."""
+    """Write `tasks` as a BugsInPy-v2 parquet at `out`; tasks without a single-file form are skipped.
+
+    When no task exports, no file is written.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -406,6 +409,8 @@ def export_parquet(tasks: list[Task], out: Path) -> Report:
             continue
         paths.append(task.id)
         report.done.append(task.id)
+    if not report.done:
+        return report  # nothing to write: the caller says why
     table = pa.table({"path": pa.array(paths, pa.string()), "task_binary": pa.array(blobs, pa.binary())})
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """Default-fail verifier shipped inside exported Harbor tasks (copied as tests/verify.py).
 
 Stdlib only; runs in the task container as `python3 /tests/verify.py` after tests/test.sh wrote
-reward 0. It applies sdebench's grading rules, shipped beside it as tests/rules.py (the same module
+reward 0 to reward.json. It applies sdebench's grading rules, shipped beside it as tests/rules.py (the same module
 the framework grades with, with tests/artifacts.py), in two phases on copies of /app:
 
 1. visible: test and pytest-config files back to their HEAD copies (tests/pristine/ holds the
@@ -52,9 +52,9 @@ def tree(root):
 
 
 def finish(reward, details):
-    """Write reward, pass ratio and details; print the verdict."""
-    (LOGS / "reward.txt").write_text(f"{reward}\n")
-    (LOGS / "pass_ratio.txt").write_text(f"{details.get('pass_ratio', 0.0)}\n")
+    """Write Harbor's reward.json (reward and pass ratio) and details; print the verdict."""
+    rewards = {"reward": reward, "pass_ratio": details.get("pass_ratio", 0.0)}
+    (LOGS / "reward.json").write_text(json.dumps(rewards, sort_keys=True) + "\n")
     (LOGS / "details.json").write_text(json.dumps(details, indent=1, sort_keys=True) + "\n")
     print(json.dumps({"reward": reward, **{k: v for k, v in details.items() if k != "tests"}}, sort_keys=True))
     return 0
@@ -147,7 +147,7 @@ def _run_phase(ws, paths, modules, mode, spec, limit):
 def main():
     """Grade /app; reward stays 0 on any failure."""
     LOGS.mkdir(parents=True, exist_ok=True)
-    (LOGS / "reward.txt").write_text("0\n")
+    (LOGS / "reward.json").write_text('{"reward": 0}\n')
     spec = json.loads((HERE / "expected.json").read_text())
     expected = spec.get("observations", {})
     declared = set(spec["test_files"])

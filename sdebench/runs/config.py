@@ -1,9 +1,56 @@
-"""Where the Hydra config tree lives, for every entry point that composes it."""
+"""The run config: where the Hydra config tree lives, and the checks every entry point applies to it.
+
+`check(cfg)` takes the resolved plain config of `python -m sdebench.run` or `sdebench.stream` and
+returns it with deprecated keys moved; `sources(cfg)` validates `source` (a plain key: one of
+H, K, F, X, none, all, or a comma list of them).
+"""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+from typing import Any
 
-# An absolute path: the entry points run as `python -m sdebench.<name>`, so Hydra cannot resolve a
-# path relative to a module inside the package.
-CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
+from sdebench.tasks.artifacts import SOURCES
+from sdebench.tasks.selection import ANY, comma_list
+
+# The config tree ships inside the package (`sdebench/conf`, in a checkout a link to the top-level
+# `conf/`), so an installed wheel finds it from any directory; an absolute path, because the entry
+# points run as `python -m sdebench.<name>`.
+CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
+SOURCE_CHOICES = (*SOURCES, ANY)
+# Top-level keys that moved under `model`; still accepted, with a warning.
+MOVED_TO_MODEL = ("cost_tracking",)
+
+log = logging.getLogger("sdebench.config")
+
+
+class ConfigError(ValueError):
+    """A config value that cannot be used; the message is one line naming the choices."""
+
+
+def sources(cfg: dict[str, Any]) -> tuple[str, ...] | None:
+    """The sources `cfg['source']` selects (None: all of them)."""
+    raw = cfg.get("source", ANY)
+    if isinstance(raw, dict):  # `source` was once a config group with a `name` key
+        raise ConfigError(f"source must be a plain value ({', '.join(SOURCE_CHOICES)}), got a mapping")
+    values = comma_list(raw)
+    bad = [v for v in values or () if v not in SOURCES]
+    if bad:
+        raise ConfigError(f"source={raw}: unknown source {', '.join(map(repr, bad))} (choose {', '.join(SOURCE_CHOICES)})")
+    return values
+
+
+def check(cfg: dict[str, Any]) -> dict[str, Any]:
+    """`cfg` validated (source) with deprecated top-level keys moved under `model`, each with a one-line warning."""
+    cfg = dict(cfg)
+    sources(cfg)
+    for key in MOVED_TO_MODEL:
+        value = cfg.pop(key, None)
+        if value is None:
+            continue
+        log.warning("%s=%s is deprecated: write model.%s=%s", key, value, key, value)
+        model = dict(cfg.get("model") or {})
+        model[key] = value
+        cfg["model"] = model
+    return cfg

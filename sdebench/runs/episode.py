@@ -1,8 +1,8 @@
 """One episode: prepare the delivery, run the agent until submit or a limit, grade, feed the
 failing output back and resume (at most `max_interventions` times), with metrics and trajectory.
 
-`interventions` counts failing grades that were fed back (DESIGN.md, 'Interventions'): resolved
-at the first submit gives 0; unresolved after the cap gives the cap with resolved=false.
+`interventions` counts failing grades that were fed back (docs/design.md, 'Interventions'):
+resolved at the first submit gives 0; unresolved after the cap gives the cap with resolved=false.
 
 The episode's stop_reason says why it ended: `resolved`, `max_interventions` (unresolved after
 the cap), a limit the agent hit (`max_turns`, `max_cost`, `max_wall`, ...), `gave_up`, or `error`
@@ -16,6 +16,12 @@ tests), the record keeps the full counts and the policy.
 A resubmission whose files are byte-identical to the previous graded one reuses that grade
 (`reuse_unchanged_grades`, default on; the attempt says `grade_reused`): the tasks' tests are
 deterministic, so grading the same files again only costs time.
+
+The agent gets the public view of the task (sdebench.agents.base.AgentContext): the statement,
+the delivery's prompt additions, a view of the toolbox and of the trajectory. Only an agent that
+declares `needs_answer_key` (the reference agents) also gets the answer key. The workspace lives
+under a temporary dir whose name does not name the task. The task's grader is looked up by its
+`grader` field (sdebench.components). The episode returns a typed EpisodeRecord.
 """
 
 from __future__ import annotations
@@ -30,10 +36,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sdebench.agents.base import STOP_SUBMITTED, Agent, AgentContext, Limits
+from sdebench.agents.base import STOP_SUBMITTED, Agent, AgentContext, AnswerKey, Limits
 from sdebench.delivery.carried import CarriedMemory
 from sdebench.grading.grade import Grade
-from sdebench.runs.trajectory import Trajectory
+from sdebench.runs.record import Attempt, EpisodeRecord, Identity
+from sdebench.runs.trajectory import Trajectory, TrajectoryView
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import Task
@@ -56,26 +63,23 @@ def grading_options(cfg: dict[str, Any]) -> dict[str, Any]:
     return GradeOptions.from_mapping(dict(cfg.get("grading") or {})).to_dict()
 
 
-def _name(cfg: dict[str, Any], key: str, default: str = "none") -> str:
-    value = cfg.get(key)
-    if isinstance(value, dict):
-        return str(value.get("name", default))
-    return str(value) if value is not None else default
+def _name(cfg: dict[str, Any], group: str) -> str:
+    return str((cfg.get(group) or {}).get("name", "none"))
 
 
-def identity(task: Task, cfg: dict[str, Any]) -> dict[str, Any]:
+def identity(task: Task, cfg: dict[str, Any]) -> Identity:
     """The fields naming an episode: task metadata, delivery, agent, model and seed."""
-    return {
-        "task_id": task.id,
-        "family": task.family,
-        "variant": task.variant,
-        "source": task.source,
-        "bottleneck": task.bottleneck,
-        "delivery": _name(cfg, "delivery"),
-        "agent": _name(cfg, "agent"),
-        "model": _name(cfg, "model"),
-        "seed": int(cfg.get("seed") or 0),
-    }
+    return Identity(
+        task_id=task.id,
+        family=task.family,
+        variant=task.variant,
+        source=task.source,
+        bottleneck=task.bottleneck,
+        delivery=_name(cfg, "delivery"),
+        agent=_name(cfg, "agent"),
+        model=_name(cfg, "model"),
+        seed=int(cfg.get("seed") or 0),
+    )
 
 
 def fingerprint(root: Path) -> str:
@@ -123,19 +127,32 @@ class _Grading:
         return g, False
 
 
-def _attempt(n: int, run_stop: str, turns: int, g: Grade, grade_s: float, reused: bool) -> dict[str, Any]:
-    return {
-        "attempt": n,
-        "stop_reason": run_stop,
-        "turns": turns,
-        "resolved": bool(g.resolved),
-        "counts": g.counts,
-        "pass_ratio": g.pass_ratio,
-        "guards": list(g.guards),
-        "grade_error": g.error,
-        "grade_s": round(grade_s, 4),
-        "grade_reused": reused,
-    }
+def _tracker(task: Task, prepared, agent_obj, traj: Trajectory):
+    """The host-side retrieval tracker of an episode (sdebench.runs.retrieval), or None if it cannot be built."""
+    from sdebench.delivery.decisive import decisive_items
+    from sdebench.runs.retrieval import Tracker
+
+    try:
+        return Tracker(decisive_items(task), workspace=prepared.workspace, index=prepared.memory,
+                       injected_ids=prepared.injected, partial=bool(getattr(agent_obj, "runs_in_sandbox", False)))
+    except Exception as e:  # noqa: BLE001 - diagnostics never cost the episode its record
+        traj.log("error", error=f"retrieval diagnostics unavailable: {type(e).__name__}: {e}")
+        return None
+
+
+def _attempt(n: int, run_stop: str, turns: int, g: Grade, grade_s: float, reused: bool) -> Attempt:
+    return Attempt(
+        attempt=n,
+        stop_reason=run_stop,
+        turns=turns,
+        resolved=bool(g.resolved),
+        counts=g.counts,
+        pass_ratio=g.pass_ratio,
+        guards=list(g.guards),
+        grade_error=g.error,
+        grade_s=round(grade_s, 4),
+        grade_reused=reused,
+    )
 
 
 def run_episode(
@@ -149,124 +166,112 @@ def run_episode(
     agent: Agent | None = None,
     keep_workspace: bool = False,
     carried: CarriedMemory | None = None,
-) -> dict[str, Any]:
+) -> EpisodeRecord:
     """Run one episode of `task` under `cfg` (the whole resolved config) and return its record; never raises.
 
     `carried` is memory earned on earlier tasks of a stream; the delivery mode applies it.
+    `grader` replaces the task's own grader (tests); `agent` the one `cfg` names.
     """
-    from sdebench.agents import make_agent
     from sdebench.agents.tools import Toolbox
-    from sdebench.delivery.modes import make_delivery
-
-    if grader is None:
-        from sdebench.grading.grade import grade as grader
+    from sdebench.components import build_agent, build_delivery, grader_for
 
     started = time.monotonic()
-    rec: dict[str, Any] = {
-        **identity(task, cfg),
-        "resolved": False,
-        "interventions": 0,
-        "attempts": [],
-        "turns": 0,
-        "tool_calls": {},
-        "tool_errors": 0,
-        "prompt_tokens": 0,
-        "completion_tokens": 0,
-        "cached_tokens": 0,
-        "cost_usd": 0.0,
-        "model_calls": 0,
-        "wall_s": 0.0,
-        "setup_s": 0.0,
-        "model_s": 0.0,
-        "tools_s": 0.0,
-        "grading_s": 0.0,
-        "final_diff": "",
-        "stop_reason": "error",
-        "error": None,
-        "delivery_info": {},
-        "feedback": [],  # the texts fed back, in order (a stream turns them into carried corrections)
-        "feedback_hidden": str((cfg.get("grading") or {}).get("feedback_hidden", "binary")),
-    }
+    ident = identity(task, cfg)
+    rec = EpisodeRecord.start(ident)
+    rec.feedback_hidden = str((cfg.get("grading") or {}).get("feedback_hidden", "binary"))
     try:
         traj = Trajectory(trajectory_path)
     except OSError as e:
         traj = Trajectory(None)
-        rec["error"] = f"trajectory not writable: {e}"
+        rec.error = f"trajectory not writable: {e}"
     max_interventions = int(cfg.get("max_interventions", DEFAULT_MAX_INTERVENTIONS))
-    rec["max_interventions"] = max_interventions  # the cap, so analyses count unresolved episodes at it
+    rec.max_interventions = max_interventions  # the cap, so analyses count unresolved episodes at it
     limits = limits_from(cfg)
     work: Path | None = None
-    sandbox = toolbox = agent_obj = None
+    sandbox = toolbox = agent_obj = tracker = None
     try:
         if work_root is not None:
             Path(work_root).mkdir(parents=True, exist_ok=True)
         options = grading_options(cfg)
         # A neutral name: the workspace path must not name the task (unsafe_local shows it as is).
         work = Path(tempfile.mkdtemp(prefix="ep-", dir=work_root))
-        traj.log("episode_start", **identity(task, cfg), max_interventions=max_interventions)
-        prepared = make_delivery(cfg.get("delivery") or {}).prepare(task, work, carried)
-        rec["delivery_info"] = prepared.info
-        sandbox = factory.open(prepared.workspace)
+        traj.log("episode_start", **vars(ident), max_interventions=max_interventions)
+        prepared = build_delivery(cfg.get("delivery")).prepare(task, work, carried)
+        rec.delivery_info = prepared.info
+        agent_obj = agent if agent is not None else build_agent(cfg)
+        tracker = _tracker(task, prepared, agent_obj, traj)
+        # An agent that runs its own program in the sandbox (an installed CLI) names what to bind into it.
+        mounts = tuple(agent_obj.sandbox_mounts(work)) if hasattr(agent_obj, "sandbox_mounts") else ()
+        sandbox = factory.open(prepared.workspace, mounts=mounts) if mounts else factory.open(prepared.workspace)
         tool_opts = dict(cfg.get("tools") or {})
+        visible = (*task.tests.fail_to_pass, *task.tests.pass_to_pass)
         toolbox = Toolbox(
-            sandbox, task, prepared.tools, prepared.memory, traj, default_k=prepared.info.get("default_k", 5), **tool_opts
+            sandbox, prepared.tools, prepared.memory, traj, visible_tests=visible,
+            default_k=prepared.info.get("default_k", 5), observer=tracker, **tool_opts,
         )
-        agent_obj = agent if agent is not None else make_agent(cfg)
-        rec["setup_s"] = time.monotonic() - started
+        grade_fn = grader if grader is not None else grader_for(task)
+        rec.setup_s = time.monotonic() - started
         ctx = AgentContext(
-            task=task,
             statement=task.statement,
             prompt_additions=prepared.prompt_additions,
-            toolbox=toolbox,
-            trajectory=traj,
+            toolbox=toolbox.view(),
+            trajectory=TrajectoryView(traj),
             limits=limits,
-            seed=rec["seed"],
+            seed=rec.seed,
             started_at=started,
+            answer_key=AnswerKey.of(task) if getattr(agent_obj, "needs_answer_key", False) else None,
+            # Only an agent that runs its own program there (an installed CLI) holds the sandbox itself.
+            sandbox=sandbox if getattr(agent_obj, "runs_in_sandbox", False) else None,
         )
         agent_obj.start(ctx)
-        grading = _Grading(task, sandbox, prepared.workspace, work, factory, grader,
+        grading = _Grading(task, sandbox, prepared.workspace, work, factory, grade_fn,
                            bool(cfg.get("reuse_unchanged_grades", True)), options)
         interventions = 0
         while True:
             run = agent_obj.run()
-            rec["turns"] += run.turns
+            rec.turns += run.turns
             traj.log("run_end", stop_reason=run.stop_reason, turns=run.turns, error=run.error, extra=run.extra)
             t = time.monotonic()
-            g, reused = grading(len(rec["attempts"]) + 1)
+            g, reused = grading(len(rec.attempts) + 1)
             grade_s = time.monotonic() - t
-            rec["grading_s"] += grade_s
-            rec["attempts"].append(_attempt(len(rec["attempts"]) + 1, run.stop_reason, run.turns, g, grade_s, reused))
-            traj.log("grade", **(g.public() if hasattr(g, "public") else g.to_dict()))
+            rec.grading_s += grade_s
+            rec.attempts.append(_attempt(len(rec.attempts) + 1, run.stop_reason, run.turns, g, grade_s, reused))
+            traj.log("grade", **g.public())
             if g.error:
                 # The grade could not run: an infrastructure failure, never an outcome.
-                rec["stop_reason"], rec["error"] = "error", f"grading failed: {g.error}"
+                rec.stop_reason, rec.error = "error", f"grading failed: {g.error}"
                 break
             if g.resolved:
-                rec["resolved"], rec["stop_reason"] = True, "resolved"
+                rec.resolved, rec.stop_reason, rec.resolved_at = True, "resolved", len(rec.attempts)
                 break
             if run.stop_reason != STOP_SUBMITTED:
-                rec["stop_reason"] = run.stop_reason
+                rec.stop_reason = run.stop_reason
                 if run.error:
-                    rec["error"] = run.error
+                    rec.error = run.error
                 break
             if time.monotonic() - started > limits.max_wall_s:
-                rec["stop_reason"] = "max_wall"
+                rec.stop_reason = "max_wall"
                 break
             if interventions >= max_interventions:
-                rec["stop_reason"] = "max_interventions"
+                rec.stop_reason = "max_interventions"
                 break
             interventions += 1
-            rec["interventions"] = interventions
+            rec.interventions = interventions
             traj.log("feedback", intervention=interventions, text=g.feedback)
-            rec["feedback"].append(g.feedback)
+            rec.feedback.append(g.feedback)
             agent_obj.feedback(g.feedback)
-        rec["final_diff"] = repo_mod.worktree_diff(grading.graded)
+        rec.final_diff = repo_mod.worktree_diff(grading.graded)
     except Exception as e:  # noqa: BLE001 - an episode failure is a record, never a crash of the sweep
-        rec["resolved"] = False
-        rec["stop_reason"] = "error"
-        rec["error"] = f"{type(e).__name__}: {e}"
-        traj.log("error", error=rec["error"], traceback=traceback.format_exc())
+        rec.resolved = False
+        rec.stop_reason = "error"
+        rec.error = f"{type(e).__name__}: {e}"
+        traj.log("error", error=rec.error, traceback=traceback.format_exc())
     finally:
+        if agent_obj is not None and hasattr(agent_obj, "close"):
+            try:
+                agent_obj.close()
+            except Exception as e:  # noqa: BLE001 - closing must not lose the record
+                traj.log("error", error=f"agent close failed: {type(e).__name__}: {e}")
         if sandbox is not None:
             try:
                 sandbox.close()
@@ -276,23 +281,21 @@ def run_episode(
             shutil.rmtree(work, ignore_errors=True)
     if toolbox is not None:
         stats = toolbox.stats()
-        rec["tool_calls"] = stats["tool_calls"]
-        rec["tool_errors"] = stats["tool_errors"]
-        rec["tools_s"] = stats["tools_s"]
+        rec.tool_calls = stats["tool_calls"]
+        rec.tool_errors = stats["tool_errors"]
+        rec.tools_s = stats["tools_s"]
     if agent_obj is not None:
         u = agent_obj.usage
-        rec.update(
-            prompt_tokens=u.prompt_tokens,
-            completion_tokens=u.completion_tokens,
-            cached_tokens=u.cached_tokens,
-            cost_usd=u.cost_usd,
-            model_calls=u.model_calls,
-            model_s=u.model_s,
-        )
-    rec["wall_s"] = time.monotonic() - started
+        rec.prompt_tokens, rec.completion_tokens, rec.cached_tokens = u.prompt_tokens, u.completion_tokens, u.cached_tokens
+        rec.cost_usd, rec.model_calls, rec.model_s = u.cost_usd, u.model_calls, u.model_s
+    if tracker is not None:
+        rec.retrieval = tracker.finish(rec.final_diff, task.fact_tokens)
+    rec.wall_s = time.monotonic() - started
     for k in ("wall_s", "setup_s", "model_s", "tools_s", "grading_s"):
-        rec[k] = round(float(rec[k]), 4)
+        setattr(rec, k, round(float(getattr(rec, k)), 4))
+    # the named remainder, so the parts add up to wall_s
+    rec.other_s = round(rec.wall_s - (rec.setup_s + rec.model_s + rec.tools_s + rec.grading_s), 4)
     if keep_workspace and work is not None:
-        rec["workspace"] = str(work)
-    traj.log("episode_end", resolved=rec["resolved"], interventions=rec["interventions"], stop_reason=rec["stop_reason"], error=rec["error"])
+        rec.workspace = str(work)
+    traj.log("episode_end", resolved=rec.resolved, interventions=rec.interventions, stop_reason=rec.stop_reason, error=rec.error)
     return rec

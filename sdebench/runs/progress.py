@@ -48,7 +48,7 @@ def sweep_totals(path: Path) -> tuple[int, int, float]:
 
 
 class Tracker(list):
-    """A list of episode records whose `append` also advances a progress bar."""
+    """A list of EpisodeRecords whose `append` also advances a progress bar."""
 
     def __init__(self, total: int, desc: str, sweep_file: Path | None, show: bool):
         super().__init__()
@@ -61,14 +61,13 @@ class Tracker(list):
 
             self.bar = tqdm(total=total, desc=desc, unit="ep", file=sys.stderr, dynamic_ncols=True, leave=True)
 
-    def append(self, rec: dict[str, Any]) -> None:
+    def append(self, rec: Any) -> None:
         """Keep `rec` and report it."""
         super().append(rec)
-        self.resolved += bool(rec.get("resolved"))
-        self.cost += float(rec.get("cost_usd") or 0.0)
+        self.resolved += bool(rec.resolved)
+        self.cost += float(rec.cost_usd)
         if self.sweep_file is not None:
-            line = json.dumps({"key": rec.get("key"), "resolved": bool(rec.get("resolved")),
-                               "cost_usd": float(rec.get("cost_usd") or 0.0)}) + "\n"
+            line = json.dumps({"key": rec.key, "resolved": bool(rec.resolved), "cost_usd": float(rec.cost_usd)}) + "\n"
             fd = os.open(self.sweep_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 os.write(fd, line.encode())
@@ -90,6 +89,5 @@ def tracker(cfg: dict[str, Any], total: int, job_dir: Path) -> Tracker:
     job_dir = Path(job_dir)
     # Hydra writes multirun.yaml into the sweep dir; a job dir inside one belongs to a sweep
     in_sweep = (job_dir.parent / "multirun.yaml").is_file()
-    desc = f"{cfg.get('agent', {}).get('name', '?') if isinstance(cfg.get('agent'), dict) else cfg.get('agent')}" \
-           f" {cfg.get('delivery', {}).get('name', '?') if isinstance(cfg.get('delivery'), dict) else cfg.get('delivery')}"
+    desc = f"{(cfg.get('agent') or {}).get('name', '?')} {(cfg.get('delivery') or {}).get('name', '?')}"
     return Tracker(total, desc, job_dir.parent / SWEEP_FILE if in_sweep else None, enabled(cfg.get("progress", "auto")))

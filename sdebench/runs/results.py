@@ -1,4 +1,5 @@
-"""Episode records: one JSON file per episode, written atomically, keyed so a rerun skips done work.
+"""Episode records on disk: one JSON file per episode (sdebench.runs.record), written atomically,
+keyed so a rerun skips done work; summaries and the `python -m sdebench.results` command.
 
 Layout: `<results_dir>/<task_id>/<delivery>__<agent>__<model>__s<seed>__<key>.json`, the
 trajectory beside it as `.jsonl`. The key hashes the task's content hash, delivery, agent,
@@ -21,16 +22,26 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "sdebench.episode/1"
+from sdebench.runs.record import EpisodeRecord, Identity, RecordError
+
 MANIFEST = "episodes.txt"
 # Config parts that can change an episode's outcome; paths, filters and launcher settings cannot.
 OUTCOME_KEYS = ("agent", "model", "delivery", "limits", "max_interventions", "tools")
-NESTED = ("attempts", "tool_calls", "delivery_info")
+# Outcome-relevant keys left out of the hash because they were never in it: `model.cost_tracking`
+# was a top-level key before it moved under `model`, and hashing it now would orphan old records.
+UNHASHED_MODEL_KEYS = ("cost_tracking",)
 
 
 def config_hash(cfg: dict[str, Any]) -> str:
     """A short hash of the outcome-relevant part of a resolved config."""
     part = {k: cfg.get(k) for k in OUTCOME_KEYS}
+    if isinstance(part["model"], dict):
+        part["model"] = {k: v for k, v in part["model"].items() if k not in UNHASHED_MODEL_KEYS}
+    # The feedback policy changes what an agent learns per submit, so it is outcome-relevant; the
+    # default is left out so records made before the option existed keep their hash.
+    policy = (cfg.get("grading") or {}).get("feedback_hidden", "binary")
+    if policy != "binary":
+        part["feedback_hidden"] = policy
     return hashlib.sha256(json.dumps(part, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
@@ -44,10 +55,10 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", str(name)).strip("-") or "x"
 
 
-def record_path(results_dir: Path, ident: dict[str, Any], key: str) -> Path:
+def record_path(results_dir: Path, ident: Identity, key: str) -> Path:
     """Where the record of an episode with identity `ident` and `key` lives."""
-    name = f"{_safe(ident['delivery'])}__{_safe(ident['agent'])}__{_safe(ident['model'])}__s{ident['seed']}__{key}.json"
-    return Path(results_dir) / _safe(ident["task_id"]) / name
+    name = f"{_safe(ident.delivery)}__{_safe(ident.agent)}__{_safe(ident.model)}__s{ident.seed}__{key}.json"
+    return Path(results_dir) / _safe(ident.task_id) / name
 
 
 def trajectory_path(record: Path) -> Path:
@@ -71,18 +82,26 @@ def write_atomic(path: Path, text: str) -> None:
         os.close(fd)
 
 
-def write_record(path: Path, record: dict[str, Any]) -> None:
+def write_record(path: Path, record: EpisodeRecord) -> None:
     """Write one episode record atomically."""
-    write_atomic(path, json.dumps({"schema": SCHEMA, **record}, indent=1, sort_keys=True, default=str))
+    write_atomic(path, record.to_json())
 
 
-def read_record(path: Path) -> dict[str, Any] | None:
+def load_record(path: Path) -> EpisodeRecord:
+    """The record at `path`; OSError if unreadable, RecordError if it is torn or not a record."""
+    try:
+        text = Path(path).read_bytes().decode()
+    except UnicodeDecodeError:
+        raise RecordError("not UTF-8 text") from None
+    return EpisodeRecord.from_json(text)
+
+
+def read_record(path: Path) -> EpisodeRecord | None:
     """The record at `path`, or None if it is missing, torn or not a record."""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+        return load_record(path)
+    except (OSError, RecordError):
         return None
-    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
 
 
 def clean_stale(path: Path) -> None:
@@ -116,51 +135,65 @@ def record_files(*dirs: str | Path) -> list[Path]:
     return [seen[k] for k in sorted(seen)]
 
 
-def read_records(*dirs: str | Path) -> list[dict[str, Any]]:
+def read_records(*dirs: str | Path) -> list[EpisodeRecord]:
     """Every intact record under `dirs`, one per key."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, EpisodeRecord] = {}
     for p in record_files(*dirs):
         rec = read_record(p)
         if rec is not None:
-            out.setdefault(rec.get("key") or str(p), rec)
+            out.setdefault(rec.key or str(p), rec)
     return list(out.values())
+
+
+def frame(records: Iterable[EpisodeRecord]):
+    """A pandas DataFrame with one row per record (the columns of EpisodeRecord.to_dict)."""
+    import pandas as pd
+
+    return pd.DataFrame([r.to_dict() for r in records])
 
 
 def load(*dirs: str | Path):
     """A pandas DataFrame of every episode record under the given run, multirun or results dirs."""
-    import pandas as pd
-
-    rows = read_records(*dirs)
-    return pd.DataFrame(rows)
+    return frame(read_records(*dirs))
 
 
 # --- summaries -------------------------------------------------------------------------------
 GROUP = ("agent", "model", "source", "delivery")
 
 
-def summarize(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     """Resolve rate and interventions by agent, model, source and delivery (one row per group)."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
+    groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
-        groups.setdefault(tuple(str(r.get(k)) for k in GROUP), []).append(r)
+        groups.setdefault(tuple(str(getattr(r, k)) for k in GROUP), []).append(r)
+    from sdebench.analysis.rules import counted_interventions, resolved_first, wilson
+
     rows = []
     for key in sorted(groups):
         rs = groups[key]
-        solved = [r for r in rs if r.get("resolved")]
+        solved = [r for r in rs if r.resolved]
+        first = sum(resolved_first(r) for r in rs)
         rows.append(
             {
                 **dict(zip(GROUP, key, strict=True)),
                 "episodes": len(rs),
                 "resolved": len(solved),
                 "resolve_rate": len(solved) / len(rs),
-                "mean_interventions": sum(int(r.get("interventions") or 0) for r in rs) / len(rs),
-                "mean_interventions_resolved": (
-                    sum(int(r.get("interventions") or 0) for r in solved) / len(solved) if solved else None
-                ),
-                "errors": sum(r.get("stop_reason") == "error" for r in rs),
-                "cost_usd": sum(float(r.get("cost_usd") or 0) for r in rs),
-                "mean_turns": sum(int(r.get("turns") or 0) for r in rs) / len(rs),
-                "mean_wall_s": sum(float(r.get("wall_s") or 0) for r in rs) / len(rs),
+                "resolve_cap_lo": wilson(len(solved), len(rs))[0],
+                "resolve_cap_hi": wilson(len(solved), len(rs))[1],
+                "resolved_1": first,
+                "resolve_1": first / len(rs),
+                "resolve_1_lo": wilson(first, len(rs))[0],
+                "resolve_1_hi": wilson(first, len(rs))[1],
+                # unresolved episodes count at the cap, whatever ended them (sdebench.analysis.rules)
+                "mean_interventions": sum(counted_interventions(r) for r in rs) / len(rs),
+                "mean_interventions_resolved": sum(r.interventions for r in solved) / len(solved) if solved else None,
+                "errors": sum(r.stop_reason == "error" for r in rs),
+                # episodes whose decisive memory item reached the agent (docs/retrieval.md)
+                "retrieved": sum(bool(r.retrieval is not None and r.retrieval.retrieved) for r in rs),
+                "cost_usd": sum(r.cost_usd for r in rs),
+                "mean_turns": sum(r.turns for r in rs) / len(rs),
+                "mean_wall_s": sum(r.wall_s for r in rs) / len(rs),
             }
         )
     return rows
@@ -169,6 +202,8 @@ def summarize(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def markdown(rows: list[dict[str, Any]]) -> str:
     """The summary as markdown: per agent and model, sources x deliveries, each cell
     `resolved/episodes (mean interventions)`."""
+    from sdebench.analysis.rules import rate_ci
+
     if not rows:
         return "No episodes.\n"
     order = ("full", "squashed", "memtool", "inject", "oracle")
@@ -179,6 +214,15 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         sources = sorted({r["source"] for r in sub}, key=lambda s: ("HKFX".find(s) if s in "HKFX" else 9, s))
         cells = {(r["source"], r["delivery"]): r for r in sub}
         out.append(f"### agent={agent} model={model}\n")
+        out.append("resolve@1 (first submit, before any feedback: the headline), resolve@cap and interventions "
+                   "(unresolved = the cap), with Wilson 95 % intervals\n")
+        out.append("| source | delivery | resolve@1 | resolve@cap | interventions | errors |")
+        out.append("|---|---|---|---|---|---|")
+        for r in sorted(sub, key=lambda r: (("HKFX".find(r["source"]) if r["source"] in "HKFX" else 9, r["source"]),
+                                            order.index(r["delivery"]) if r["delivery"] in order else 99)):
+            out.append(f"| {r['source']} | {r['delivery']} | {rate_ci(r['resolved_1'], r['episodes'])} | "
+                       f"{rate_ci(r['resolved'], r['episodes'])} | {r['mean_interventions']:.2f} | {r['errors']} |")
+        out.append("")
         out.append("cell: resolved/episodes (mean interventions); `!n`: n episodes failed with an error\n")
         out.append("| source | " + " | ".join(deliveries) + " |")
         out.append("|---|" + "---|" * len(deliveries))
@@ -196,7 +240,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_summary(out_dir: Path, records: list[dict[str, Any]]) -> str:
+def write_summary(out_dir: Path, records: list[EpisodeRecord]) -> str:
     """Write summary.parquet and summary.md into `out_dir`; return the markdown."""
     import pandas as pd
 
@@ -220,21 +264,23 @@ class SummaryCallback(_hydra_callback_base()):
     """Hydra callback: when a multirun ends, write summary.parquet and summary.md in the sweep dir."""
 
     def on_multirun_end(self, config, **kwargs: Any) -> None:
-        """Summarize the episodes listed by the jobs of this sweep (skipped ones included)."""
+        """Summarize the episodes listed by the jobs of this sweep (skipped ones included); a dry run has none."""
+        if config.get("dry_run"):
+            return
         sweep_dir = Path(config.hydra.sweep.dir)
         records = manifest_records(sweep_dir)
         md = write_summary(sweep_dir, records)
         print(f"\nSummary of {len(records)} episodes ({sweep_dir / 'summary.md'}):\n\n{md}", flush=True)
 
 
-def manifest_records(root: Path) -> list[dict[str, Any]]:
+def manifest_records(root: Path) -> list[EpisodeRecord]:
     """The intact records listed by the job manifests under `root`, one per key."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, EpisodeRecord] = {}
     for m in sorted(Path(root).rglob(MANIFEST)) if Path(root).is_dir() else []:
         for line in m.read_text().splitlines():
             rec = read_record(Path(line.strip())) if line.strip() else None
             if rec is not None:
-                out.setdefault(rec.get("key") or line, rec)
+                out.setdefault(rec.key or line, rec)
     return list(out.values())
 
 
@@ -242,7 +288,7 @@ def manifest_records(root: Path) -> list[dict[str, Any]]:
 PROBER_UNRESOLVED = 0.95  # generation rule 7 seen from the episodes
 
 
-def check_reference(records: Iterable[dict[str, Any]], max_interventions: int = 5) -> list[str]:
+def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5) -> list[str]:
     """Problems with reference-agent outcomes: oracle resolves at once, conventional fails after
     exactly the cap, noop never resolves, the prober (no memory) stays unresolved in at least
     PROBER_UNRESOLVED of the episodes of every squashed or `none` cell, no episode errors."""
@@ -250,19 +296,18 @@ def check_reference(records: Iterable[dict[str, Any]], max_interventions: int = 
     records = list(records)
     cells: dict[tuple, list[bool]] = {}
     for r in records:
-        if r.get("agent") == "prober" and r.get("stop_reason") != "error" and (
-                r.get("delivery") == "squashed" or r.get("source") == "none"):
-            cells.setdefault((r.get("delivery"), r.get("source")), []).append(bool(r.get("resolved")))
+        if r.agent == "prober" and r.stop_reason != "error" and (r.delivery == "squashed" or r.source == "none"):
+            cells.setdefault((r.delivery, r.source), []).append(bool(r.resolved))
     for (delivery, source), outcomes in sorted(cells.items(), key=str):
         unresolved = outcomes.count(False) / len(outcomes)
         if unresolved < PROBER_UNRESOLVED:
             problems.append(f"delivery={delivery} source={source} agent=prober: unresolved in {unresolved:.0%} of "
                             f"{len(outcomes)} episodes (at least {PROBER_UNRESOLVED:.0%} required: the fact is searchable)")
     for r in records:
-        where = f"{r.get('task_id')} delivery={r.get('delivery')} agent={r.get('agent')}"
-        agent, resolved, n = r.get("agent"), bool(r.get("resolved")), r.get("interventions")
-        if r.get("stop_reason") == "error":
-            problems.append(f"{where}: error: {r.get('error')}")
+        where = f"{r.task_id} delivery={r.delivery} agent={r.agent}"
+        agent, resolved, n = r.agent, r.resolved, r.interventions
+        if r.stop_reason == "error":
+            problems.append(f"{where}: error: {r.error}")
         elif agent == "oracle" and not (resolved and n == 0):
             problems.append(f"{where}: expected resolved with 0 interventions, got resolved={resolved} interventions={n}")
         elif agent == "conventional" and (resolved or n != max_interventions):

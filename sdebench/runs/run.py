@@ -2,12 +2,15 @@
 
     python -m sdebench.run delivery=memtool source=K agent=oracle
     python -m sdebench.run -m delivery=full,squashed,memtool,inject,oracle source=H,K,F,X,none
+    python -m sdebench.run -m experiment=reference_matrix dry_run=true
 
 One run = one job: every task of `tasks_dir` matching `source` and `select.*`, one episode each.
 A finished episode (its record exists under `results_dir`) is skipped unless `rerun=true`; one
-that ended in an error runs again unless `retry_errors=false`. An
-exception inside an episode is recorded as a failed episode; only bad input for the whole run
-(no tasks dir, unknown sandbox backend) stops it, with a one-line error.
+that ended in an error runs again unless `retry_errors=false` (`run_or_reuse`, shared with
+`sdebench.stream`). An exception inside an episode is recorded as a failed episode; only bad
+input for the whole run (no tasks dir, an unknown source, agent, delivery or sandbox) stops it,
+with a one-line error. With `dry_run=true` a job selects its tasks, builds every component, prints
+the episodes it would run and exits 0 without running them.
 
 Nothing heavy is imported at module top: a single noop run should start and finish fast.
 """
@@ -33,127 +36,185 @@ class RunError(Exception):
 
 def select_tasks(cfg: dict[str, Any]) -> list:
     """The tasks of `cfg['tasks_dir']` matching `cfg['source']` and `cfg['select']`; bad task dirs are skipped with a warning."""
-    from sdebench.tasks.record import TaskError, discover, load
+    from sdebench.runs import sweep
+    from sdebench.runs.config import ConfigError, sources
+    from sdebench.tasks.record import TaskError
+    from sdebench.tasks.selection import select
 
     sel = dict(cfg.get("select") or {})
-    wanted = {
-        "source": _as_set((cfg.get("source") or {}).get("name") if isinstance(cfg.get("source"), dict) else cfg.get("source")),
-        "family": _as_set(sel.get("family")),
-        "variant": _as_set(sel.get("variant")),
-        "bottleneck": _as_set(sel.get("bottleneck")),
-        "id": _as_set(sel.get("ids")),
-    }
-    wanted = {k: v for k, v in wanted.items() if v is not None}
+    root = Path(cfg.get("tasks_dir") or "tasks")
+    if not root.is_dir():
+        raise RunError(f"no tasks dir at {root.resolve()} (run where ./tasks is, or pass tasks_dir=DIR)")
     try:
-        dirs = discover(cfg.get("tasks_dir") or "tasks")
-    except TaskError as e:
+        return select(root, source=sources(cfg), family=sel.get("family"),
+                      variant=sel.get("variant"), bottleneck=sel.get("bottleneck"), ids=sel.get("ids"),
+                      on_error=lambda msg: (log.warning("skipping: %s", msg), sweep.report("malformed_task", msg)))
+    except (ConfigError, TaskError) as e:
         raise RunError(str(e)) from None
-    out = []
-    for d in dirs:
-        try:
-            task = load(d)
-        except TaskError as e:
-            log.warning("skipping task dir: %s", e)
-            continue
-        if all(str(getattr(task, k)) in v for k, v in wanted.items()):
-            out.append(task)
-    return out
 
 
-def _as_set(value) -> set[str] | None:
-    """A filter value (None, 'all', 'a,b', a list) as a set of strings; None means any."""
-    if value is None or value == "" or value == []:
-        return None
-    if isinstance(value, str):
-        items = value.split(",")
-    elif isinstance(value, list | tuple | set):
-        items = [str(v) for v in value]
-    else:
-        items = [str(value)]
-    items = {i.strip() for i in items if str(i).strip()}
-    return None if not items or "all" in items else items
+def start_up(cfg: dict[str, Any], build_agent: bool) -> Any:
+    """Check the agent, delivery and sandbox `cfg` names and return the sandbox factory; a bad one is a RunError.
 
-
-def run_job(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
-    """Run (or skip, if finished) one episode per selected task; return the records."""
-    from sdebench.runs import progress, results
-    from sdebench.runs.episode import identity, run_episode
-    from sdebench.sandbox import SandboxError, make_factory
-
-    tasks = select_tasks(cfg)
-    if not tasks:
-        log.warning("no task in %s matches source=%s select=%s", cfg.get("tasks_dir"), _source(cfg), cfg.get("select"))
-        return []
+    With `build_agent` the agent is also built from the config (an LLM agent checks its model,
+    price and key variable); otherwise only its class is looked up, and a reference agent's own
+    faults (e.g. agent=patch without a patch file) are recorded per episode.
+    """
+    from sdebench import components
+    from sdebench.components import ComponentError
     from sdebench.grading.options import GradeOptions, OptionError
+    from sdebench.sandbox import SandboxError
 
     try:
         GradeOptions.from_mapping(dict(cfg.get("grading") or {}))
     except (OptionError, TypeError) as e:
         raise RunError(f"grading: {e}") from None
     try:
-        factory = make_factory(dict(cfg.get("sandbox") or {}))
+        components.resolve("agent", (cfg.get("agent") or {}).get("name"))
+        components.build_delivery(cfg.get("delivery"))
+    except ComponentError as e:
+        raise RunError(str(e)) from None
+    try:
+        factory = components.build_sandbox(cfg.get("sandbox"))
     except (SandboxError, TypeError, ValueError) as e:
         raise RunError(f"sandbox: {e}") from None
-    # A bad model config (unpriced model, missing key variable) is one error at start-up, not a
-    # failed record per episode; reference agents (model none) report their faults per episode.
     if (cfg.get("model") or {}).get("name", "none") != "none":
-        from sdebench.agents import make_agent
+        # litellm takes 10-40 s to import cold: import it now, before any episode's clock starts
+        from sdebench.agents.accounting import import_litellm
 
+        import_litellm()
+    if build_agent:
         try:
-            make_agent(cfg)
+            components.build_agent(cfg)
         except ValueError as e:
             factory.cleanup()
             raise RunError(f"agent: {e}") from None
+    return factory
+
+
+def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_extra: str = "", carried=None,
+                 stream: dict[str, Any] | None = None, manifest: Path | None = None, head: str = ""):
+    """The record of one episode: reused if it exists under `results_dir`, else run and written atomically.
+
+    `rerun=true` runs it anyway; a record that ended in an error runs again unless
+    `retry_errors=false`. The key covers the task's content hash, identity, outcome-relevant
+    config and `key_extra` (a stream adds its position and carried memory). `stream` fields are
+    set on a fresh record; `manifest` (a job dir) lists the record's path.
+    """
+    from sdebench.runs import results, sweep
+    from sdebench.runs.episode import identity
+
+    ident = identity(task, cfg)
+    task_hash = task.content_hash()
+    cfg_hash = results.config_hash(cfg)
+    key = results.episode_key(task_hash, ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash + key_extra)
+    path = results.record_path(results_dir, ident, key)
+    with sweep.claim(path, on_wait=lambda: log.info("%s: another process is running it, waiting", head or task.id)):
+        return _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, stream, manifest, head)
+
+
+def _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, stream, manifest, head):
+    """`run_or_reuse` once this process holds the episode's claim."""
+    from sdebench.runs import results, sweep
+    from sdebench.runs.episode import run_episode
+
+    done = None if cfg.get("rerun") else results.read_record(path)
+    if done is not None and done.stop_reason == "error" and cfg.get("retry_errors", True):
+        log.info("%s: last attempt failed with an error (%s), running it again", head or task.id, done.error)
+        done = None
+    if done is not None:
+        log.info("%s: already done (%s), skipped", head or task.id, outcome(done))
+        rec = done
+    else:
+        results.clean_stale(path)
+        traj = results.trajectory_path(path)
+        rec = run_episode(task, cfg, factory, trajectory_path=traj, keep_workspace=bool(cfg.get("keep_workspace")),
+                          carried=carried)
+        rec.task_hash, rec.config_hash, rec.key, rec.trajectory = task_hash, cfg_hash, key, str(traj.resolve())
+        for name, value in (stream or {}).items():
+            setattr(rec, name, value)
+        results.write_record(path, rec)
+        log.info("%s: %s", head or task.id, outcome(rec))
+    if rec.stop_reason == "error":
+        sweep.report("episode_error", f"{task.id}: {rec.error}")
+    if manifest is not None:
+        results.append_manifest(manifest, path)
+    return rec
+
+
+def dry_run(tasks: list, cfg: dict[str, Any], factory: Any, label: str = "") -> list[str]:
+    """The episodes a job would run, one line each (whether their record already exists, and the task's grader)."""
+    from sdebench.components import ComponentError, grader_for
+    from sdebench.runs import results
+    from sdebench.runs.episode import identity
+
     results_dir = Path(cfg.get("results_dir") or "results")
     cfg_hash = results.config_hash(cfg)
-    records = progress.tracker(cfg, len(tasks), job_dir)
+    lines = []
+    for n, task in enumerate(tasks, 1):
+        try:
+            grader_for(task)
+        except ComponentError as e:
+            raise RunError(f"task {task.id}: {e}") from None
+        ident = identity(task, cfg)
+        key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
+        done = results.read_record(results.record_path(results_dir, ident, key))
+        state = "run" if done is None or cfg.get("rerun") else f"reuse ({outcome(done)})"
+        lines.append(f"[{n}/{len(tasks)}] {label}{task.id} delivery={ident.delivery} agent={ident.agent} "
+                     f"model={ident.model} seed={ident.seed} grader={task.grader} sandbox={factory.name}: {state}")
+    return lines
+
+
+def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
+    """Run (or skip, if finished) one episode per selected task; return the records (none for a dry run)."""
+    from sdebench.runs import progress, sweep
+    from sdebench.runs.config import ConfigError, check
+
     try:
+        cfg = check(cfg)
+    except ConfigError as e:
+        raise RunError(str(e)) from None
+    sweep.die_with_sweep()
+    tasks = select_tasks(cfg)
+    if not tasks:
+        msg = f"no task in {cfg.get('tasks_dir')} matches source={cfg.get('source')} select={cfg.get('select')}"
+        log.warning("%s", msg)
+        sweep.report("no_match", msg)
+        return []
+    dry = bool(cfg.get("dry_run"))
+    # A model config is checked once at start-up; reference agents (model none) report their own
+    # faults per episode, unless this is a dry run, which builds everything it would use.
+    factory = start_up(cfg, build_agent=dry or (cfg.get("model") or {}).get("name", "none") != "none")
+    results_dir = Path(cfg.get("results_dir") or "results")
+    try:
+        if dry:
+            lines = dry_run(tasks, cfg, factory)
+            print("dry run, nothing is run:\n" + "\n".join(lines), flush=True)
+            return []
+        records = progress.tracker(cfg, len(tasks), job_dir)
         for n, task in enumerate(tasks, 1):
-            ident = identity(task, cfg)
-            task_hash = task.content_hash()
-            key = results.episode_key(task_hash, ident["delivery"], ident["agent"], ident["model"], ident["seed"], cfg_hash)
-            path = results.record_path(results_dir, ident, key)
-            head = f"[{n}/{len(tasks)}] {task.id} delivery={ident['delivery']} agent={ident['agent']} model={ident['model']}"
-            done = None if cfg.get("rerun") else results.read_record(path)
-            if done is not None and done.get("stop_reason") == "error" and cfg.get("retry_errors", True):
-                log.info("%s: last attempt failed with an error (%s), running it again", head, done.get("error"))
-                done = None
-            if done is not None:
-                log.info("%s: already done (%s), skipped", head, _outcome(done))
-                records.append(done)
-                results.append_manifest(job_dir, path)
-                continue
-            results.clean_stale(path)
-            traj = results.trajectory_path(path)
-            rec = run_episode(task, cfg, factory, trajectory_path=traj, keep_workspace=bool(cfg.get("keep_workspace")))
-            rec.update(task_hash=task_hash, config_hash=cfg_hash, key=key, trajectory=str(traj.resolve()))
-            results.write_record(path, rec)
-            results.append_manifest(job_dir, path)
-            records.append(rec)
-            log.info("%s: %s", head, _outcome(rec))
+            head = (f"[{n}/{len(tasks)}] {task.id} delivery={cfg['delivery'].get('name')} "
+                    f"agent={cfg['agent'].get('name')} model={(cfg.get('model') or {}).get('name', 'none')}")
+            records.append(run_or_reuse(task, cfg, factory, results_dir, manifest=job_dir, head=head))
     finally:
         factory.cleanup()
     return records
 
 
-def _source(cfg: dict[str, Any]) -> str:
-    s = cfg.get("source")
-    return str(s.get("name") if isinstance(s, dict) else s)
-
-
-def _outcome(rec: dict[str, Any]) -> str:
-    state = "resolved" if rec.get("resolved") else f"unresolved ({rec.get('stop_reason')})"
-    err = f", error: {rec['error']}" if rec.get("error") else ""
-    return f"{state}, {rec.get('interventions')} interventions, {rec.get('wall_s', 0):.2f}s{err}"
+def outcome(rec) -> str:
+    """One line: resolved or why not, interventions, wall time, error."""
+    state = "resolved" if rec.resolved else f"unresolved ({rec.stop_reason})"
+    err = f", error: {rec.error}" if rec.error else ""
+    return f"{state}, {rec.interventions} interventions, {rec.wall_s:.2f}s{err}"
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
-def main(cfg: DictConfig) -> None:
+def app(cfg: DictConfig) -> None:
     """Hydra entry point: one job over the selected tasks; single runs print the summary table."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from sdebench.runs import results
+    from sdebench.runs import results, sweep
 
     plain = OmegaConf.to_container(cfg, resolve=True)
     hc = HydraConfig.get()
@@ -165,14 +226,19 @@ def main(cfg: DictConfig) -> None:
         if hc.mode == RunMode.RUN:
             sys.exit(2)
         log.error("job failed: %s", msg)
+        sweep.report("job_failed", f"{hc.job.override_dirname or hc.job.name}: {msg}")
         return
-    if hc.mode == RunMode.RUN:
+    if hc.mode == RunMode.RUN and not plain.get("dry_run"):
         print("\n" + results.markdown(results.summarize(records)), flush=True)
-        errors = sum(r.get("stop_reason") == "error" for r in records)
-        if errors:
-            # An error is not an outcome: say so, and exit non-zero (a rerun retries them).
-            print(f"sdebench.run: {errors} episode(s) failed with an error (rerun to retry them)", file=sys.stderr)
-            sys.exit(1)
+    # An error is not an outcome: errored episodes are reported through sweep.report and make the
+    # exit status 1 (sdebench.runs.sweep.cli), in single runs and sweeps alike.
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`sdebench run [-m] OVERRIDE...`: the Hydra app behind checked overrides; exits non-zero on any problem."""
+    from sdebench.runs import sweep
+
+    sys.exit(sweep.cli(app, "sdebench run", CONF_DIR, "config", argv))
 
 
 if __name__ == "__main__":

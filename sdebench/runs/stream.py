@@ -8,7 +8,10 @@ sdebench.delivery.carried): the feedback the agent was given (F, retained correc
 its statement and accepted diff (X, past solves). `stream.carry` picks what is kept: F, X, both,
 or none (the control). With `stream.fresh=true` every task is also run fresh (no carried
 memory) under the same config, for forward transfer; fresh episodes are keyed exactly as
-`python -m sdebench.run` keys them, so either command reuses the other's records.
+`python -m sdebench.run` keys them, so either command reuses the other's records (both go through
+`sdebench.runs.run.run_or_reuse`: `rerun` and `retry_errors` mean the same in both). With
+`dry_run=true` a job orders its tasks, builds every component, prints the positions it would run
+and exits 0.
 
 Each job writes `stream.json` (one row per position: outcome, carried memory size, fresh
 outcome, transfer), `stream.md` and `learning_curve.png` into its output dir.
@@ -52,11 +55,10 @@ class StreamSpec:
     def from_config(cls, cfg: dict[str, Any]) -> StreamSpec:
         """The spec in `cfg['stream']`; a bad value is a StreamError."""
         from sdebench.delivery.carried import CarryError, kinds_for
+        from sdebench.tasks.selection import comma_list
 
         raw = dict(cfg.get("stream") or {})
-        tasks = raw.get("tasks") or []
-        if isinstance(tasks, str):
-            tasks = [t.strip() for t in tasks.split(",") if t.strip()]
+        tasks = comma_list(raw.get("tasks")) or ()
         try:
             kinds_for(str(raw.get("carry", "both")))
         except CarryError as e:
@@ -78,16 +80,15 @@ class StreamSpec:
 def order_tasks(spec: StreamSpec, cfg: dict[str, Any]) -> list:
     """The stream's tasks in order: `stream.tasks` (else the run selection), shuffled if asked."""
     from sdebench.runs.run import RunError, select_tasks
-    from sdebench.tasks.record import TaskError, load
+    from sdebench.tasks.record import TaskError
+    from sdebench.tasks.selection import select
 
     if spec.tasks:
-        root = Path(cfg.get("tasks_dir") or "tasks")
-        tasks = []
-        for tid in spec.tasks:
-            try:
-                tasks.append(load(root / tid))
-            except TaskError as e:
-                raise StreamError(f"stream task {tid!r}: {e}") from None
+        try:
+            by_id = {t.id: t for t in select(cfg.get("tasks_dir") or "tasks", ids=spec.tasks)}
+        except TaskError as e:
+            raise StreamError(f"stream task: {e}") from None
+        tasks = [by_id[tid] for tid in spec.tasks]
     else:
         try:
             tasks = select_tasks(cfg)
@@ -98,49 +99,41 @@ def order_tasks(spec: StreamSpec, cfg: dict[str, Any]) -> list:
     return tasks
 
 
-def _episode(task, cfg, factory, results_dir: Path, key_extra: str, carried, extra: dict[str, Any]) -> dict[str, Any]:
-    """Run (or reuse) one episode; its key covers the config and whatever `key_extra` names."""
-    from sdebench.runs import results
-    from sdebench.runs.episode import identity, run_episode
-
-    ident = identity(task, cfg)
-    task_hash = task.content_hash()
-    cfg_hash = results.config_hash(cfg)
-    key = results.episode_key(task_hash, ident["delivery"], ident["agent"], ident["model"], ident["seed"], cfg_hash + key_extra)
-    path = results.record_path(results_dir, ident, key)
-    done = None if cfg.get("rerun") else results.read_record(path)
-    if done is not None:
-        return done
-    results.clean_stale(path)
-    traj = results.trajectory_path(path)
-    rec = run_episode(task, cfg, factory, trajectory_path=traj, carried=carried)
-    rec.update(task_hash=task_hash, config_hash=cfg_hash, key=key, trajectory=str(traj.resolve()), **extra)
-    results.write_record(path, rec)
-    return rec
-
-
 def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     """Run the stream of `cfg`; return one row per position (see sdebench.analysis.streams.position_row)."""
     from sdebench.analysis.streams import position_row
     from sdebench.delivery.carried import CarriedMemory, after_episode
-    from sdebench.runs import results
-    from sdebench.sandbox import SandboxError, make_factory
+    from sdebench.runs.config import ConfigError, check
+    from sdebench.runs.run import RunError, dry_run, run_or_reuse, start_up
 
+    try:
+        cfg = check(cfg)
+    except ConfigError as e:
+        raise StreamError(str(e)) from None
+    from sdebench.runs import sweep
+
+    sweep.die_with_sweep()
     spec = StreamSpec.from_config(cfg)
     tasks = order_tasks(spec, cfg)
     if not tasks:
         raise StreamError("the stream has no tasks (set stream.tasks or select.*)")
+    dry = bool(cfg.get("dry_run"))
     try:
-        factory = make_factory(dict(cfg.get("sandbox") or {}))
-    except (SandboxError, TypeError, ValueError) as e:
-        raise StreamError(f"sandbox: {e}") from None
+        factory = start_up(cfg, build_agent=dry or (cfg.get("model") or {}).get("name", "none") != "none")
+    except RunError as e:
+        raise StreamError(str(e)) from None
     results_dir = Path(cfg.get("results_dir") or "results")
     sid = spec.stream_id()
     memory = CarriedMemory()
     rows = []
     try:
+        if dry:
+            lines = dry_run(tasks, cfg, factory, label=f"stream {sid}: ")
+            print("dry run, nothing is run (positions in order; carried memory is earned as the stream runs):\n"
+                  + "\n".join(lines), flush=True)
+            return []
         for pos, task in enumerate(tasks):
-            extra = {
+            stream = {
                 "stream_id": sid,
                 "stream_position": pos,
                 "stream_carry": spec.carry,
@@ -154,15 +147,16 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
             # The key covers the stream, the position and the exact memory received, so a rerun
             # reuses a record only if everything before it came out the same.
             key_extra = f":stream:{sid}:{pos}:{memory.digest()}"
-            rec = _episode(task, cfg, factory, results_dir, key_extra, memory, extra)
-            results.append_manifest(job_dir, results.record_path(results_dir, rec, rec["key"]))
+            head = f"[{pos + 1}/{len(tasks)}] {task.id} (stream {sid})"
+            rec = run_or_reuse(task, cfg, factory, results_dir, key_extra=key_extra, carried=memory, stream=stream,
+                               manifest=job_dir, head=head)
             fresh = None
             if spec.fresh:
-                fresh = _episode(task, cfg, factory, results_dir, "", None, {})
+                fresh = run_or_reuse(task, cfg, factory, results_dir, head=f"{head} fresh")
             rows.append(position_row(rec, fresh))
             log.info("[%d/%d] %s: %s, %s interventions, memory %d items / %d tokens", pos + 1, len(tasks), task.id,
-                     "resolved" if rec["resolved"] else "unresolved", rec["interventions"], extra["memory_items"],
-                     extra["memory_tokens"])
+                     "resolved" if rec.resolved else "unresolved", rec.interventions, stream["memory_items"],
+                     stream["memory_tokens"])
             memory = after_episode(memory, task.id, task.statement, rec, spec.carry)
     finally:
         factory.cleanup()
@@ -195,9 +189,12 @@ class StreamSweepCallback(_callback_base()):
     """Hydra callback: when a stream multirun ends, plot every stream of the sweep in one figure."""
 
     def on_multirun_end(self, config, **kwargs: Any) -> None:
-        """Write streams.md and learning_curves.png into the sweep dir."""
+        """Write streams.md and learning_curves.png into the sweep dir (a dry run has no streams)."""
         from sdebench.analysis.streams import load_streams, markdown, plot_learning_curve
         from sdebench.runs import results
+
+        if config.get("dry_run"):
+            return
 
         sweep_dir = Path(config.hydra.sweep.dir)
         streams = load_streams(sweep_dir) if sweep_dir.is_dir() else {}
@@ -213,7 +210,7 @@ class StreamSweepCallback(_callback_base()):
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="stream_run")
-def main(cfg: DictConfig) -> None:
+def app(cfg: DictConfig) -> None:
     """Hydra entry point: one stream per job; single runs print the per-position table."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
@@ -223,6 +220,8 @@ def main(cfg: DictConfig) -> None:
     job_dir = Path(hc.runtime.output_dir)
     try:
         rows = run_stream(plain, job_dir)
+        if plain.get("dry_run"):
+            return
         md = write_outputs(job_dir, StreamSpec.from_config(plain).stream_id(), rows)
     except Exception as e:  # noqa: BLE001 - one line, and a sweep goes on with its other jobs
         msg = str(e) if isinstance(e, StreamError) else f"{type(e).__name__}: {e}"
@@ -230,9 +229,19 @@ def main(cfg: DictConfig) -> None:
         if hc.mode == RunMode.RUN:
             sys.exit(2)
         log.error("stream failed: %s", msg)
+        from sdebench.runs import sweep
+
+        sweep.report("job_failed", f"{hc.job.override_dirname or hc.job.name}: {msg}")
         return
     if hc.mode == RunMode.RUN:
         print("\n" + md, flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`sdebench stream [-m] OVERRIDE...`: the Hydra app behind checked overrides; exits non-zero on any problem."""
+    from sdebench.runs import sweep
+
+    sys.exit(sweep.cli(app, "sdebench stream", CONF_DIR, "stream_run", argv))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,29 @@ class Trajectory:
             f.write(line + "\n")
 
 
+class TrajectoryView:
+    """What an agent holds of its episode's trajectory: it may log events and add values to redact,
+    but not learn where the file is (its path names the task and the results dir)."""
+
+    __slots__ = ("_trajectory",)
+
+    def __init__(self, trajectory: Trajectory):
+        self._trajectory = trajectory
+
+    def log(self, kind: str, **data: Any) -> None:
+        """Record one event."""
+        self._trajectory.log(kind, **data)
+
+    @property
+    def redact(self) -> tuple[str, ...]:
+        """Values replaced by [REDACTED] in every line written."""
+        return self._trajectory.redact
+
+    @redact.setter
+    def redact(self, values: tuple[str, ...]) -> None:
+        self._trajectory.redact = tuple(v for v in values if v)
+
+
 def read(path: Path) -> list[dict[str, Any]]:
     """Load the events of a trajectory file, skipping a torn last line."""
     out = []

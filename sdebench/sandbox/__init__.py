@@ -1,11 +1,14 @@
-"""Sandbox backends: `local` (bubblewrap), `docker`, and `unsafe_local` (plain subprocess)."""
+"""Sandbox backends: `local` (bubblewrap), `docker`, and `unsafe_local` (plain subprocess).
+
+`make_factory(cfg)` builds the backend `cfg['backend']` names through `sdebench.components` (a
+registered name or `module:Class`); the three functions below are the built-in backends' builders.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sdebench.sandbox.base import ExecResult, Sandbox, SandboxError, SandboxFactory
-from sdebench.sandbox.unsafe import UnsafeLocalFactory
 
 __all__ = ["BACKENDS", "ExecResult", "Sandbox", "SandboxError", "SandboxFactory", "make_factory"]
 
@@ -24,25 +27,36 @@ def _mask_list(cfg: dict[str, Any]) -> tuple[str, ...]:
     return tuple(masked)
 
 
+def local_factory(**cfg: Any) -> SandboxFactory:
+    """`sandbox=local`: bubblewrap, with the task store, results dir and `masked` paths hidden."""
+    from sdebench.sandbox.local import LocalFactory, options_from
+
+    masked = _mask_list(cfg)
+    return LocalFactory(options_from({**cfg, "masked": masked}))
+
+
+def docker_factory(**cfg: Any) -> SandboxFactory:
+    """`sandbox=docker`: one container per sandbox."""
+    from sdebench.sandbox.docker import DockerFactory
+    from sdebench.sandbox.docker import options_from as docker_options
+
+    _mask_list(cfg)  # the container sees only the workspace copied into it
+    return DockerFactory(docker_options(cfg))
+
+
+def unsafe_local_factory(**cfg: Any) -> SandboxFactory:
+    """`sandbox=unsafe_local`: plain host subprocesses (no isolation)."""
+    from sdebench.sandbox.unsafe import UnsafeLocalFactory
+
+    _mask_list(cfg)  # nothing is hidden without a sandbox; the keys are accepted and ignored
+    try:
+        return UnsafeLocalFactory(**cfg)
+    except TypeError:
+        raise SandboxError(f"unknown sandbox.unsafe_local option(s): {', '.join(sorted(cfg))}") from None
+
+
 def make_factory(cfg: dict[str, Any] | None = None) -> SandboxFactory:
-    """Build the sandbox factory named by `cfg['backend']` with the rest of `cfg` as options."""
-    cfg = dict(cfg or {})
-    backend = cfg.pop("backend", "local")
-    if backend == "unsafe_local":
-        _mask_list(cfg)  # nothing is hidden without a sandbox; the keys are accepted and ignored
-        try:
-            return UnsafeLocalFactory(**cfg)
-        except TypeError:
-            raise SandboxError(f"unknown sandbox.unsafe_local option(s): {', '.join(sorted(cfg))}") from None
-    if backend == "local":
-        from sdebench.sandbox.local import LocalFactory, options_from
+    """Build the sandbox factory named by `cfg['backend']` (default `local`) with the rest of `cfg` as options."""
+    from sdebench.components import build_sandbox
 
-        masked = _mask_list(cfg)
-        return LocalFactory(options_from({**cfg, "masked": masked}))
-    if backend == "docker":
-        from sdebench.sandbox.docker import DockerFactory
-        from sdebench.sandbox.docker import options_from as docker_options
-
-        _mask_list(cfg)  # the container sees only the workspace copied into it
-        return DockerFactory(docker_options(cfg))
-    raise SandboxError(f"unknown sandbox backend {backend!r} (choose {', '.join(BACKENDS)})")
+    return build_sandbox(cfg)

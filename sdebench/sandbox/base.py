@@ -24,6 +24,28 @@ class SandboxError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Mount:
+    """A host path bound into a sandbox at `target` (e.g. an installed agent and its gateway socket)."""
+
+    source: str
+    target: str
+    read_only: bool = True
+
+
+def mount_args(mounts: tuple[Mount, ...] | list[Mount]) -> list[str]:
+    """Bubblewrap options binding `mounts` (after the masks, so a mount may re-expose a masked path)."""
+    args: list[str] = []
+    for m in mounts:
+        args += ["--ro-bind" if m.read_only else "--bind", m.source, m.target]
+    return args
+
+
+def mount_volumes(mounts: tuple[Mount, ...] | list[Mount]) -> dict[str, dict[str, str]]:
+    """The docker SDK `volumes` of `mounts`."""
+    return {m.source: {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in mounts}
+
+
+@dataclass(frozen=True)
 class ExecResult:
     """What one command did."""
 
@@ -88,9 +110,10 @@ class SandboxFactory(Protocol):
 
     name: str
 
-    def open(self, workspace: Path, read_only: bool = False) -> Sandbox:
+    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = ()) -> Sandbox:
         """Open a sandbox on the host dir `workspace`; with `read_only`, commands may write only
-        below OUT_DIR of the workspace (the host side still writes anywhere in it)."""
+        below OUT_DIR of the workspace (the host side still writes anywhere in it); `mounts` are
+        bound into every command's view (backends without isolation see host paths anyway)."""
         ...
 
     def cleanup(self) -> None:

@@ -31,8 +31,10 @@ from sdebench.sandbox.base import (
     WATCH_POLL_S,
     WORKDIR,
     ExecResult,
+    Mount,
     SandboxError,
     Watch,
+    mount_volumes,
 )
 from sdebench.sandbox.files import DEFAULT_MAX_BYTES, copy_tree
 from sdebench.sandbox.unsafe import base_env
@@ -112,13 +114,15 @@ class _Capture:
         return bytes(self.head).decode(errors="replace") + marker + tail.decode(errors="replace"), True
 
 
-def start_container(client, opts: DockerOptions):
-    """Create and start one sandbox container (idle, no workspace yet); raises SandboxError."""
+def start_container(client, opts: DockerOptions, mounts: tuple[Mount, ...] = ()):
+    """Create and start one sandbox container (idle, no workspace yet) with `mounts` bound; raises SandboxError."""
     container = None
     try:
         kwargs = {}
         if opts.cpus:
             kwargs["nano_cpus"] = int(opts.cpus * 1e9)
+        if mounts:
+            kwargs["volumes"] = mount_volumes(mounts)
         container = client.containers.create(
             opts.image,
             ["sleep", "infinity"],
@@ -146,7 +150,8 @@ def start_container(client, opts: DockerOptions):
 class DockerSandbox:
     """A running container holding a copy of the workspace at /repo."""
 
-    def __init__(self, client, workspace: Path, opts: DockerOptions, read_only: bool = False, container=None):
+    def __init__(self, client, workspace: Path, opts: DockerOptions, read_only: bool = False, container=None,
+                 mounts: tuple[Mount, ...] = ()):
         self.client = client
         self.opts = opts
         self.workspace = Path(workspace).resolve()
@@ -158,7 +163,7 @@ class DockerSandbox:
         self._dirty = False
         try:
             if self.container is None:
-                self.container = start_container(client, opts)
+                self.container = start_container(client, opts, mounts)
             self._put_tree(self.workspace)
         except SandboxError:
             self.close()
@@ -487,8 +492,13 @@ class DockerFactory:
             atexit.register(self._drain_pool)
             self._refill()
 
-    def open(self, workspace: Path, read_only: bool = False) -> DockerSandbox:
-        """A container holding a copy of `workspace` (writable only below OUT_DIR when `read_only`)."""
+    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = ()) -> DockerSandbox:
+        """A container holding a copy of `workspace` (writable only below OUT_DIR when `read_only`).
+
+        A container started ahead of need is used when there is one; one with `mounts` (bound at
+        creation) is always started afresh."""
+        if mounts:
+            return DockerSandbox(self.client, workspace, self.options, read_only, None, mounts)
         container = None
         with contextlib.suppress(queue.Empty):
             container = self._pool.get_nowait()

@@ -22,7 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.sandbox import cgroup
-from sdebench.sandbox.base import DEFAULT_OUTPUT_CAP, OUT_DIR, WORKDIR, ExecResult, SandboxError, Watch
+from sdebench.sandbox.base import (
+    DEFAULT_OUTPUT_CAP,
+    OUT_DIR,
+    WORKDIR,
+    ExecResult,
+    Mount,
+    SandboxError,
+    Watch,
+    mount_args,
+)
 from sdebench.sandbox.files import copy_tree, resolve_inside
 from sdebench.sandbox.process import run_process
 from sdebench.sandbox.unsafe import base_env
@@ -126,7 +135,9 @@ def root_binds(extra: tuple[str, ...] = ()) -> list[str]:
 class LocalSandbox:
     """Commands run under bubblewrap with the workspace bound at /repo."""
 
-    def __init__(self, workspace: Path, opts: LocalOptions, bwrap: str, read_only: bool = False):
+    def __init__(self, workspace: Path, opts: LocalOptions, bwrap: str, read_only: bool = False,
+                 mounts: tuple[Mount, ...] = ()):
+        self.mounts = tuple(mounts)
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise SandboxError(f"workspace {self.workspace} is not a directory")
@@ -160,6 +171,7 @@ class LocalSandbox:
         for d in interp:
             args += ["--ro-bind", d, d]
         args += [a for m in masks if _under(m, interp) and not _under(m, system) for a in self._mask(m)]
+        args += mount_args(self.mounts)  # an installed agent's own files (after the masks: a mount may re-expose one)
         host = str(self.workspace)
         if self.read_only:
             args += ["--ro-bind", host, WORKDIR, "--bind", f"{host}/{OUT_DIR}", f"{WORKDIR}/{OUT_DIR}"]
@@ -243,9 +255,9 @@ class LocalFactory:
     def __post_init__(self) -> None:
         self.bwrap = bwrap_path()
 
-    def open(self, workspace: Path, read_only: bool = False) -> LocalSandbox:
+    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = ()) -> LocalSandbox:
         """Open a sandbox on `workspace` (commands write only below OUT_DIR when `read_only`)."""
-        return LocalSandbox(workspace, self.options, self.bwrap, read_only)
+        return LocalSandbox(workspace, self.options, self.bwrap, read_only, mounts)
 
     def cleanup(self) -> None:
         """Remove cgroups left by sandboxes of processes that died without closing them."""

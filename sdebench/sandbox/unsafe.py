@@ -78,8 +78,8 @@ class UnsafeLocalFactory:
     output_cap: int = DEFAULT_OUTPUT_CAP
     name: str = "unsafe_local"
 
-    def open(self, workspace: Path, read_only: bool = False) -> UnsafeLocalSandbox:
-        """Open on `workspace`; `read_only` cannot be enforced without a sandbox and is ignored."""
+    def open(self, workspace: Path, read_only: bool = False, mounts: tuple = ()) -> UnsafeLocalSandbox:
+        """Open on `workspace`; `read_only` and `mounts` mean nothing without a sandbox and are ignored."""
         return UnsafeLocalSandbox(workspace, self.output_cap)
 
     def cleanup(self) -> None:

@@ -1,4 +1,4 @@
-"""The task record: load and save `tasks/<task_id>/`, select tasks by filters.
+"""The task record: load and save `tasks/<task_id>/` (selecting tasks: sdebench.tasks.selection).
 
 A task dir holds `task.toml` (metadata and test ids), `repo.bundle` (full history, HEAD = the
 buggy state), `hidden/` (the held-out observation tests, repo-relative paths), `observed/` (the
@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tomli_w
 
+from sdebench.components import DEFAULT_GRADER, GRADERS, is_target
 from sdebench.tasks.artifacts import BOTTLENECKS, SOURCES
 
 TASK_FILE = "task.toml"
@@ -28,10 +28,9 @@ EXPECTED = "expected.json"
 ORACLE_PATCH = "oracle.patch"
 CONVENTIONAL_PATCH = "conventional.patch"
 FORMAT_VERSION = 2
-DEFAULT_GRADER = "sdebench"
-# A task's `grader` names a grader of the registry (sdebench.grading.registry): "sdebench" (two-phase
-# grading of the test groups with observed hidden tests) or "bugsinpy" (the BugsInPy-v2 verifier
-# rules for imported single-file tasks, which carry no FAIL_TO_PASS ids).
+# The `grader` field names a grader registered in sdebench.components ("sdebench": two-phase grading
+# of the test groups with observed hidden tests; "bugsinpy": the BugsInPy-v2 verifier rules for
+# imported single-file tasks, which carry no FAIL_TO_PASS ids) or gives one as `package.module:Name`.
 
 
 class TaskError(ValueError):
@@ -214,10 +213,10 @@ def load(task_dir: str | Path) -> Task:
     if vals["bottleneck"] not in BOTTLENECKS:
         raise TaskError(f"{path}: field 'bottleneck' must be one of {', '.join(BOTTLENECKS)}, got {vals['bottleneck']!r}")
     grader = doc.get("grader", DEFAULT_GRADER)
-    from sdebench.grading.registry import GRADERS  # a plain name table: no grader is imported
-
-    if grader not in GRADERS:
-        raise TaskError(f"{path}: field 'grader' must be one of {', '.join(GRADERS)}, got {grader!r}")
+    if not isinstance(grader, str) or not (grader in GRADERS or is_target(grader)):
+        raise TaskError(
+            f"{path}: field 'grader' must be one of {', '.join(GRADERS)} or package.module:Name, got {grader!r}"
+        )
     groups = {g: tuple(_need(tests, g, list, "tests.", path)) for g in ("FAIL_TO_PASS", "PASS_TO_PASS", "HIDDEN_TO_PASS")}
     # Imported BugsInPy tasks are graded by the pytest summary of their hidden file, not by ids.
     for g in ("FAIL_TO_PASS", "HIDDEN_TO_PASS") if grader == DEFAULT_GRADER else ():
@@ -269,37 +268,3 @@ def discover(tasks_dir: str | Path) -> list[Path]:
     if not root.is_dir():
         raise TaskError(f"{root}: tasks dir does not exist")
     return sorted(p.parent for p in root.glob(f"*/{TASK_FILE}"))
-
-
-def _as_set(value: str | Iterable[str] | None) -> set[str] | None:
-    if value is None or value == "" or value == []:
-        return None
-    if isinstance(value, str):
-        return {v.strip() for v in value.split(",") if v.strip()}
-    return {str(v) for v in value}
-
-
-def select(
-    tasks_dir: str | Path,
-    *,
-    family: str | Iterable[str] | None = None,
-    variant: str | Iterable[str] | None = None,
-    source: str | Iterable[str] | None = None,
-    bottleneck: str | Iterable[str] | None = None,
-    ids: str | Iterable[str] | None = None,
-) -> list[Task]:
-    """Load the tasks of `tasks_dir` that match every given filter (None or 'all' = any)."""
-    wanted = {
-        "family": _as_set(family),
-        "variant": _as_set(variant),
-        "source": _as_set(source),
-        "bottleneck": _as_set(bottleneck),
-        "id": _as_set(ids),
-    }
-    wanted = {k: v for k, v in wanted.items() if v is not None and "all" not in v}
-    out = []
-    for d in discover(tasks_dir):
-        t = load(d)
-        if all(str(getattr(t, k)) in v for k, v in wanted.items()):
-            out.append(t)
-    return out

@@ -1,7 +1,11 @@
 """Deterministic synthetic git repos: build from commits, bundle, unbundle, squash, read history.
 
 Repos are written with `git fast-import` (one process, any number of commits) using a fixed
-author and fixed timestamps, so the same commits always yield the same SHAs. gitpython drives git.
+author and fixed timestamps, so the same commits always yield the same SHAs and bundle bytes.
+They are read with gitpython: commits, messages and per-file diffs for the memory corpus, trees
+and file contents for the deliveries and the grader (one `git cat-file --batch` per open repo
+instead of a process per file). Plumbing checks (all objects, every ref), patches, commits and
+worktree diffs run `git` itself.
 """
 
 from __future__ import annotations
@@ -10,9 +14,11 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sdebench.generation.spec import Commit
 
@@ -90,14 +96,43 @@ def build(path: Path, commits: Sequence[Commit]) -> str:
     return head_sha(path)
 
 
+@contextmanager
+def _open(path: Path) -> Iterator[Any]:
+    """A gitpython handle on the repo at `path`, its git calls under the fixed environment; closed after use."""
+    import git  # gitpython costs ~0.15 s to import: only commands that read repos pay for it
+
+    try:
+        r = git.Repo(path)
+    except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError) as e:
+        raise RepoError(f"not a git repo: {e}") from None
+    r.git.update_environment(**GIT_ENV)
+    try:
+        yield r
+    except (git.exc.GitError, ValueError) as e:
+        raise RepoError(f"reading {path} failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") from None
+    finally:
+        r.close()
+
+
 def head_sha(path: Path) -> str:
     """The sha of HEAD in the repo at `path`."""
-    return _git(path, "rev-parse", "HEAD").decode().strip()
+    with _open(path) as r:
+        return r.head.commit.hexsha
 
 
 def bundle(path: Path, out: Path) -> None:
-    """Write the main branch of the repo at `path` (full history) as a git bundle."""
-    _git(path, "bundle", "create", "-q", str(out.resolve()), BRANCH)
+    """Write the main branch of the repo at `path` (full history) as a git bundle.
+
+    The bundle carries HEAD too, so a plain `git clone repo.bundle` checks out main; HEAD must
+    therefore be main.
+    """
+    try:
+        head = _git(path, "symbolic-ref", "-q", "HEAD").decode().strip()
+    except RepoError:
+        head = ""  # detached
+    if head != f"refs/heads/{BRANCH}":
+        raise RepoError(f"{path}: HEAD is {head or 'detached'}, not {BRANCH}: the bundle would check out the wrong tree")
+    _git(path, "bundle", "create", "-q", str(out.resolve()), "HEAD", BRANCH)
 
 
 def unbundle(bundle_path: Path, dest: Path) -> Path:
@@ -141,15 +176,24 @@ def squash(src: Path, dest: Path, drop: Iterable[str] = (), message: str = "Init
     return sha
 
 
+def _blobs(tree: Any) -> list[Any]:
+    return [b for b in tree.traverse() if b.type == "blob"]
+
+
 def tracked_files(path: Path, rev: str = "HEAD") -> list[str]:
     """Paths tracked at `rev`, sorted."""
-    out = _git(path, "ls-tree", "-r", "--name-only", "-z", rev).decode()
-    return sorted(p for p in out.split("\0") if p)
+    with _open(path) as r:
+        return sorted(b.path for b in _blobs(r.commit(rev).tree))
 
 
 def show_file(path: Path, rev: str, rel: str) -> str:
     """The content of `rel` at `rev`."""
-    return _git(path, "show", f"{rev}:{rel}").decode()
+    with _open(path) as r:
+        try:
+            blob = r.commit(rev).tree / rel
+        except KeyError:
+            raise RepoError(f"{rel} is not tracked at {rev} in {path}") from None
+        return blob.data_stream.read().decode()
 
 
 @dataclass(frozen=True)
@@ -162,38 +206,29 @@ class HistoryCommit:
 
 
 def history(path: Path) -> list[HistoryCommit]:
-    """Every commit reachable from HEAD, oldest first, with per-file diffs."""
-    shas = _git(path, "rev-list", "--reverse", "HEAD").decode().split()
-    out = []
-    for sha in shas:
-        message = _git(path, "log", "-1", "--format=%B", sha).decode().rstrip("\n")
-        raw = _git(path, "show", "--format=", "--no-color", "--no-renames", "-U3", sha).decode(errors="replace")
-        out.append(HistoryCommit(sha, message, split_diff(raw)))
-    return out
+    """Every commit reachable from HEAD, oldest first, with per-file diffs (3 lines of context, no rename detection)."""
+    from git import NULL_TREE
+
+    with _open(path) as r:
+        out = []
+        for c in r.iter_commits("HEAD", reverse=True):
+            if c.parents:
+                diffs = c.parents[0].diff(c, create_patch=True, no_renames=True, unified=3)
+            else:  # the root commit: `diff-tree --root` shows it against the empty tree
+                diffs = c.diff(NULL_TREE, create_patch=True, no_renames=True, unified=3)
+            bodies = {(d.b_path or d.a_path): diff_body(d.diff) for d in diffs}
+            out.append(HistoryCommit(c.hexsha, c.message.rstrip("\n"), bodies))
+        return out
 
 
-def split_diff(raw: str) -> dict[str, str]:
-    """Split `git show` output into path -> diff body without git metadata lines.
+def diff_body(patch: bytes | str) -> str:
+    """One file's patch text (its hunks) with the line numbers taken out of the hunk headers.
 
     Hunk headers keep their function context but lose their line numbers: numbers such as
     `@@ -26,3 +26,11 @@` are positions, not content, and must not read as facts to a search.
     """
-    diffs: dict[str, list[str]] = {}
-    current = None
-    in_header = False
-    for line in raw.splitlines():
-        if line.startswith("diff --git "):
-            current = line.split(" b/", 1)[-1]
-            diffs[current] = []
-            in_header = True
-        elif current is None:
-            continue
-        elif line.startswith("@@"):
-            in_header = False
-            diffs[current].append(_HUNK.sub("@@", line, count=1))
-        elif not in_header:
-            diffs[current].append(line)
-    return {p: "\n".join(lines) for p, lines in diffs.items()}
+    text = patch.decode(errors="replace") if isinstance(patch, bytes) else patch
+    return "\n".join(_HUNK.sub("@@", line, count=1) if line.startswith("@@") else line for line in text.splitlines())
 
 
 _HUNK = re.compile(r"^@@ -\S+ \+\S+ @@")
@@ -267,15 +302,10 @@ def worktree_diff(workdir: Path) -> str:
 
 
 def read_tree(path: Path, rev: str = "HEAD") -> dict[str, str]:
-    """All tracked files at `rev` as path -> content."""
-    return {rel: show_file(path, rev, rel) for rel in tracked_files(path, rev)}
-
-
-def git_repo(path: Path):
-    """A gitpython handle on the repo at `path`."""
-    import git  # gitpython costs ~0.15 s to import; only this helper needs it
-
-    return git.Repo(path)
+    """All tracked files at `rev` as path -> content, sorted by path."""
+    with _open(path) as r:
+        blobs = sorted(_blobs(r.commit(rev).tree), key=lambda b: b.path)
+        return {b.path: b.data_stream.read().decode() for b in blobs}
 
 
 def commit_paths(path: Path, rels: Iterable[str], message: str) -> str:

@@ -1,7 +1,10 @@
-"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for tests and benchmarks.
+"""A scripted model server on 127.0.0.1 for tests and benchmarks: OpenAI Chat Completions, Anthropic
+Messages and OpenAI Responses, each with or without streaming.
 
-`python -m sdebench.testmodel --script FILE --port N` answers POST /v1/chat/completions from a
-script (JSON or YAML): a list of steps, served in order, each one of
+`python -m sdebench.testmodel --script FILE --port N` answers POST /v1/chat/completions,
+/v1/messages and /v1/responses (each streamed as server-sent events when the request says
+`stream: true`) from a script (JSON or YAML): a list of steps, served in order across all three
+protocols, each one of
 
     {tool: NAME, arguments: {...}}              one tool call
     {tool_calls: [{name: NAME, arguments: {...}}, ...]}
@@ -9,11 +12,16 @@ script (JSON or YAML): a list of steps, served in order, each one of
     {garbage: "RAW", tool: NAME}                a tool call whose arguments are not valid JSON
     {error: 429, message: "..."}                an HTTP error, answered once
 
-with optional `usage: {prompt_tokens, completion_tokens, cached_tokens}` (extra keys pass through
-into the reply's usage), `delay_s` (sleep before answering), `repeat: true` (serve this step
+with optional `usage: {prompt_tokens, completion_tokens, cached_tokens}` (OpenAI convention: prompt
+includes cached; `cache_creation_input_tokens` counts cache writes; other keys pass through into a
+chat reply's usage; an Anthropic reply splits them its own way), `delay_s` (sleep before answering), `repeat: true` (serve this step
 forever) and `at: N` (serve it as the N-th request, 1-based, outside the sequence). The script may
 also be a mapping `{steps: [...], default_usage: {...}, model: NAME}`. When the steps run out the
 server answers 400 "script exhausted", so a run that talks past its script ends visibly.
+
+A Responses tool declared `custom` (freeform) is answered as a `custom_tool_call` whose input is the
+step's `arguments.input`. POST /v1/messages/count_tokens and GET /v1/models answer without
+taking a step.
 
 GET /requests returns what the server received, with the time it took to answer each
 (`server_s`, for benchmarks); POST /script replaces the script
@@ -38,8 +46,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from sdebench.agents.accounting import TokenCounts
+from sdebench.gateway import protocols
+
 HOST = "127.0.0.1"
 COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
+MESSAGES_PATHS = ("/v1/messages", "/messages")
+RESPONSES_PATHS = ("/v1/responses", "/responses")
+COUNT_TOKENS_PATHS = ("/v1/messages/count_tokens", "/messages/count_tokens")
 BANNER = re.compile(r"listening on (http://127\.0\.0\.1:(\d+)/v1)")
 DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 0}
 _GARBAGE = '{"path": "unterminated'
@@ -227,6 +241,26 @@ def completion_body(model: str, n: int, step: Step) -> dict[str, Any]:
     }
 
 
+def _protocol(path: str) -> str | None:
+    if path in COMPLETION_PATHS:
+        return protocols.CHAT
+    if path in MESSAGES_PATHS:
+        return protocols.ANTHROPIC
+    if path in RESPONSES_PATHS:
+        return protocols.RESPONSES
+    return None
+
+
+def step_reply(model: str, n: int, step: Step) -> protocols.Reply:
+    """A scripted step as a protocol-neutral reply (for the Anthropic and Responses encoders)."""
+    u = step.usage
+    tokens = TokenCounts(prompt=u.get("prompt_tokens", 0), completion=u.get("completion_tokens", 0),
+                         cached=u.get("cached_tokens", 0), cache_write=u.get("cache_creation_input_tokens", 0))
+    calls = [protocols.ToolCall(f"call_{n}_{k}", name, args) for k, (name, args) in enumerate(step.tool_calls)]
+    text = step.text if step.kind == "text" else None
+    return protocols.Reply(text, calls, "tool_calls" if calls else "stop", tokens, model, id=f"test{n}")
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
@@ -250,9 +284,21 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         return json.loads(raw or b"null")
 
+    def _send_stream(self, chunks: Any) -> None:
+        data = b"".join(chunks)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def do_GET(self) -> None:
-        """GET /requests (what was received) or /health."""
-        if self.path == "/requests":
+        """GET /requests (what was received), /v1/models or /health."""
+        if self.path.split("?")[0] in ("/v1/models", "/models"):
+            self._send(200, {"object": "list", "data": [{"id": self.server.model.script.model, "object": "model",
+                                                          "owned_by": "sdebench"}]})
+        elif self.path == "/requests":
             with self.server.model.lock:
                 self._send(200, list(self.server.model.requests))
         elif self.path == "/health":
@@ -276,25 +322,45 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._send(200, {"ok": True})
             return
-        if self.path not in COMPLETION_PATHS:
+        path = self.path.split("?")[0]
+        if path in COUNT_TOKENS_PATHS:
+            self._send(200, {"input_tokens": max(1, len(json.dumps(body)) // 4)})
+            return
+        protocol = _protocol(path)
+        if protocol is None:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
-        record = {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
+        record = {"path": path, "protocol": protocol, "body": body, "authorization": self.headers.get("Authorization"),
+                  "x_api_key": self.headers.get("x-api-key")}
+        try:
+            req = protocols.DECODERS[protocol](body)
+        except protocols.ProtocolError as e:
+            self._send(400, protocols.error_body(protocol, 400, str(e), "invalid_request_error"))
+            return
         n, step = self.server.model.next_step(record)
         if step is None:
             msg = f"test model script exhausted: request {n} has no step"
-            self._send(400, {"error": {"message": msg, "type": "invalid_request_error"}})
+            self._send(400, protocols.error_body(protocol, 400, msg, "invalid_request_error"))
             return
         if step.delay_s:
             time.sleep(step.delay_s)
         if step.kind == "error":
             kind = "rate_limit_error" if step.status == 429 else "api_error"
-            status, body = step.status, {"error": {"message": step.message, "type": kind, "code": step.status}}
-        else:
-            status, body = 200, completion_body(self.server.model.script.model, n, step)
+            record["server_s"] = time.perf_counter() - t0
+            self._send(step.status, protocols.error_body(protocol, step.status, step.message, kind))
+            return
+        model = self.server.model.script.model
+        if protocol == protocols.CHAT and not (isinstance(body, dict) and body.get("stream")):
+            record["server_s"] = time.perf_counter() - t0
+            self._send(200, completion_body(model, n, step))
+            return
+        out, events = protocols.encode(protocol, step_reply(model, n, step), req)
         # the "model's reply time" as the server sees it, so benchmarks can subtract it
         record["server_s"] = time.perf_counter() - t0
-        self._send(status, body)
+        if events is not None:
+            self._send_stream(events)
+        else:
+            self._send(200, out)
 
 
 class _Server(ThreadingHTTPServer):

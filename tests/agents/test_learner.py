@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sdebench.agents import make_agent
 from sdebench.agents.learner import LearnerAgent
+from sdebench.components import build_agent
 from sdebench.runs.episode import run_episode
 from sdebench.runs.trajectory import read
 from sdebench.sandbox import make_factory
@@ -37,34 +37,34 @@ def cfg(delivery: str):
 def test_learner_fixes_only_when_its_memory_holds_the_fact(mini, tmp_path, source, delivery, learns):
     traj = tmp_path / "t.jsonl"
     rec = run_episode(mini[source], cfg(delivery), make_factory(SANDBOX), trajectory_path=traj)
-    assert rec["error"] is None
+    assert rec.error is None
     decisions = [e["choice"] for e in read(traj) if e["kind"] == "learner_decision"]
     if learns:
-        assert rec["resolved"] and rec["interventions"] == 0 and decisions == ["oracle"]
-        assert "+LOYALTY_RATE = 0.17" in rec["final_diff"]
+        assert rec.resolved and rec.interventions == 0 and decisions == ["oracle"]
+        assert "+LOYALTY_RATE = 0.17" in rec.final_diff
     else:
         # it looks again after every feedback, finds nothing new, and resubmits the conventional fix
-        assert not rec["resolved"] and rec["interventions"] == 5 and decisions == ["conventional"] * 6
-        assert rec["tool_calls"]["edit_file"] == 1 and rec["tool_calls"]["submit"] == 6
-        assert len(rec["feedback"]) == 5
+        assert not rec.resolved and rec.interventions == 5 and decisions == ["conventional"] * 6
+        assert rec.tool_calls["edit_file"] == 1 and rec.tool_calls["submit"] == 6
+        assert len(rec.feedback) == 5
 
 
 def test_learner_is_registered():
-    assert isinstance(make_agent({"agent": {"name": "learner"}}), LearnerAgent)
+    assert isinstance(build_agent({"agent": {"name": "learner"}}), LearnerAgent)
 
 
 def test_learner_switches_fix_when_memory_changes_between_attempts(mini, tmp_path):
-    from sdebench.agents.base import AgentContext, Limits
+    from sdebench.agents.base import AgentContext, AnswerKey, Limits
     from sdebench.agents.tools import Toolbox
-    from sdebench.runs.trajectory import Trajectory
+    from sdebench.runs.trajectory import Trajectory, TrajectoryView
     from sdebench.tasks import repo
 
     task = mini["none"]
     ws = repo.unbundle(task.bundle, tmp_path / "ws")
     traj = Trajectory(tmp_path / "t.jsonl")
     tools = ("bash", "read_file", "edit_file", "write_file", "submit")
-    box = Toolbox(make_factory(SANDBOX).open(ws), task, tools, None, traj)
-    ctx = AgentContext(task, task.statement, [], box, traj, Limits())
+    box = Toolbox(make_factory(SANDBOX).open(ws), tools, None, traj)
+    ctx = AgentContext(task.statement, [], box.view(), TrajectoryView(traj), Limits(), answer_key=AnswerKey.of(task))
     agent = LearnerAgent()
     agent.start(ctx)
     agent.run()

@@ -1,4 +1,4 @@
-"""Reference agents: patch parsing, acting only through a real toolbox, and the registry."""
+"""Reference agents: patch parsing, acting only through a real toolbox, their answer key, and the registry."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sdebench.agents import REGISTRY, AgentConfigError, make_agent
-from sdebench.agents.base import AgentContext, Limits
+from sdebench.agents.base import AgentContext, AnswerKey, Limits
 from sdebench.agents.reference import (
     ConventionalAgent,
     NoopAgent,
@@ -17,9 +16,9 @@ from sdebench.agents.reference import (
     parse_patch,
 )
 from sdebench.agents.tools import Toolbox
-from sdebench.delivery.modes import make_delivery
+from sdebench.components import AGENTS, ComponentError, build_agent, build_delivery, resolve
 from sdebench.generation.spec import Commit
-from sdebench.runs.trajectory import Trajectory, read
+from sdebench.runs.trajectory import Trajectory, TrajectoryView, read
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo
 from sdebench.tasks.record import load
@@ -42,10 +41,12 @@ def mini(tmp_path_factory):
     return build_all(tmp_path_factory.mktemp("tasks"))
 
 
-def ctx_for(task, ws: Path, tmp: Path) -> AgentContext:
+def ctx_for(task, ws: Path, tmp: Path, key: bool = True) -> AgentContext:
     traj = Trajectory(tmp / "traj.jsonl")
-    box = Toolbox(make_factory({"backend": "unsafe_local"}).open(ws), task, ("bash", "read_file", "edit_file", "write_file", "submit"), None, traj)
-    return AgentContext(task, task.statement, [], box, traj, Limits())
+    box = Toolbox(make_factory({"backend": "unsafe_local"}).open(ws), ("bash", "read_file", "edit_file", "write_file", "submit"),
+                  None, traj)
+    return AgentContext(task.statement, [], box.view(), TrajectoryView(traj), Limits(),
+                        answer_key=AnswerKey.of(task) if key else None)
 
 
 def test_parse_patch_kinds_and_newlines():
@@ -65,7 +66,7 @@ def test_patch_agent_applies_through_the_toolbox(mini, tmp_path):
     repo.build(ws, [Commit("start", BEFORE)])
     patch = tmp_path / "fix.patch"
     patch.write_text(repo.diff_files(BEFORE, AFTER))
-    agent = make_agent({"agent": {"name": "patch", "patch": str(patch)}})
+    agent = build_agent({"agent": {"name": "patch", "patch": str(patch)}})
     assert isinstance(agent, PatchAgent)
     ctx = ctx_for(mini["K"], ws, tmp_path)
     agent.start(ctx)
@@ -95,7 +96,7 @@ def test_a_patch_that_does_not_apply_is_reported_not_raised(mini, tmp_path):
 def test_oracle_and_conventional_reproduce_their_patches(task_dir, tmp_path):
     task = load(task_dir)
     for cls, patch in ((OracleAgent, task.oracle_patch), (ConventionalAgent, task.conventional_patch)):
-        ws = make_delivery("squashed").prepare(task, tmp_path / cls.name).workspace
+        ws = build_delivery({"name": "squashed"}).prepare(task, tmp_path / cls.name).workspace
         expect = tmp_path / f"{cls.name}-expect"
         repo.squash(ws, expect)
         repo.apply_patch(expect, patch)
@@ -106,8 +107,8 @@ def test_oracle_and_conventional_reproduce_their_patches(task_dir, tmp_path):
 
 
 def test_noop_submits_at_once(mini, tmp_path):
-    ws = make_delivery("squashed").prepare(mini["K"], tmp_path).workspace
-    agent = make_agent({"agent": {"name": "noop"}})
+    ws = build_delivery({"name": "squashed"}).prepare(mini["K"], tmp_path).workspace
+    agent = build_agent({"agent": {"name": "noop"}})
     assert isinstance(agent, NoopAgent)
     agent.start(ctx_for(mini["K"], ws, tmp_path))
     res = agent.run()
@@ -117,12 +118,26 @@ def test_noop_submits_at_once(mini, tmp_path):
 
 
 def test_registry_and_bad_agent_configs(tmp_path):
-    assert set(REGISTRY) == {"noop", "oracle", "conventional", "patch", "learner", "llm"}
-    assert isinstance(make_agent({"agent": {"name": "oracle"}, "model": {"name": "none"}}), OracleAgent)
-    assert isinstance(make_agent({"agent": {"name": "conventional"}}), ConventionalAgent)
-    with pytest.raises(AgentConfigError, match="unknown agent 'smart'"):
-        make_agent({"agent": {"name": "smart"}})
+    assert set(AGENTS) == {"noop", "oracle", "conventional", "patch", "learner", "llm", "claude-code", "codex", "mini-swe-agent"}
+    assert isinstance(build_agent({"agent": {"name": "oracle"}, "model": {"name": "none"}}), OracleAgent)
+    assert isinstance(build_agent({"agent": {"name": "conventional"}}), ConventionalAgent)
+    with pytest.raises(ComponentError, match="unknown agent 'smart'"):
+        build_agent({"agent": {"name": "smart"}})
     with pytest.raises(ValueError, match=r"needs agent.patch=PATH"):
-        make_agent({"agent": {"name": "patch", "patch": None}})
+        build_agent({"agent": {"name": "patch", "patch": None}})
     with pytest.raises(ValueError, match="no such file"):
-        make_agent({"agent": {"name": "patch", "patch": str(tmp_path / "missing.patch")}})
+        build_agent({"agent": {"name": "patch", "patch": str(tmp_path / "missing.patch")}})
+
+
+def test_only_the_answer_key_agents_ask_for_it():
+    asking = {n for n in AGENTS if resolve("agent", n).needs_answer_key}
+    assert asking == {"oracle", "conventional", "learner"}
+
+
+def test_an_oracle_without_its_answer_key_reports_it(mini, tmp_path):
+    ws = build_delivery({"name": "squashed"}).prepare(mini["K"], tmp_path).workspace
+    agent = OracleAgent()
+    agent.start(ctx_for(mini["K"], ws, tmp_path, key=False))
+    res = agent.run()
+    assert res.stop_reason == "submitted" and any("needs the task's answer key" in e for e in res.extra["errors"])
+    assert repo.worktree_diff(ws) == ""

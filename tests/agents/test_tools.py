@@ -7,7 +7,8 @@ import os
 import pytest
 
 from sdebench.agents.tools import SPECS, TRUNCATED, Toolbox, truncate
-from sdebench.delivery.modes import MEMORY_TOOL, STANDARD_TOOLS, make_delivery
+from sdebench.components import build_delivery
+from sdebench.delivery.modes import MEMORY_TOOL, STANDARD_TOOLS
 from sdebench.runs.trajectory import Trajectory, read
 from sdebench.sandbox import make_factory
 from tests.minitask import build_all
@@ -20,9 +21,11 @@ def mini(tmp_path_factory):
 
 @pytest.fixture(params=["unsafe_local", pytest.param("local", marks=pytest.mark.bwrap)])
 def box(mini, tmp_path, request):
-    prep = make_delivery("memtool").prepare(mini["K"], tmp_path / "ep")
+    prep = build_delivery({"name": "memtool"}).prepare(mini["K"], tmp_path / "ep")
     sandbox = make_factory({"backend": request.param}).open(prep.workspace)
-    tb = Toolbox(sandbox, mini["K"], prep.tools, prep.memory, Trajectory(tmp_path / "t.jsonl"), max_output_chars=2000)
+    visible = (*mini["K"].tests.fail_to_pass, *mini["K"].tests.pass_to_pass)
+    tb = Toolbox(sandbox, prep.tools, prep.memory, Trajectory(tmp_path / "t.jsonl"), visible_tests=visible,
+                 max_output_chars=2000)
     tb.ws = prep.workspace
     tb.traj_path = tmp_path / "t.jsonl"
     yield tb
@@ -129,12 +132,12 @@ def test_memory_search_submit_and_bad_calls(box):
 
 
 def test_memory_search_only_in_memtool(mini, tmp_path):
-    prep = make_delivery("squashed").prepare(mini["K"], tmp_path)
-    tb = Toolbox(make_factory({"backend": "unsafe_local"}).open(prep.workspace), mini["K"], prep.tools)
+    prep = build_delivery({"name": "squashed"}).prepare(mini["K"], tmp_path)
+    tb = Toolbox(make_factory({"backend": "unsafe_local"}).open(prep.workspace), prep.tools)
     assert MEMORY_TOOL not in tb.names()
     assert tb.call("memory_search", {"query": "x"}).error
     with pytest.raises(ValueError, match="memory index"):
-        Toolbox(tb.sandbox, mini["K"], (*STANDARD_TOOLS, MEMORY_TOOL))
+        Toolbox(tb.sandbox, (*STANDARD_TOOLS, MEMORY_TOOL))
     with pytest.raises(ValueError, match="unknown tools"):
-        Toolbox(tb.sandbox, mini["K"], ("teleport",))
+        Toolbox(tb.sandbox, ("teleport",))
     assert set(SPECS) == {*STANDARD_TOOLS, MEMORY_TOOL}

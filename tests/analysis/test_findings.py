@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sdebench.analysis import findings
 from sdebench.runs import results
+from sdebench.runs.record import EpisodeRecord, Identity
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "experiments" / "reference"
@@ -41,21 +42,20 @@ def test_a_broken_reference_episode_is_reported(tmp_path):
     shutil.copytree(REFERENCE, ref)
     path = next(p for p in sorted(ref.rglob("*.json")) if "__oracle__" in p.name)
     rec = results.read_record(path)
-    rec.update(resolved=False, interventions=5, stop_reason="max_interventions")
-    results.write_record(path, {k: v for k, v in rec.items() if k != "schema"})
+    rec.resolved, rec.interventions, rec.stop_reason = False, 5, "max_interventions"
+    results.write_record(path, rec)
     text = findings.render(ref)
     assert "FAILS in 1 cells" in text
-    assert f"| oracle | {rec['task_id']} | {rec['source']} | {rec['delivery']} | False | 5 |" in text
+    assert f"| oracle | {rec.task_id} | {rec.source} | {rec.delivery} | False | 5 |" in text
 
 
 def test_llm_section_is_filled_from_llm_records(tmp_path):
     llm = tmp_path / "llm"
     for seed, (delivery, ok) in enumerate([("oracle", True), ("squashed", False), ("oracle", True), ("squashed", True)]):
-        ident = {"task_id": f"t{seed // 2}", "family": "f", "variant": 0, "source": "K", "bottleneck": "b",
-                 "delivery": delivery, "agent": "llm", "model": "some-model", "seed": 0}
+        ident = Identity(f"t{seed // 2}", "f", 0, "K", "b", delivery, "llm", "some-model", 0)
         results.write_record(results.record_path(llm, ident, f"k{seed}"),
-                             {**ident, "key": f"k{seed}", "resolved": ok, "interventions": 0 if ok else 5,
-                              "stop_reason": "resolved" if ok else "max_interventions", "cost_usd": 0.5})
+                             EpisodeRecord(**vars(ident), key=f"k{seed}", resolved=ok, interventions=0 if ok else 5,
+                                           stop_reason="resolved" if ok else "max_interventions", cost_usd=0.5))
     text = findings.render(REFERENCE, llm)
     assert "Not run" not in text and "4 episodes" in text
     assert "| llm | some-model | K | oracle - squashed | resolved |" not in text  # metric column dropped

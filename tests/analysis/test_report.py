@@ -16,6 +16,7 @@ import pytest
 
 from sdebench.analysis import report
 from sdebench.runs import results
+from sdebench.runs.record import Attempt, EpisodeRecord, Identity
 from sdebench.runs.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,9 +49,8 @@ def parse(text: str) -> Links:
     return p
 
 
-def write_episode(results_dir: Path, key: str, resolved: bool) -> dict:
-    ident = {"task_id": "t-K", "family": "f", "variant": 0, "source": "K", "bottleneck": "b", "delivery": "oracle",
-             "agent": "a", "model": "m", "seed": 0}
+def write_episode(results_dir: Path, key: str, resolved: bool) -> EpisodeRecord:
+    ident = Identity("t-K", "f", 0, "K", "b", "oracle", "a", "m", 0)
     path = results.record_path(results_dir, ident, key)
     tr = Trajectory(results.trajectory_path(path))
     tr.log("tool", name="bash", arguments={"cmd": EVIL}, output=f"out {EVIL}", error=False)
@@ -59,10 +59,10 @@ def write_episode(results_dir: Path, key: str, resolved: bool) -> dict:
            "tool_calls": [{"function": {"name": "bash", "arguments": f'{{"cmd": "{EVIL}"}}'}}]})
     tr.log("grade", resolved=resolved, tests=[{"id": "t::x", "group": "HIDDEN_TO_PASS", "outcome": "failed",
                                               "message": EVIL}], feedback=f"feedback {EVIL}")
-    rec = {**ident, "key": key, "resolved": resolved, "interventions": 0 if resolved else 5,
-           "stop_reason": "resolved" if resolved else "max_interventions", "final_diff": f"+ {EVIL}",
-           "attempts": [{"attempt": 1, "resolved": resolved}], "cost_usd": 0.0, "turns": 1,
-           "tool_calls": {"bash": 1}, "trajectory": "/nonexistent/moved.jsonl"}
+    attempt = Attempt(1, "submitted", 1, resolved, {}, 1.0 if resolved else 0.0, [], None, 0.1)
+    rec = EpisodeRecord(**vars(ident), key=key, resolved=resolved, interventions=0 if resolved else 5,
+                        stop_reason="resolved" if resolved else "max_interventions", final_diff=f"+ {EVIL}",
+                        attempts=[attempt], turns=1, tool_calls={"bash": 1}, trajectory="/nonexistent/moved.jsonl")
     results.write_record(path, rec)
     return rec
 

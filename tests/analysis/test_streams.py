@@ -13,15 +13,16 @@ from sdebench.analysis.streams import (
     position_row,
     rows_from_records,
 )
+from tests.helpers import record
 
 
 def rec(pos, resolved, interventions, items=0, tokens=0, sid="s:both"):
-    return {"stream_id": sid, "stream_position": pos, "task_id": f"t{pos}", "source": "none", "resolved": resolved,
-            "interventions": interventions, "memory_items": items, "memory_x": items, "memory_tokens": tokens}
+    return record(stream_id=sid, stream_position=pos, task_id=f"t{pos}", source="none", resolved=resolved,
+                  interventions=interventions, memory_items=items, memory_x=items, memory_tokens=tokens)
 
 
 def fresh(resolved, interventions):
-    return {"resolved": resolved, "interventions": interventions}
+    return record(resolved=resolved, interventions=interventions)
 
 
 def test_position_row_and_forward_transfer():
@@ -46,7 +47,7 @@ def test_learning_curve_averages_runs_per_position():
 
 
 def test_rows_from_records_skip_fresh_and_sort_by_position():
-    records = [rec(2, True, 0, sid="a"), rec(0, False, 5, sid="a"), {"task_id": "t0", "resolved": True}, rec(0, True, 0, sid="b")]
+    records = [rec(2, True, 0, sid="a"), rec(0, False, 5, sid="a"), record(task_id="t0", resolved=True), rec(0, True, 0, sid="b")]
     by = rows_from_records(records)
     assert sorted(by) == ["a", "b"] and [r["position"] for r in by["a"]] == [0, 2]
 

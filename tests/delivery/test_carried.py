@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from sdebench.components import build_delivery
 from sdebench.delivery.carried import CarriedMemory, CarryError, after_episode, kinds_for, write_into
 from sdebench.delivery.memory import split_entries
-from sdebench.delivery.modes import make_delivery
+from sdebench.runs.record import EpisodeRecord, Identity
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 from tests.minitask import build_all
 
 DIFF = "--- a/shop/pricing.py\n+++ b/shop/pricing.py\n@@ -1 +1 @@\n-LOYALTY_RATE = 0.10\n+LOYALTY_RATE = 0.17\n"
-SOLVED = {"resolved": True, "final_diff": DIFF, "feedback": ["Not resolved.\nHidden tests: 1 of 2 failed."]}
-FAILED = {"resolved": False, "final_diff": "x", "feedback": ["Not resolved. A", "Not resolved. A", "Not resolved. B"]}
+ID = Identity("t", "f", 0, "none", "knowledge-missing", "full", "learner", "none", 0)
+SOLVED = EpisodeRecord(**vars(ID), resolved=True, final_diff=DIFF, feedback=["Not resolved.\nHidden tests: 1 of 2 failed."])
+FAILED = EpisodeRecord(**vars(ID), final_diff="x", feedback=["Not resolved. A", "Not resolved. A", "Not resolved. B"])
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +57,7 @@ def test_write_into_appends_and_commits(mini, tmp_path):
 @pytest.mark.parametrize("mode", ["full", "squashed", "memtool", "inject", "oracle"])
 def test_each_delivery_applies_carried_memory_like_static_memory(mini, tmp_path, mode):
     mem = after_episode(CarriedMemory(), "earlier-task", "totals are off", SOLVED, "X")
-    prep = make_delivery(mode).prepare(mini["none"], tmp_path, mem)
+    prep = build_delivery({"name": mode}).prepare(mini["none"], tmp_path, mem)
     files = {p.relative_to(prep.workspace).as_posix() for p in prep.workspace.rglob("*") if ".git" not in p.parts}
     prompt = "\n".join(prep.prompt_additions)
     reached = {
@@ -70,7 +72,7 @@ def test_each_delivery_applies_carried_memory_like_static_memory(mini, tmp_path,
 
 
 def test_no_carried_memory_leaves_deliveries_as_before(mini, tmp_path):
-    a = make_delivery("memtool").prepare(mini["X"], tmp_path / "a")
-    b = make_delivery("memtool").prepare(mini["X"], tmp_path / "b", CarriedMemory())
+    a = build_delivery({"name": "memtool"}).prepare(mini["X"], tmp_path / "a")
+    b = build_delivery({"name": "memtool"}).prepare(mini["X"], tmp_path / "b", CarriedMemory())
     assert [i.id for i in a.memory.items] == [i.id for i in b.memory.items]
     assert "carried_items" not in a.info and "carried_items" not in b.info

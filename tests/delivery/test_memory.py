@@ -12,7 +12,6 @@ from sdebench.delivery.memory import (
     corpus_from_repo,
     estimate_tokens,
     format_hits,
-    memory_search,
     render_inject,
     split_entries,
     tokenize,
@@ -89,13 +88,13 @@ def test_notes_files_split_into_entries(corpora):
 def test_bm25_search_ranks_the_fact_first(mini_tasks, corpora):
     for source in ("K", "F", "X"):
         index = MemoryIndex(corpora[source])
-        hits = memory_search(index, "loyalty discount percent", k=3)
+        hits = index.search("loyalty discount percent", k=3)
         assert 1 <= len(hits) <= 3
         assert hits[0].item.source == source
         assert has_fact(hits[0].item.text, mini_tasks[source].fact_tokens)
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     index = MemoryIndex(corpora["H"])
-    top = memory_search(index, "loyalty discount finance", k=1)[0]
+    top = index.search("loyalty discount finance", k=1)[0]
     assert top.item.source == "H" and "17 percent" in top.item.text
 
 

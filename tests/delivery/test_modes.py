@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sdebench.delivery.modes import MEMORY_TOOL, STANDARD_TOOLS, DeliveryError, make_delivery
+from sdebench.components import ComponentError, build_delivery
+from sdebench.delivery.modes import MEMORY_TOOL, STANDARD_TOOLS
 from sdebench.generation.validate import find_tokens
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import artifact_kind
@@ -43,10 +44,10 @@ def workspace_files(ws: Path) -> dict[str, str]:
 @pytest.mark.parametrize("name", ALL)
 def test_memory_free_workspaces_hold_no_fact_and_no_history(name, mini, tmp_path):
     task = get_task(name, mini)
-    full = make_delivery("full").prepare(task, tmp_path / "full")
+    full = build_delivery({"name": "full"}).prepare(task, tmp_path / "full")
     full_code = {p: t for p, t in workspace_files(full.workspace).items() if p not in task.memory_artifacts}
     for mode in CLEAN:
-        prep = make_delivery(mode).prepare(task, tmp_path / mode)
+        prep = build_delivery({"name": mode}).prepare(task, tmp_path / mode)
         files = workspace_files(prep.workspace)
         leaks = {p: find_tokens(t, task.fact_tokens) for p, t in files.items() if find_tokens(t, task.fact_tokens)}
         assert leaks == {}, f"{mode}: fact tokens in {leaks}"
@@ -79,7 +80,7 @@ def _fact_places(task, ws: Path) -> set[str]:
 @pytest.mark.parametrize("name", ALL)
 def test_full_workspace_holds_the_fact_in_its_source(name, mini, tmp_path):
     task = get_task(name, mini)
-    prep = make_delivery("full").prepare(task, tmp_path)
+    prep = build_delivery({"name": "full"}).prepare(task, tmp_path)
     assert repo.head_sha(prep.workspace) == task.head_sha
     assert len(repo.history(prep.workspace)) == task.commits
     assert prep.tools == STANDARD_TOOLS and prep.prompt_additions == []
@@ -93,33 +94,33 @@ def test_full_workspace_holds_the_fact_in_its_source(name, mini, tmp_path):
 @pytest.mark.parametrize("source", ["H", "K", "F", "X", "none"])
 def test_extras_of_each_mode(source, mini, tmp_path):
     task = mini[source]
-    memtool = make_delivery({"name": "memtool", "default_k": 3}).prepare(task, tmp_path / "m")
+    memtool = build_delivery({"name": "memtool", "default_k": 3}).prepare(task, tmp_path / "m")
     assert memtool.tools == (*STANDARD_TOOLS, MEMORY_TOOL) and memtool.prompt_additions == []
     assert memtool.memory is not None and memtool.info["default_k"] == 3
     hits = memtool.memory.search("loyalty discount percent", 10)
     assert bool([h for h in hits if find_tokens(h.item.text, task.fact_tokens)]) == (source != "none")
 
-    inject = make_delivery("inject").prepare(task, tmp_path / "i")
+    inject = build_delivery({"name": "inject"}).prepare(task, tmp_path / "i")
     assert inject.tools == STANDARD_TOOLS and len(inject.prompt_additions) == 1
     assert inject.info["inject_tokens"] > 0 and inject.info["inject_mode"] == "all"
     assert bool(find_tokens(inject.prompt_additions[0], task.fact_tokens)) == (source != "none")
 
-    oracle = make_delivery("oracle").prepare(task, tmp_path / "o")
+    oracle = build_delivery({"name": "oracle"}).prepare(task, tmp_path / "o")
     assert oracle.tools == STANDARD_TOOLS
     assert len(oracle.prompt_additions) == 1 and task.fact in oracle.prompt_additions[0]
 
-    squashed = make_delivery("squashed").prepare(task, tmp_path / "s")
+    squashed = build_delivery({"name": "squashed"}).prepare(task, tmp_path / "s")
     assert squashed.tools == STANDARD_TOOLS and squashed.prompt_additions == [] and squashed.memory is None
 
 
 def test_inject_budget_falls_back_to_top_items(mini, tmp_path):
-    prep = make_delivery({"name": "inject", "token_budget": 200, "top_k": 5}).prepare(mini["K"], tmp_path)
+    prep = build_delivery({"name": "inject", "token_budget": 200, "top_k": 5}).prepare(mini["K"], tmp_path)
     assert prep.info["inject_mode"] == "top_k" and 0 < prep.info["inject_tokens"] <= 200
     assert find_tokens(prep.prompt_additions[0], mini["K"].fact_tokens)
 
 
 def test_bad_delivery_names_and_options():
-    with pytest.raises(DeliveryError, match="unknown delivery 'zip'"):
-        make_delivery("zip")
-    with pytest.raises(DeliveryError, match="bad options for delivery 'inject'"):
-        make_delivery({"name": "inject", "budget": 3})
+    with pytest.raises(ComponentError, match="unknown delivery 'zip'"):
+        build_delivery({"name": "zip"})
+    with pytest.raises(ComponentError, match="bad options for delivery 'inject'"):
+        build_delivery({"name": "inject", "budget": 3})

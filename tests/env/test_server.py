@@ -34,40 +34,81 @@ def client(tasks):
 
 
 def test_health_and_info(client):
-    assert client.get("/health").json()["status"] == "ok"
+    assert client.get("/health").json()["status"] == "healthy"
     info = client.get("/").json()
     assert [t["id"] for t in info["tasks"]] == ["billing-rounding-v0-K", "bugsinpy-0001", "bugsinpy-0002", "bugsinpy-0003"]
     assert info["tasks"][1]["grader"] == "bugsinpy" and info["max_steps"] == 3 and info["sandbox"] == "unsafe_local"
 
 
 def test_an_episode_over_http(client, tasks):
-    obs = client.post("/reset", json={"task_id": OURS}).json()
+    r = client.post("/reset", json={"task_id": OURS}).json()
+    assert r["reward"] == 0.0 and r["done"] is False
+    obs = r["observation"]
     eid = obs["episode_id"]
     assert list(obs["current_code"]) == ["invoicer/money.py"] and obs["step_number"] == 0
+    assert "task_id" not in obs and OURS not in str(obs)  # the observation never names the task
     patch = (tasks / OURS / "oracle.patch").read_text()
     r = client.post("/step", json={"episode_id": eid, "action": {"diff": patch}})
     assert r.status_code == 200, r.text
-    obs = r.json()
-    assert obs["done"] and obs["info"]["all_tests_pass"] and obs["reward"] == pytest.approx(0.9375)
-    assert obs["reward_breakdown"]["normalized"] == obs["reward"]
+    r = r.json()
+    assert r["done"] and r["observation"]["info"]["all_tests_pass"] and r["reward"] == pytest.approx(0.9375)
+    assert r["observation"]["reward_breakdown"]["normalized"] == r["reward"]
     st = client.get("/state", params={"episode_id": eid}).json()
-    assert st["done"] and st["step_number"] == 1 and st["task_id"] == OURS
+    assert st["done"] and st["step_number"] == st["step_count"] == 1 and st["task_id"] == OURS
+    assert st["episode_id"] == eid
     r = client.post("/step", json={"episode_id": eid, "action": {"diff": patch}})
     assert r.status_code == 409 and "episode is done" in r.json()["error"]
 
 
+def test_openenv_routes(client):
+    assert set(client.get("/schema").json()) == {"action", "observation", "state"}
+    meta = client.get("/metadata").json()
+    assert meta["name"] == "sdebench" and meta["description"]
+    assert client.get("/openapi.json").json()["info"]["version"]
+    assert client.post("/mcp", json={}).json()["jsonrpc"] == "2.0"
+    tools = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()
+    assert tools == {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}
+
+
+def test_a_websocket_session(client, tasks):
+    """OpenEnv's WebSocket protocol, spoken with the `websockets` client."""
+    import json
+
+    from websockets.sync.client import connect
+
+    url = str(client.base_url).replace("http://", "ws://") + "/ws"
+    with connect(url, open_timeout=30) as ws:
+        ws.send(json.dumps({"type": "state"}))
+        assert json.loads(ws.recv(timeout=60))["type"] == "error"  # before reset
+        ws.send(json.dumps({"type": "reset", "data": {"task_id": OURS}}))
+        msg = json.loads(ws.recv(timeout=120))
+        assert msg["type"] == "observation" and msg["data"]["done"] is False
+        ws.send("{nope")
+        assert json.loads(ws.recv(timeout=60))["data"]["code"] == "INVALID_JSON"
+        ws.send(json.dumps({"type": "step", "data": {"bogus": 1}}))
+        assert json.loads(ws.recv(timeout=60))["data"]["code"] == "VALIDATION_ERROR"
+        ws.send(json.dumps({"type": "step", "data": {"diff": (tasks / OURS / "oracle.patch").read_text()}}))
+        msg = json.loads(ws.recv(timeout=120))
+        assert msg["data"]["done"] is True and msg["data"]["reward"] == pytest.approx(0.9375)
+        ws.send(json.dumps({"type": "state"}))
+        st = json.loads(ws.recv(timeout=60))
+        assert st["type"] == "state" and st["data"]["step_count"] == 1
+        ws.send(json.dumps({"type": "close"}))
+
+
 def test_concurrent_sessions_stay_apart(client):
-    a = client.post("/reset", json={"task_id": "bugsinpy-0001"}).json()["episode_id"]
-    b = client.post("/reset", json={"task_id": "bugsinpy-0001"}).json()["episode_id"]
+    a = client.post("/reset", json={"task_id": "bugsinpy-0001"}).json()["observation"]["episode_id"]
+    b = client.post("/reset", json={"task_id": "bugsinpy-0001"}).json()["observation"]["episode_id"]
     assert a != b
     wrong = fx.BUGGY_ADD.replace("a - b", "a * b")
     with ThreadPoolExecutor(2) as pool:
         fa = pool.submit(client.post, "/step", json={"episode_id": a, "action": {"patched_code": fx.FIXED_ADD}})
         fb = pool.submit(client.post, "/step", json={"episode_id": b, "action": {"patched_code": wrong}})
         ra, rb = fa.result().json(), fb.result().json()
-    assert ra["info"]["all_tests_pass"] and ra["done"]
-    assert not rb["info"]["all_tests_pass"] and not rb["done"]
-    assert ra["current_code"]["solution.py"] == fx.FIXED_ADD and rb["current_code"]["solution.py"] == wrong
+    assert ra["observation"]["info"]["all_tests_pass"] and ra["done"]
+    assert not rb["observation"]["info"]["all_tests_pass"] and not rb["done"]
+    assert ra["observation"]["current_code"]["solution.py"] == fx.FIXED_ADD
+    assert rb["observation"]["current_code"]["solution.py"] == wrong
     sa = client.get("/state", params={"episode_id": a}).json()
     sb = client.get("/state", params={"episode_id": b}).json()
     assert sa["done"] and not sb["done"] and sa["rewards"] != sb["rewards"]
@@ -96,7 +137,7 @@ def test_bad_requests_get_a_clear_4xx(client, method, path, kwargs, status, mess
 
 
 def test_bad_action_is_400_and_costs_no_step(client):
-    eid = client.post("/reset", json={"task_id": OURS}).json()["episode_id"]
+    eid = client.post("/reset", json={"task_id": OURS}).json()["observation"]["episode_id"]
     r = client.post("/step", json={"episode_id": eid, "action": {"patched_code": "x = 1\n", "diff": "y"}})
     assert r.status_code == 400 and "exactly one" in r.json()["error"]
     r = client.post("/step", json={"episode_id": eid, "action": {"path": "tests/test_invoice.py", "patched_code": ""}})
@@ -106,7 +147,9 @@ def test_bad_action_is_400_and_costs_no_step(client):
 
 def test_reset_with_empty_body_uses_seed_zero(client):
     r = client.post("/reset")
-    assert r.status_code == 200 and r.json()["task_id"] == OURS
+    assert r.status_code == 200
+    eid = r.json()["observation"]["episode_id"]
+    assert client.get("/state", params={"episode_id": eid}).json()["task_id"] == OURS
 
 
 def test_cli_refuses_a_missing_tasks_dir(tmp_path):

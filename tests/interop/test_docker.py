@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -49,12 +50,15 @@ def run_verifier(client, tests: Path, app: Path, logs: Path) -> str:
         network_mode="none",
         remove=True,
     )
-    return (logs / "reward.txt").read_text().strip()
+    reward = logs / "reward.json"  # our exports (Harbor's current schema)
+    if reward.is_file():
+        return str(json.loads(reward.read_text())["reward"])
+    return (logs / "reward.txt").read_text().strip()  # BugsInPy-v2's own verifier
 
 
 def test_harbor_verifier_in_a_container(client, tasks_dir, tmp_path):
     task = load(tasks_dir / "billing-rounding-v0-K")
-    dest = harbor.export_task(task, tmp_path / "harbor")
+    dest = harbor.export_task(task, tmp_path / "harbor", make_factory({"backend": "unsafe_local"}))
     repo_mod._git(tmp_path, "clone", "-q", "-b", "main", str(dest / "environment" / "repo.bundle"), "app")
     app = tmp_path / "app"  # what the exported Dockerfile builds
     assert run_verifier(client, dest / "tests", app, tmp_path / "l1") == "0"

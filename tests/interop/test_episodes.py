@@ -11,6 +11,7 @@ import pytest
 
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import swebench
+from sdebench.runs import results
 from sdebench.runs.episode import run_episode
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo as repo_mod
@@ -38,9 +39,9 @@ def test_patch_agent_resolves_an_imported_task_through_the_run_cli(imported):
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert p.returncode == 0, p.stderr[-2000:]
     (rec_path,) = (imported / "results" / "bugsinpy-0001").glob("*.json")
-    rec = json.loads(rec_path.read_text())
-    assert rec["resolved"] and rec["stop_reason"] == "resolved" and rec["interventions"] == 0
-    assert rec["attempts"][0]["counts"] == {"HIDDEN_TO_PASS": {"passed": 3, "total": 3}}
+    rec = results.load_record(rec_path)
+    assert rec.resolved and rec.stop_reason == "resolved" and rec.interventions == 0
+    assert rec.attempts[0].counts["HIDDEN_TO_PASS"] == {"passed": 3, "total": 3}
     # The record becomes a SWE-bench prediction whose patch is the fix.
     out = imported / "preds.jsonl"
     w = swebench.export_predictions([imported / "run"], out)  # through the run dir's manifest
@@ -55,5 +56,5 @@ def test_noop_on_an_imported_task_hits_the_no_op_guard(imported, tmp_path):
     task = load(imported / "tasks" / "bugsinpy-0002")
     cfg = {"agent": {"name": "noop"}, "delivery": {"name": "full"}, "model": {"name": "none"}, "max_interventions": 1}
     rec = run_episode(task, cfg, make_factory({"backend": "unsafe_local"}), work_root=tmp_path)
-    assert not rec["resolved"] and rec["stop_reason"] == "max_interventions" and rec["error"] is None
-    assert [a["guards"] for a in rec["attempts"]] == [["unchanged"], ["unchanged"]]
+    assert not rec.resolved and rec.stop_reason == "max_interventions" and rec.error is None
+    assert [a.guards for a in rec.attempts] == [["unchanged"], ["unchanged"]]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from sdebench.interop import bugsinpy as bp
-from sdebench.interop import harbor
+from sdebench.interop import container, harbor
+from sdebench.sandbox import make_factory
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
 from tests.interop import bugsinpy_fixture as fx
@@ -21,7 +22,8 @@ OURS = "billing-rounding-v0-K"
 
 @pytest.fixture(scope="module")
 def exported(tasks_dir, tmp_path_factory) -> Path:
-    return harbor.export_task(load(tasks_dir / OURS), tmp_path_factory.mktemp("harbor"))
+    return harbor.export_task(load(tasks_dir / OURS), tmp_path_factory.mktemp("harbor"),
+                              make_factory({"backend": "unsafe_local"}))
 
 
 def checkout(exported: Path, dest: Path) -> Path:
@@ -34,7 +36,7 @@ def verify(exported: Path, app: Path, logs: Path) -> tuple[str, str]:
     env = {**os.environ, "SDEBENCH_APP": str(app), "SDEBENCH_LOG_DIR": str(logs)}
     p = subprocess.run(["bash", str(exported / "tests" / "test.sh")], env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
-    return (logs / "reward.txt").read_text().strip(), p.stdout
+    return str(json.loads((logs / "reward.json").read_text())["reward"]), p.stdout
 
 
 def test_layout(exported):
@@ -43,12 +45,20 @@ def test_layout(exported):
         assert (exported / rel).is_file(), rel
     assert os.access(exported / "tests" / "test.sh", os.X_OK) and os.access(exported / "solution" / "solve.sh", os.X_OK)
     doc = tomllib.loads((exported / "task.toml").read_text())
-    assert doc["version"] == "1.0" and doc["metadata"]["sdebench_task_id"] == OURS
+    assert "version" not in doc and doc["schema_version"] == harbor.SCHEMA_VERSION
+    assert doc["task"]["name"] == f"sdebench/{OURS}" and doc["metadata"]["sdebench_task_id"] == OURS
+    assert doc["verifier"]["environment_mode"] == "separate" and doc["artifacts"] == ["/app"]
     assert doc["verifier"]["timeout_sec"] > 0 and doc["agent"]["timeout_sec"] > 0
-    assert "/logs/verifier" in (exported / "tests" / "test.sh").read_text()
+    assert "reward.json" in (exported / "tests" / "test.sh").read_text()
     assert (exported / "instruction.md").read_text().startswith("Customers report being overcharged")
     assert (exported / "tests" / "hidden" / "tests" / "test_hidden_rounding.py").is_file()
     assert "test_hidden" not in "".join(p.name for p in (exported / "environment").rglob("*"))
+    dockerfile = (exported / "environment" / "Dockerfile").read_text()
+    assert dockerfile.startswith(f"FROM {container.DEFAULT_BASE_IMAGE}\n") and "pytest==" in dockerfile
+    spec = json.loads((exported / "tests" / "expected.json").read_text())
+    assert "tests/test_hidden_rounding.py::test_hidden_policy_rounding" in spec["tests"]["HIDDEN_TO_PASS"]
+    # the answer key travels only in the verifier's dir, never in the agent's environment
+    assert spec["observations"] and not list((exported / "environment").rglob("expected*"))
 
 
 def test_unchanged_repo_scores_zero(exported, tmp_path):
@@ -62,7 +72,7 @@ def test_solve_sh_then_verifier_scores_one(exported, tmp_path):
                    check=True, timeout=60)
     reward, _ = verify(exported, app, tmp_path / "logs")
     assert reward == "1"
-    assert (tmp_path / "logs" / "pass_ratio.txt").read_text().strip() == "1.0"
+    assert json.loads((tmp_path / "logs" / "reward.json").read_text()) == {"reward": 1, "pass_ratio": 1.0}
 
 
 def test_conventional_guess_fails_on_hidden_tests(exported, tasks_dir, tmp_path):

@@ -4,41 +4,61 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import swebench
+from sdebench.runs import results
+from sdebench.sandbox import make_factory
 from sdebench.tasks import repo as repo_mod
-from sdebench.tasks.record import load, select
+from sdebench.tasks.record import load
+from tests.helpers import record as episode_record
 from tests.interop import bugsinpy_fixture as fx
 
 FIELDS = {"repo", "instance_id", "base_commit", "patch", "test_patch", "problem_statement", "hints_text", "created_at",
-          "version", "FAIL_TO_PASS", "PASS_TO_PASS", "environment_setup_commit"}
+          "version", "FAIL_TO_PASS", "PASS_TO_PASS", "environment_setup_commit", "image", "eval_script", "log_parser",
+          "eval_type"}
+SAMPLE = ("billing-rounding-v0-K", "ttlcache-v0-H", "minicalc-erragg-v0-F", "layered-config-v0-K")
 
 
-def test_instances_of_the_committed_tasks(tasks_dir, tmp_path):
-    tasks = select(tasks_dir)
-    w = swebench.export_instances(tasks, tmp_path / "instances.jsonl")
+@pytest.fixture(scope="module")
+def factory():
+    return make_factory({"backend": "unsafe_local"})
+
+
+def test_instances_list_full_node_ids(tasks_dir, tmp_path, factory):
+    tasks = [load(tasks_dir / i) for i in SAMPLE]
+    w = swebench.export_instances(tasks, tmp_path / "instances.jsonl", factory)
     rows = [json.loads(line) for line in (tmp_path / "instances.jsonl").read_text().splitlines()]
     assert w.count == len(tasks) == len(rows) and w.skipped == []
-    assert [r["instance_id"] for r in rows] == sorted(t.id for t in tasks)
+    assert [r["instance_id"] for r in rows] == sorted(SAMPLE)
     by_id = {t.id: t for t in tasks}
     for r in rows:
         assert set(r) == FIELDS
         t = by_id[r["instance_id"]]
         # As in SWE-bench: the id lists are JSON-encoded strings.
-        assert isinstance(r["FAIL_TO_PASS"], str) and isinstance(r["PASS_TO_PASS"], str)
-        assert json.loads(r["FAIL_TO_PASS"]) == list(t.tests.fail_to_pass) + list(t.tests.hidden_to_pass)
-        assert json.loads(r["PASS_TO_PASS"]) == list(t.tests.pass_to_pass)
+        f2p, p2p = json.loads(r["FAIL_TO_PASS"]), json.loads(r["PASS_TO_PASS"])
+        declared = list(t.tests.fail_to_pass) + list(t.tests.hidden_to_pass)
+        # Every declared id is covered, by itself or by all of its parametrized instances.
+        assert all(i in f2p or any(x.startswith(i + "[") for x in f2p) for i in declared)
+        assert all(x.split("[")[0] in declared for x in f2p) and len(p2p) >= len(t.tests.pass_to_pass)
         assert r["base_commit"] == t.head_sha and r["patch"] == t.oracle_patch
+        assert r["image"] == f"swebench/sweb.eval.x86_64.{t.id.lower()}:latest"
+        assert r["log_parser"] == "parse_log_pytest_v2" and r["eval_type"] == "pass_and_fail"
+        assert ">>>>> Start Test Output" in r["eval_script"] and ">>>>> End Test Output" in r["eval_script"]
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["created_at"])
+    # A parametrized held-out test is listed by its instances, never by its bare name.
+    layered = json.loads(next(r for r in rows if r["instance_id"] == "layered-config-v0-K")["FAIL_TO_PASS"])
+    pairwise = "tests/test_hidden_precedence.py::test_hidden_pairwise_precedence"
+    assert pairwise not in layered and sum(x.startswith(pairwise + "[") for x in layered) > 1
 
 
-def test_patches_apply_at_base_commit(tasks_dir, tmp_path):
+def test_patches_apply_at_base_commit(tasks_dir, tmp_path, factory):
     t = load(tasks_dir / "ttlcache-v0-K")
-    inst = swebench.instance(t)
+    inst = swebench.instance(t, factory)
     work = repo_mod.unbundle(t.bundle, tmp_path / "repo")
     assert repo_mod.head_sha(work) == inst["base_commit"]
     repo_mod.apply_patch(work, inst["patch"])
@@ -47,19 +67,55 @@ def test_patches_apply_at_base_commit(tasks_dir, tmp_path):
         assert (work / rel).read_text() == content
 
 
-def test_imported_tasks_without_ids_are_skipped(tmp_path):
+def test_task_repo_layout(tasks_dir, tmp_path, factory):
+    w = swebench.export_task_repo([load(tasks_dir / SAMPLE[0])], tmp_path / "repo", factory, base_image="img:1")
+    assert w.count == 1
+    d = tmp_path / "repo" / "tasks" / SAMPLE[0]
+    assert sorted(p.name for p in d.iterdir()) == ["Dockerfile", "eval.sh", "gold.patch", "problem_statement.md",
+                                                    "repo.bundle", "task.yaml", "test.patch",
+                                                    "tests.json"]
+    assert (d / "Dockerfile").read_text().startswith("FROM img:1\n")
+    assert "diff --git" in (d / "gold.patch").read_text() and "diff --git" in (d / "test.patch").read_text()
+
+
+def test_eval_script_grades_with_the_verifier_outside_the_repo(tasks_dir, tmp_path, factory):
+    """eval.sh run for real on a checkout whose patch edited a test and added a conftest.py: the
+    verifier grades its own sanitised copy, so neither counts, and the held-out phase fails."""
+    t = load(tasks_dir / SAMPLE[0])
+    inst = swebench.instance(t, factory)
+    work = repo_mod.unbundle(t.bundle, tmp_path / "testbed")
+    repo_mod.apply_patch(work, t.conventional_patch)
+    (work / "tests" / "test_invoice.py").write_text("def test_x():\n    pass\n")
+    (work / "conftest.py").write_text("raise SystemExit(0)\n")
+    script = (inst["eval_script"].replace("cd /testbed", f"cd {work}").replace("=/testbed", f"={work}")
+              .replace(swebench.VERIFIER_DIR, str(tmp_path / "verifier")))
+    assert "expected" not in inst["test_patch"] and "observations" not in inst["test_patch"]
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300)
+    out = p.stdout.split(">>>>> Start Test Output", 1)[1].split(">>>>> End Test Output", 1)[0]
+    assert "PASSED tests/test_repro_overcharge.py" in out and "FAILED tests/test_hidden_rounding.py" in out, p.stdout + p.stderr
+    assert "test_x" not in out and not (tmp_path / "verifier").exists()
+    lines = [x for x in out.splitlines() if x.strip()]
+    assert len(lines) == sum(len(json.loads(inst[g])) for g in ("FAIL_TO_PASS", "PASS_TO_PASS"))
+    oracle = repo_mod.unbundle(t.bundle, tmp_path / "oracle")
+    repo_mod.apply_patch(oracle, t.oracle_patch)
+    script = (inst["eval_script"].replace("cd /testbed", f"cd {oracle}").replace("=/testbed", f"={oracle}")
+              .replace(swebench.VERIFIER_DIR, str(tmp_path / "verifier")))
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300)
+    out = p.stdout.split(">>>>> Start Test Output", 1)[1]
+    assert "FAILED" not in out and "PASSED tests/test_hidden_rounding.py" in out, p.stdout + p.stderr
+
+
+def test_imported_tasks_without_ids_are_skipped(tmp_path, factory):
     bp.import_parquet(fx.write_parquet(tmp_path / "t.parquet", fx.good_rows()[:1]), tmp_path / "tasks")
-    w = swebench.export_instances([load(tmp_path / "tasks" / "bugsinpy-0001")], tmp_path / "x.jsonl")
-    assert w.count == 0 and "no FAIL_TO_PASS" in w.skipped[0][1]
+    w = swebench.export_instances([load(tmp_path / "tasks" / "bugsinpy-0001")], tmp_path / "x.jsonl", factory)
+    assert w.count == 0 and "no FAIL_TO_PASS" in w.skipped[0][1] and not (tmp_path / "x.jsonl").exists()
 
 
 def record(root: Path, task_id: str, diff: str, **ident) -> Path:
-    """An episode record as sdebench.runs.results writes it (the fields predictions use)."""
-    ident = {"agent": "llm", "model": "m1", "delivery": "full", "seed": 0, **ident}
-    rec = {"schema": "sdebench.episode/1", "task_id": task_id, "final_diff": diff, "resolved": False, **ident}
-    p = root / task_id / f"{ident['delivery']}__{ident['agent']}__{ident['model']}__s{ident['seed']}.json"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(rec))
+    """An episode record as sdebench.runs.results writes it."""
+    rec = episode_record(task_id=task_id, final_diff=diff, **{"agent": "llm", "model": "m1", "delivery": "full", **ident})
+    p = results.record_path(root, rec.identity(), "k")
+    results.write_record(p, rec)
     return p
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sdebench.runs import progress
+from tests.helpers import record
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +21,7 @@ def test_tracker_counts_resolved_and_cost(tmp_path, capsys):
     job = tmp_path / "0"
     t = progress.tracker({"agent": {"name": "a"}, "delivery": {"name": "d"}, "progress": True}, 3, job)
     for ok, cost in ((True, 0.25), (False, 0.5), (True, 0.0)):
-        t.append({"key": "k", "resolved": ok, "cost_usd": cost})
+        t.append(record(key="k", resolved=ok, cost_usd=cost))
     assert len(t) == 3 and (t.resolved, t.cost) == (2, 0.75)
     err = capsys.readouterr().err
     assert "3/3" in err and "resolved=2/3 cost=$0.7500" in err and "sweep: 3 done, 2 resolved, $0.7500" in err
@@ -29,7 +30,7 @@ def test_tracker_counts_resolved_and_cost(tmp_path, capsys):
 
 def test_no_bar_when_disabled_and_no_tally_outside_a_sweep(tmp_path, capsys):
     t = progress.tracker({"progress": False}, 1, tmp_path / "run")
-    t.append({"resolved": True})
+    t.append(record(resolved=True))
     assert capsys.readouterr().err == "" and not list(tmp_path.rglob(progress.SWEEP_FILE))
     assert progress.enabled("auto") == sys.stderr.isatty()
 

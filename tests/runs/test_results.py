@@ -1,21 +1,25 @@
-"""Episode records: keys, atomic writes, torn files, loading and summaries."""
+"""Episode records on disk: keys, atomic writes, torn files, loading and summaries."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pandas as pd
 
 from sdebench.runs import results
+from sdebench.runs.record import Identity
+from tests.helpers import record
 
-IDENT = {"task_id": "t-v0-K", "delivery": "memtool", "agent": "llm", "model": "openai/gpt-x", "seed": 1}
+IDENT = Identity("t-v0-K", "t", 0, "K", "knowledge-missing", "memtool", "llm", "openai/gpt-x", 1)
+ATTEMPT = {"attempt": 1, "stop_reason": "submitted", "turns": 4, "resolved": True, "pass_ratio": 1.0, "guards": [],
+           "grade_error": None, "grade_s": 0.5, "counts": {"FAIL_TO_PASS": {"passed": 1, "total": 1}}}
 
 
 def rec(**kw):
-    base = {**IDENT, "source": "K", "resolved": True, "interventions": 0, "stop_reason": "resolved", "turns": 4,
-            "cost_usd": 0.5, "wall_s": 2.0, "attempts": [{"attempt": 1, "counts": {"FAIL_TO_PASS": {"passed": 1, "total": 1}}}],
-            "tool_calls": {"bash": 2}, "key": "k1"}
-    return {**base, **kw}
+    base = {**vars(IDENT), "resolved": True, "interventions": 0, "stop_reason": "resolved", "turns": 4,
+            "cost_usd": 0.5, "wall_s": 2.0, "attempts": [ATTEMPT], "tool_calls": {"bash": 2}, "key": "k1"}
+    return record(**{**base, **kw})
 
 
 def test_config_hash_covers_only_outcome_relevant_config():
@@ -26,6 +30,8 @@ def test_config_hash_covers_only_outcome_relevant_config():
     assert results.config_hash({**cfg, "delivery": {"name": "inject", "token_budget": 100}}) != h
     assert results.config_hash({**cfg, "max_interventions": 3}) != h
     assert results.config_hash({**cfg, "limits": {"max_turns": 5}}) != h
+    # cost_tracking moved under model but was never hashed: old records keep their keys
+    assert results.config_hash({**cfg, "model": {"name": "m", "cost_tracking": "ignore"}}) == h
 
 
 def test_episode_key_changes_with_each_part():
@@ -47,11 +53,13 @@ def test_record_path_is_readable_and_safe(tmp_path):
 def test_atomic_write_and_torn_or_foreign_files(tmp_path):
     p = results.record_path(tmp_path, IDENT, "k1")
     results.write_record(p, rec())
-    assert results.read_record(p)["schema"] == results.SCHEMA
+    assert json.loads(p.read_text())["schema_version"] == 2 and results.read_record(p) == rec()
     assert [x.name for x in p.parent.iterdir()] == [p.name]  # no temp file left
     p.write_text(p.read_text()[:40])  # torn
     assert results.read_record(p) is None
     p.write_text(json.dumps({"hello": 1}))
+    assert results.read_record(p) is None
+    p.write_bytes(b"\xff\xfe{}")
     assert results.read_record(p) is None
     assert results.read_record(tmp_path / "missing.json") is None
     stale = p.with_name(f".{p.name}.999.tmp")
@@ -63,7 +71,7 @@ def test_atomic_write_and_torn_or_foreign_files(tmp_path):
 def test_load_reads_results_dirs_and_manifests(tmp_path):
     store = tmp_path / "store"
     a = results.record_path(store, IDENT, "k1")
-    b = results.record_path(store, {**IDENT, "seed": 2}, "k2")
+    b = results.record_path(store, replace(IDENT, seed=2), "k2")
     results.write_record(a, rec())
     results.write_record(b, rec(key="k2", seed=2, resolved=False, interventions=5, stop_reason="max_interventions"))
     job = tmp_path / "multirun" / "0"
@@ -74,7 +82,7 @@ def test_load_reads_results_dirs_and_manifests(tmp_path):
     assert list(via_manifest["key"]) == ["k1"]
     both = results.load(store, tmp_path / "multirun")
     assert len(both) == 2  # one row per key
-    assert results.manifest_records(tmp_path / "multirun")[0]["key"] == "k1"
+    assert results.manifest_records(tmp_path / "multirun")[0].key == "k1"
     assert results.load(tmp_path / "empty").empty
 
 
@@ -93,7 +101,8 @@ def test_summary_rows_and_markdown(tmp_path):
     assert full["errors"] == 1 and full["mean_interventions_resolved"] is None
     md = results.markdown(rows)
     assert "### agent=llm model=openai/gpt-x" in md and "### agent=oracle model=openai/gpt-x" in md
-    assert "| source | full | memtool |" in md and "| K | 0/1 (0.0) !1 | 1/2 (2.5) |" in md
+    # an errored episode is unresolved: it counts at the cap like every unresolved one
+    assert "| source | full | memtool |" in md and "| K | 0/1 (5.0) !1 | 1/2 (2.5) |" in md
     assert results.markdown([]) == "No episodes.\n"
     out = results.write_summary(tmp_path / "sweep", recs)
     assert out == (tmp_path / "sweep" / "summary.md").read_text()
@@ -111,11 +120,11 @@ def test_check_reference_and_the_command_line(tmp_path, capsys):
     problems = results.check_reference(bad)
     assert len(problems) == 4 and "error: boom" in problems[3] and "noop resolved" in problems[2]
     for i, r in enumerate(good):
-        results.write_record(results.record_path(tmp_path / "ok", {**r, "seed": i}, r["key"]), r)
+        results.write_record(results.record_path(tmp_path / "ok", replace(IDENT, seed=i), r.key), r)
     assert results.main([str(tmp_path / "ok"), "--check-reference"]) == 0
     assert "all outcomes as expected" in capsys.readouterr().out
     for i, r in enumerate(bad):
-        results.write_record(results.record_path(tmp_path / "bad", {**r, "seed": i}, r["key"]), r)
+        results.write_record(results.record_path(tmp_path / "bad", replace(IDENT, seed=i), r.key), r)
     assert results.main([str(tmp_path / "bad"), "--check-reference"]) == 1
     assert capsys.readouterr().err.count("FAIL ") == 4
     (tmp_path / "empty").mkdir()

@@ -40,7 +40,7 @@ def test_bad_stream_input_is_one_line_error(tmp_path):
     with pytest.raises(StreamError, match="stream.carry: unknown carry 'everything'"):
         StreamSpec.from_config(stream_cfg(tmp_path, carry="everything"))
     spec = StreamSpec.from_config(stream_cfg(tmp_path, tasks=["no-such-task"]))
-    with pytest.raises(StreamError, match="stream task 'no-such-task'"):
+    with pytest.raises(StreamError, match="stream task: no task 'no-such-task'"):
         order_tasks(spec, {"tasks_dir": ROOT / "tasks"})
 
 
@@ -84,9 +84,9 @@ def test_learner_interventions_fall_only_when_memory_is_carried(tmp_path):
     assert forward_transfer(none) == {"positions": 5, "gained": 0, "lost": 0, "interventions_saved": 0}
     # records carry the stream id and position; fresh episodes were run once and reused by later streams
     recs = results.read_records(tmp_path / "results")
-    streamed = sorted((r["stream_id"], r["stream_position"]) for r in recs if r.get("stream_id"))
+    streamed = sorted((r.stream_id, r.stream_position) for r in recs if r.stream_id)
     assert streamed == sorted((f"rounding:{c}", p) for c in curve for p in range(5))
-    assert len([r for r in recs if not r.get("stream_id")]) == 5
+    assert len([r for r in recs if not r.stream_id]) == 5
 
 
 @pytest.mark.slow
@@ -101,3 +101,35 @@ def test_carried_memory_reaches_the_learner_through_each_delivery(tmp_path, deli
     again = run_stream(cfg, tmp_path / "job2")
     assert again == rows
     assert len(results.read_records(tmp_path / "results")) == 3
+
+
+def test_streams_rerun_error_records_like_run(tmp_path, caplog):
+    """run_or_reuse is shared with `sdebench.run`: an episode that ended in an error runs again unless retry_errors=false."""
+    import logging
+
+    patch = tmp_path / "fix.patch"
+    cfg = {**stream_cfg(tmp_path, "squashed", tasks=ROUNDING[:1], fresh=False),
+           "agent": {"name": "patch", "patch": str(patch)}}
+    patch.write_text("not a patch\n")
+    first = run_stream(cfg, tmp_path / "job")
+    recs = results.read_records(tmp_path / "results")
+    assert len(recs) == 1 and first[0]["resolved"] is False
+    # make the first record an error record, as a crashed episode leaves it
+    path = next((tmp_path / "results").rglob("*.json"))
+    rec = results.read_record(path)
+    rec.stop_reason, rec.error = "error", "RuntimeError: boom"
+    results.write_record(path, rec)
+    with caplog.at_level(logging.INFO, logger="sdebench.run"):
+        run_stream({**cfg, "retry_errors": False}, tmp_path / "job")
+        assert "already done" in caplog.text and "running it again" not in caplog.text
+        caplog.clear()
+        run_stream(cfg, tmp_path / "job")
+        assert "running it again" in caplog.text
+    assert results.read_record(path).stop_reason != "error"
+
+
+def test_a_stream_dry_run_builds_everything_and_runs_nothing(tmp_path, capsys):
+    assert run_stream({**stream_cfg(tmp_path), "dry_run": True}, tmp_path / "job") == []
+    out = capsys.readouterr().out
+    assert out.count("stream t:both: ") == len(ROUNDING) and "delivery=full agent=learner" in out
+    assert not (tmp_path / "results").exists()

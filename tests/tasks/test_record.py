@@ -61,17 +61,3 @@ def test_missing_bundle_is_named(one_task):
     (one_task / T.BUNDLE).unlink()
     with pytest.raises(T.TaskError, match="repo.bundle: missing task file"):
         T.load(one_task)
-
-
-def test_select_filters(tasks_dir):
-    ks = T.select(tasks_dir, source="K")
-    assert ks and all(t.source == "K" for t in ks)
-    some = T.select(tasks_dir, family="ttlcache", variant="1", source="H,none")
-    assert sorted(t.id for t in some) == ["ttlcache-v1-H", "ttlcache-v1-none"]
-    assert T.select(tasks_dir, ids=["ttlcache-v0-F"])[0].id == "ttlcache-v0-F"
-    assert len(T.select(tasks_dir, source="all")) == len(T.discover(tasks_dir))
-
-
-def test_missing_tasks_dir(tmp_path):
-    with pytest.raises(T.TaskError, match="does not exist"):
-        T.select(tmp_path / "nope")

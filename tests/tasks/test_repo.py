@@ -34,6 +34,44 @@ def test_bundle_roundtrip_keeps_history_and_drops_remote(tmp_path):
     assert hist[1].diffs == {"pkg/a.py": "@@\n-x = 1\n+x = 2"}
     assert (dest / "pkg/a.py").read_text() == "x = 2\n"
     assert not (dest / "old.py").exists()
+    # the clone's reflog would say "clone: from <bundle path>": the path names the task and the store
+    assert repo._git(dest, "reflog", "show", "--all") == b""
+    assert str(tmp_path) not in repo._git(dest, "config", "--list", "--local").decode()
+
+
+def test_history_reads_every_commit_with_its_diffs(tmp_path):
+    repo.build(tmp_path / "r", [*COMMITS, Commit("no newline", {"pkg/a.py": "x = 3"}),
+                                Commit("empty file", {"pkg/empty.py": ""})])
+    hist = repo.history(tmp_path / "r")
+    assert [c.message for c in hist] == ["init", "change a", "drop old", "no newline", "empty file"]
+    assert hist[0].diffs == {"docs/n.md": "@@\n+note", "old.py": "@@\n+gone", "pkg/a.py": "@@\n+x = 1"}
+    assert hist[2].diffs == {"old.py": "@@\n-gone"}
+    assert hist[3].diffs == {"pkg/a.py": "@@\n-x = 2\n+x = 3\n\\ No newline at end of file"}
+    assert hist[4].diffs == {"pkg/empty.py": ""}
+    assert [c.sha for c in hist] == repo._git(tmp_path / "r", "rev-list", "--reverse", "HEAD").decode().split()
+    assert repo.read_tree(tmp_path / "r") == {"docs/n.md": "note\n", "pkg/a.py": "x = 3", "pkg/empty.py": ""}
+    assert repo.show_file(tmp_path / "r", "HEAD~3", "old.py") == "gone\n"
+    with pytest.raises(repo.RepoError, match="not tracked"):
+        repo.show_file(tmp_path / "r", "HEAD", "old.py")
+    with pytest.raises(repo.RepoError, match="not a git repo"):
+        repo.history(tmp_path)
+
+
+def test_a_plain_clone_of_the_bundle_checks_out_main(tmp_path):
+    repo.build(tmp_path / "src", COMMITS)
+    repo.bundle(tmp_path / "src", tmp_path / "b.bundle")
+    heads = repo._git(tmp_path, "bundle", "list-heads", str(tmp_path / "b.bundle")).decode().split()
+    assert heads[1::2] == ["HEAD", "refs/heads/main"] and heads[0] == heads[2]
+    repo._git(tmp_path, "clone", "-q", str(tmp_path / "b.bundle"), "plain")
+    assert repo._git(tmp_path / "plain", "symbolic-ref", "HEAD").decode().strip() == "refs/heads/main"
+    assert (tmp_path / "plain" / "pkg/a.py").read_text() == "x = 2\n"
+
+
+def test_bundle_refuses_a_head_off_main(tmp_path):
+    repo.build(tmp_path / "src", COMMITS)
+    repo._git(tmp_path / "src", "checkout", "-q", "--detach")
+    with pytest.raises(repo.RepoError, match="not main"):
+        repo.bundle(tmp_path / "src", tmp_path / "b.bundle")
 
 
 def test_squash_leaves_one_commit_and_nothing_else(tmp_path):
@@ -67,3 +105,11 @@ def test_bad_patch_is_a_clear_error(tmp_path):
 def test_empty_history_rejected(tmp_path: Path):
     with pytest.raises(repo.RepoError):
         repo.build(tmp_path / "r", [])
+
+
+def test_committed_bundles_carry_head(tasks_dir):
+    from sdebench.tasks.record import discover
+
+    for d in discover(tasks_dir):
+        heads = repo._git(d, "bundle", "list-heads", "repo.bundle").decode().split()
+        assert heads[1::2] == ["HEAD", "refs/heads/main"] and heads[0] == heads[2], d.name

@@ -149,3 +149,29 @@ def test_subprocess_server_reports_why_it_did_not_start(tmp_path):
     with pytest.raises(RuntimeError, match="did not start: error: script .*needs exactly one of"), \
             testmodel.subprocess_server(bad):
         pass
+
+
+def test_anthropic_messages_and_responses_are_served_streamed_or_not():
+    steps = [{"tool": "Bash", "arguments": {"command": "ls"}, "usage": {"prompt_tokens": 900, "completion_tokens": 9, "cached_tokens": 400}},
+             {"text": "done"}, {"tool": "exec_command", "arguments": {"cmd": "ls"}}, {"text": "ok"}]
+    with testmodel.in_thread(parse_script(steps)) as srv:
+        root = testmodel.base_url(srv)
+        msg = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+        status, body = _post(f"{root}/messages", msg)
+        assert status == 200 and body["content"][0]["name"] == "Bash"
+        assert body["usage"] == {"input_tokens": 500, "output_tokens": 9, "cache_read_input_tokens": 400,
+                                 "cache_creation_input_tokens": 0}
+        req = urllib.request.Request(f"{root}/messages", data=json.dumps({**msg, "stream": True}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert r.headers["Content-Type"] == "text/event-stream"
+            text = r.read().decode()
+        assert "event: message_start" in text and '"text": "done"' in text and "event: message_stop" in text
+        status, body = _post(f"{root}/responses", {"model": "m", "input": "hi"})
+        assert status == 200 and body["output"][0]["type"] == "function_call" and body["output"][0]["name"] == "exec_command"
+        req = urllib.request.Request(f"{root}/responses", data=json.dumps({"model": "m", "input": "hi", "stream": True}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            text = r.read().decode()
+        assert "event: response.completed" in text and '"text": "ok"' in text
+        assert [x["protocol"] for x in _get(f"{root.removesuffix('/v1')}/requests")] == ["anthropic"] * 2 + ["responses"] * 2

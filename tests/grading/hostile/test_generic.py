@@ -137,9 +137,10 @@ def test_generic_attack_through_the_environment_server(attack, family, server, t
     after = {rel: (ws / rel).read_text() for rel in repo_mod.read_tree(templates(family))} | {
         p.relative_to(ws).as_posix(): p.read_text() for p in ws.rglob("*.py") if ".git" not in p.parts}
     diff = repo_mod.diff_files({k: v for k, v in head.items() if k in after}, after)
-    obs = _post(f"{server}/reset", {"task_id": task.id})
-    step = _post(f"{server}/step", {"episode_id": obs["episode_id"], "action": {"diff": diff}})
-    assert not step["info"]["all_tests_pass"], f"{attack.name} solved {task.id} through the server"
+    obs = _post(f"{server}/reset", {"task_id": task.id})["observation"]
+    reply = _post(f"{server}/step", {"episode_id": obs["episode_id"], "action": {"diff": diff}})
+    step = reply["observation"]
+    assert not step["info"]["all_tests_pass"] and reply["reward"] < 1.0, f"{attack.name} solved {task.id} through the server"
     assert step["info"]["held_out"] in (None, {"pass": False})
     assert not set(exfiltrated(step["failing_tests"])) & set(task.hidden_files())
 

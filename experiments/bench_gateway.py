@@ -1,0 +1,120 @@
+"""The model gateway's overhead per model call, on loopback, for each protocol, streamed or not.
+
+The client sends the same request (a 20-message conversation with tools) once straight to the
+scripted test model and once through the gateway (which decodes it, admits it, calls litellm on
+the test model, accounts the reply, logs it and re-encodes it). Each sample subtracts the model's
+own reply time as the test server measured it (`server_s`). Overhead = median(through the gateway)
+- median(straight to the model): what an agent pays for the gateway, litellm's client included.
+Target: under 5 ms median. Two parts are also shown: `litellm` (the upstream `litellm.completion`
+call as the gateway timed it, the model's own time included) and `own code` (decoding, metering,
+encoding, logging: the gateway's time outside that call).
+
+    PYTHONPATH=$PWD python experiments/bench_gateway.py [--calls 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import time
+
+import httpx
+
+from sdebench.agents.accounting import import_litellm, resolve_pricing
+from sdebench.agents.base import Limits
+from sdebench.agents.model import ModelSettings
+from sdebench.gateway.server import make_gateway
+from sdebench.testing import testmodel
+
+PRICES = {"input": 3.0, "output": 15.0}
+SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+
+
+def conversation(protocol: str, stream: bool) -> tuple[str, dict]:
+    """A request of realistic shape: system prompt, 20 turns with tool results, 8 tools."""
+    tools = [(f"tool_{i}", "A tool that does one thing. " * 20) for i in range(8)]
+    turns = [("user" if i % 2 == 0 else "assistant", f"step {i}: " + "some context text " * 40) for i in range(20)]
+    if protocol == "anthropic":
+        return "/v1/messages", {"model": "m", "max_tokens": 1000, "stream": stream, "system": "You fix bugs. " * 50,
+                                "messages": [{"role": r, "content": t} for r, t in turns] + [{"role": "user", "content": "go"}],
+                                "tools": [{"name": n, "description": d, "input_schema": SCHEMA} for n, d in tools]}
+    if protocol == "responses":
+        return "/v1/responses", {"model": "m", "stream": stream, "instructions": "You fix bugs. " * 50,
+                                 "input": [{"type": "message", "role": r, "content": t} for r, t in turns] + ["go"][:0]
+                                 + [{"type": "message", "role": "user", "content": "go"}],
+                                 "tools": [{"type": "function", "name": n, "description": d, "parameters": SCHEMA} for n, d in tools]}
+    return "/v1/chat/completions", {"model": "m", "stream": stream,
+                                    "messages": [{"role": "system", "content": "You fix bugs. " * 50}]
+                                    + [{"role": r, "content": t} for r, t in turns] + [{"role": "user", "content": "go"}],
+                                    "tools": [{"type": "function", "function": {"name": n, "description": d, "parameters": SCHEMA}}
+                                              for n, d in tools]}
+
+
+def samples(client: httpx.Client, path: str, body: dict, server, n: int, headers: dict) -> list[float]:
+    """Client-side seconds per call minus the model server's own time."""
+    out = []
+    for _ in range(n):
+        before = len(server.model.requests)
+        t0 = time.perf_counter()
+        r = client.post(path, json=body, headers=headers)
+        r.read()
+        took = time.perf_counter() - t0
+        assert r.status_code == 200, r.text[:300]
+        server_s = sum(x.get("server_s", 0.0) for x in server.model.requests[before:])
+        out.append(took - server_s)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=200)
+    args = ap.parse_args()
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import_litellm()
+    step = {"tool": "tool_1", "arguments": {"command": "ls -la"}, "repeat": True,
+            "usage": {"prompt_tokens": 3000, "completion_tokens": 40, "cached_tokens": 1000}}
+    print(f"gateway overhead per model call, {args.calls} calls each (median / p90, ms; machine shared, figures noisy)")
+    print(f"{'agent protocol':20} {'direct':>8} {'gateway':>8} {'overhead':>9} {'p90':>7} {'litellm':>8} {'own code':>9}")
+    results = []
+    with testmodel.in_thread(testmodel.parse_script([step])) as srv:
+        base = testmodel.base_url(srv)
+        for protocol, stream in (("anthropic", True), ("anthropic", False), ("chat", False), ("chat", True),
+                                 ("responses", True), ("responses", False)):
+            events: list[dict] = []
+            model = ModelSettings.from_config({"name": "bench", "litellm_model": "openai/testmodel", "api_base": base,
+                                               "prices": PRICES})
+            gw = make_gateway(model, resolve_pricing(model.litellm_model, model.prices), Limits(max_turns=10**9, max_cost_usd=1e9),
+                              time.monotonic(), lambda kind, _ev=events, **d: _ev.append(d) if kind == "model_call" else None)
+            gw.start(tcp=True)
+            try:
+                path, body = conversation(protocol, stream)
+                # agents' HTTP clients send with TCP_NODELAY (else Nagle + delayed ACK add ~40 ms to every request)
+                nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+                with httpx.Client(base_url=base.removesuffix("/v1"), timeout=30,
+                                  transport=httpx.HTTPTransport(socket_options=nodelay)) as direct, \
+                        httpx.Client(base_url=gw.base_url, timeout=30,
+                                     transport=httpx.HTTPTransport(socket_options=nodelay)) as via:
+                    auth = {"Authorization": f"Bearer {gw.token}", "x-api-key": gw.token}
+                    samples(direct, path, body, srv, 10, {})  # warm-up: connections, litellm's first call
+                    samples(via, path, body, srv, 10, auth)
+                    d = samples(direct, path, body, srv, args.calls, {})
+                    g = samples(via, path, body, srv, args.calls, auth)
+            finally:
+                gw.stop()
+            d_med, g_med = statistics.median(d), statistics.median(g)
+            over = [x - d_med for x in g]
+            inside = statistics.median(e["gateway_s"] for e in events[20:]) if len(events) > 20 else float("nan")
+            upstream_s = statistics.median(e["latency_s"] for e in events[20:]) if len(events) > 20 else float("nan")
+            label = f"{protocol} {'stream' if stream else 'json'}"
+            p90 = statistics.quantiles(over, n=10)[-1]
+            print(f"{label:20} {d_med * 1e3:8.2f} {g_med * 1e3:8.2f} {(g_med - d_med) * 1e3:9.2f} "
+                  f"{p90 * 1e3:7.2f} {upstream_s * 1e3:8.2f} {inside * 1e3:9.2f}")
+            results.append(g_med - d_med)
+    worst = max(results)
+    print(f"worst median overhead: {worst * 1e3:.2f} ms (target < 5 ms): {'OK' if worst < 0.005 else 'ABOVE TARGET'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""The one definition of each per-episode metric every table, summary and report uses (plain Python,
+no pandas, so a single run's summary stays light).
+
+- resolve@1: resolved at the first submit, before any feedback (`resolved_at == 1`): the headline
+  memory effect, since feedback lets an agent search.
+- resolve@cap: resolved at all, within the cap of interventions.
+- interventions: failing grades fed back; an unresolved episode counts as the cap, whatever ended
+  it (a turn, cost or format limit included), so a cell that gives up early does not look cheap.
+- intervals: Wilson score intervals (95 %) for proportions.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+DEFAULT_CAP = 5  # the cap of version 1 records that lack max_interventions
+Z95 = 1.959963984540054
+
+
+def _get(rec: Any, name: str, default: Any = None) -> Any:
+    return rec.get(name, default) if isinstance(rec, dict) else getattr(rec, name, default)
+
+
+def resolved_at(rec: Any) -> int | None:
+    """The submit (1-based) that resolved `rec`, or None; records older than the field derive it from attempts."""
+    if not _get(rec, "resolved"):
+        return None
+    at = _get(rec, "resolved_at")
+    if at is not None and at == at:  # NaN in a DataFrame row means missing
+        return int(at)
+    for a in _get(rec, "attempts") or []:
+        if (a.get("resolved") if isinstance(a, dict) else a.resolved):
+            return int(a.get("attempt") if isinstance(a, dict) else a.attempt)
+    return int(_get(rec, "interventions") or 0) + 1
+
+
+def resolved_first(rec: Any) -> bool:
+    """resolve@1: resolved at the first submit."""
+    return resolved_at(rec) == 1
+
+
+def counted_interventions(rec: Any, cap: int = DEFAULT_CAP) -> int:
+    """Interventions as every table counts them: the episode's own if resolved, else its cap."""
+    if _get(rec, "resolved"):
+        return int(_get(rec, "interventions") or 0)
+    c = _get(rec, "max_interventions")
+    return int(cap if c is None or c != c else c)
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion k/n (95 % by default); (0, 1) for n = 0."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+def rate_ci(k: int, n: int) -> str:
+    """`k/n = p [lo, hi]`, with the Wilson 95 % interval."""
+    lo, hi = wilson(k, n)
+    return f"{k}/{n} = {k / n if n else 0:.2f} [{lo:.2f}, {hi:.2f}]"

@@ -1,0 +1,159 @@
+"""One way to build a component by name or `module:Class`: agents, deliveries, sandboxes, graders.
+
+Each kind has a registry of built-in names, each pointing at a `module:attr` target that is
+imported only when used (a reference run never imports litellm or the docker SDK). A value that
+is not a registered name but reads `package.module:Name` is imported as it is, so a user's own
+class is selected from config without touching this file:
+
+    agent.name=mypkg.agents:MyAgent   delivery.name=mypkg.memory:Digest   sandbox.backend=mypkg.box:Box
+
+How each kind is built from its config section:
+
+- agent (`agent.name`): `cls.from_config({"agent": ..., "model": ...})`, its own section and the
+  model's, nothing else of the run config (which names the source, the selected task ids and the
+  task store); `cls()` if it has no `from_config`.
+- delivery (`delivery.name`): `cls(**options)`, the section's other keys as options.
+- sandbox (`sandbox.backend`): `target(**options)`; `target.from_config(options)` if it has one.
+- grader (the task's `grader` field): a callable `grader(task, workspace, factory, **options)
+  -> Grade`; a class is instantiated once with no arguments and then called so.
+
+An unknown name, a malformed `module:Class`, a module that does not import or lacks the name, and
+options the component rejects are each one line naming what is wrong (ComponentError; for
+sandboxes SandboxError, which the sandbox callers already handle).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+AGENTS: dict[str, str] = {
+    "noop": "sdebench.agents.reference:NoopAgent",
+    "oracle": "sdebench.agents.reference:OracleAgent",
+    "conventional": "sdebench.agents.reference:ConventionalAgent",
+    "patch": "sdebench.agents.reference:PatchAgent",
+    "prober": "sdebench.agents.prober:ProberAgent",
+    "learner": "sdebench.agents.learner:LearnerAgent",
+    "llm": "sdebench.agents.llm:LLMAgent",
+    "claude-code": "sdebench.agents.installed.claude_code:ClaudeCodeAgent",
+    "codex": "sdebench.agents.installed.codex:CodexAgent",
+    "mini-swe-agent": "sdebench.agents.installed.mini_swe_agent:MiniSweAgent",
+}
+DELIVERIES: dict[str, str] = {
+    "full": "sdebench.delivery.modes:Full",
+    "squashed": "sdebench.delivery.modes:Squashed",
+    "memtool": "sdebench.delivery.modes:Memtool",
+    "inject": "sdebench.delivery.modes:Inject",
+    "oracle": "sdebench.delivery.modes:Oracle",
+}
+SANDBOXES: dict[str, str] = {
+    "local": "sdebench.sandbox:local_factory",
+    "docker": "sdebench.sandbox:docker_factory",
+    "unsafe_local": "sdebench.sandbox:unsafe_local_factory",
+}
+DEFAULT_GRADER = "sdebench"
+GRADERS: dict[str, str] = {
+    DEFAULT_GRADER: "sdebench.grading.grade:grade_two_phase",
+    "bugsinpy": "sdebench.interop.bugsinpy_verifier:grade_bugsinpy",
+}
+REGISTRIES: dict[str, dict[str, str]] = {"agent": AGENTS, "delivery": DELIVERIES, "sandbox": SANDBOXES, "grader": GRADERS}
+# How each kind is named in messages ("unknown sandbox backend 'x'").
+_NOUN = {"agent": "agent", "delivery": "delivery", "sandbox": "sandbox backend", "grader": "grader"}
+_TARGET = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+class ComponentError(ValueError):
+    """A component that cannot be found or built; the message is one line."""
+
+
+def is_target(value: Any) -> bool:
+    """Whether `value` has the form `package.module:Name` (the name may be dotted: `mod:Outer.Inner`)."""
+    return isinstance(value, str) and bool(_TARGET.match(value))
+
+
+def _error(kind: str, message: str) -> Exception:
+    if kind == "sandbox":
+        from sdebench.sandbox.base import SandboxError  # a light module: no backend is imported
+
+        return SandboxError(message)
+    return ComponentError(message)
+
+
+def choices(kind: str) -> str:
+    """The registered names of `kind`, for messages."""
+    return ", ".join(REGISTRIES[kind])
+
+
+def resolve(kind: str, name: Any) -> Any:
+    """The class or function `name` selects for `kind`: a registered name, else a `module:Name` reference."""
+    registry = REGISTRIES[kind]
+    noun = _NOUN[kind]
+    if isinstance(name, str) and name in registry:
+        target = registry[name]
+    elif isinstance(name, str) and ":" in name:
+        if not is_target(name):
+            raise _error(kind, f"bad {noun} reference {name!r}: write package.module:Name")
+        target = name
+    else:
+        raise _error(kind, f"unknown {noun} {name!r} (choose {choices(kind)}, or give package.module:Name)")
+    module, _, attr = target.partition(":")
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError as e:
+        raise _error(kind, f"{noun} {name!r}: cannot import {module}: {e}") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise _error(kind, f"{noun} {name!r}: {module} has no attribute {attr!r}") from None
+    return obj
+
+
+AGENT_KEYS = ("agent", "model")
+
+
+def agent_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a run config an agent is built from: its own section and the model's."""
+    return {k: cfg[k] for k in AGENT_KEYS if k in cfg}
+
+
+def build_agent(cfg: Mapping[str, Any]) -> Any:
+    """The agent `cfg['agent']['name']` selects, built from the `agent` and `model` sections of the run config."""
+    name = (cfg.get("agent") or {}).get("name")
+    cls = resolve("agent", name)
+    return cls.from_config(agent_config(cfg)) if hasattr(cls, "from_config") else cls()
+
+
+def build_delivery(section: Mapping[str, Any] | None) -> Any:
+    """The delivery mode `section['name']` selects, with the section's other keys as options."""
+    opts = dict(section or {})
+    name = opts.pop("name", None)
+    cls = resolve("delivery", name)
+    try:
+        return cls(**opts)
+    except TypeError as e:
+        raise ComponentError(f"bad options for delivery {name!r}: {e}") from None
+
+
+def build_sandbox(section: Mapping[str, Any] | None) -> Any:
+    """The sandbox factory `section['backend']` selects (default `local`), with the other keys as options."""
+    opts = dict(section or {})
+    backend = opts.pop("backend", "local")
+    target = resolve("sandbox", backend)
+    try:
+        return target.from_config(opts) if hasattr(target, "from_config") else target(**opts)
+    except TypeError as e:
+        raise _error("sandbox", f"bad options for sandbox backend {backend!r}: {e}") from None
+
+
+def grader(name: str | None) -> Any:
+    """The grading function `name` selects (None: the default grader)."""
+    target = resolve("grader", name or DEFAULT_GRADER)
+    return target() if isinstance(target, type) else target
+
+
+def grader_for(task: Any) -> Any:
+    """The grading function of `task`, as its `grader` field names it."""
+    return grader(getattr(task, "grader", None))

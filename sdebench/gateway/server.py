@@ -1,0 +1,333 @@
+"""The gateway server: one per episode, on the host, in a thread of the episode's process.
+
+Routes: POST /v1/messages (Anthropic Messages, streaming or not), /v1/messages/count_tokens,
+POST /v1/chat/completions (OpenAI Chat Completions), POST /v1/responses (OpenAI Responses),
+GET /v1/models, and /mcp (the memory tool, when the episode has one). Every request must carry the
+episode's random token (`x-api-key` or `Authorization: Bearer`); the real key of the model entry
+stays in this process.
+
+A model call is decoded into chat completions, admitted by the meter (limits), made with
+`litellm.completion` on the configured model entry (never streamed upstream: the reply is then
+re-encoded, as one body or as a stream, in the agent's protocol), accounted with the built-in
+agent's rules, and logged to the trajectory as a `model_call` event.
+
+It listens on a unix socket (what the sandbox relay connects to) and, if asked, on a loopback TCP
+port (benchmarks, tests, agents run without a sandbox).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sdebench.agents.accounting import DEFAULT_MAX_TOKENS, PricingError, import_litellm
+from sdebench.agents.base import Limits, Toolbox, Usage
+from sdebench.agents.model import ModelSettings
+from sdebench.gateway import protocols
+from sdebench.gateway.meter import LimitReached, Meter
+
+MAX_LOGGED_CHARS = 4000
+STARTUP_S = 30.0
+
+
+def new_token() -> str:
+    """A per-episode random token the agent uses in place of an API key."""
+    return "sdb-" + secrets.token_urlsafe(24)
+
+
+def _short(e: BaseException) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0][:300]}" if text else type(e).__name__
+
+
+def _status(e: BaseException) -> int:
+    code = getattr(e, "status_code", None)
+    return code if isinstance(code, int) and 400 <= code <= 599 else 502
+
+
+def _clip(value: Any) -> Any:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= MAX_LOGGED_CHARS else text[:MAX_LOGGED_CHARS] + f"... [{len(text)} chars]"
+
+
+class Gateway:
+    """The model gateway of one episode."""
+
+    def __init__(
+        self,
+        model: ModelSettings,
+        meter: Meter,
+        log: Callable[..., None],
+        *,
+        toolbox: Toolbox | None = None,
+        token: str | None = None,
+        seed: int | None = None,
+        redact: tuple[str, ...] = (),
+    ):
+        self.model = model
+        self.meter = meter
+        self.log = log
+        self.toolbox = toolbox if toolbox is not None and "memory_search" in toolbox.names() else None
+        self.token = token or new_token()
+        self.seed = seed
+        self.redact = tuple(r for r in redact if r)
+        self.last_error: str | None = None  # the last upstream failure, for the agent's error
+        self.calls = 0
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._sockets: list[socket.socket] = []
+        self.socket_path: Path | None = None
+        self.port: int | None = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    @property
+    def usage(self) -> Usage:
+        """The metered totals of the episode."""
+        return self.meter.usage
+
+    @property
+    def has_memory(self) -> bool:
+        """Whether /mcp serves the memory tool."""
+        return self.toolbox is not None
+
+    def start(self, socket_path: Path | None = None, tcp: bool = False) -> Gateway:
+        """Listen on a unix socket and/or a free loopback port, serving from a background thread."""
+        import uvicorn
+
+        if socket_path is None and not tcp:
+            raise ValueError("the gateway needs a unix socket path or tcp=True")
+        if socket_path is not None:
+            self.socket_path = Path(socket_path)
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(str(self.socket_path))
+            os.chmod(self.socket_path, 0o777)  # the sandbox user may differ (docker runs as nobody)
+            self._sockets.append(s)
+        if tcp:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+            self._sockets.append(s)
+        config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="on",
+                                timeout_keep_alive=600, loop="asyncio", http="h11", ws="none")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": self._sockets},
+                                        name="sdebench-gateway", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + STARTUP_S
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the model gateway did not start")
+            time.sleep(0.005)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and remove the socket; safe to call twice."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+        for s in self._sockets:
+            with contextlib.suppress(OSError):
+                s.close()
+        self._sockets = []
+        if self.socket_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """http://127.0.0.1:PORT of the TCP listener."""
+        if self.port is None:
+            raise RuntimeError("the gateway has no TCP listener")
+        return f"http://127.0.0.1:{self.port}"
+
+    # --- the app -----------------------------------------------------------------------------
+    def app(self) -> Any:
+        """The ASGI app (Starlette)."""
+        from starlette.applications import Starlette
+        from starlette.responses import JSONResponse
+        from starlette.routing import Mount, Route
+
+        mcp_app = None
+        if self.toolbox is not None:
+            from sdebench.gateway.mcp_memory import memory_app
+
+            mcp_app = memory_app(self.toolbox, self._log)
+
+        async def models(request: Any) -> Any:
+            return JSONResponse({"object": "list", "data": [{"id": self.model.name, "object": "model",
+                                                             "owned_by": "sdebench", "created": 0}]})
+
+        async def count_tokens(request: Any) -> Any:
+            body = await request.body()
+            return JSONResponse({"input_tokens": max(1, len(body) // 4)})
+
+        def route(protocol: str) -> Callable[..., Any]:
+            async def handle(request: Any) -> Any:
+                return await self._model_call(protocol, request)
+            return handle
+
+        routes = [
+            Route("/v1/messages", route(protocols.ANTHROPIC), methods=["POST"]),
+            Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+            Route("/v1/chat/completions", route(protocols.CHAT), methods=["POST"]),
+            Route("/v1/responses", route(protocols.RESPONSES), methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            # clients that put /v1 in their base URL differently
+            Route("/chat/completions", route(protocols.CHAT), methods=["POST"]),
+            Route("/responses", route(protocols.RESPONSES), methods=["POST"]),
+            Route("/models", models, methods=["GET"]),
+        ]
+        if mcp_app is not None:
+            routes.append(Mount("/", app=mcp_app))
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Any):
+            if mcp_app is None:
+                yield
+            else:
+                async with mcp_app.router.lifespan_context(mcp_app):
+                    yield
+
+        app = Starlette(routes=routes, lifespan=lifespan)
+        return _TokenCheck(app, self.token)
+
+    # --- one model call ------------------------------------------------------------------------
+    def _log(self, kind: str, **data: Any) -> None:
+        self.log(kind, **data)
+
+    def _error(self, protocol: str, status: int, message: str, kind: str = "api_error") -> Any:
+        from starlette.responses import JSONResponse
+
+        for s in self.redact:
+            message = message.replace(s, "[REDACTED]")
+        return JSONResponse(protocols.error_body(protocol, status, message, kind), status_code=status)
+
+    async def _model_call(self, protocol: str, request: Any) -> Any:
+        from starlette.responses import JSONResponse, StreamingResponse
+
+        t_in = time.perf_counter()
+        try:
+            body = json.loads(await request.body() or b"null")
+            req = protocols.DECODERS[protocol](body)
+        except (ValueError, protocols.ProtocolError) as e:
+            return self._error(protocol, 400, f"bad request: {e}", "invalid_request_error")
+        max_tokens = self.model.max_tokens or req.max_tokens or DEFAULT_MAX_TOKENS
+        try:
+            ticket = self.meter.admit(req.prompt_chars(), max_tokens)
+        except LimitReached as e:
+            self._log("model_refused", protocol=protocol, stop_reason=e.stop_reason, reason=str(e))
+            return self._error(protocol, 400, f"sdebench gateway refused the call: {e}", "invalid_request_error")
+        kwargs = self._upstream_kwargs(req, max_tokens)
+        t_up = time.perf_counter()
+        try:
+            response = await asyncio.to_thread(self._complete, kwargs)
+        except Exception as e:  # noqa: BLE001 - every upstream failure goes back to the agent, logged
+            latency = time.perf_counter() - t_up
+            self.meter.release(ticket, latency)
+            msg = _short(e)
+            for s in self.redact:
+                msg = msg.replace(s, "[REDACTED]")
+            self.last_error = msg
+            self._log("model_error", protocol=protocol, n=ticket.n, error=msg, status=_status(e))
+            return self._error(protocol, _status(e), f"upstream model error: {msg}")
+        latency = time.perf_counter() - t_up
+        try:
+            account = self.meter.account(ticket, response, latency)
+        except PricingError as e:
+            self.last_error = str(e)
+            self._log("model_error", protocol=protocol, n=ticket.n, error=str(e), status=500)
+            return self._error(protocol, 500, str(e))
+        from sdebench.agents.accounting import TokenCounts
+
+        tokens = TokenCounts(account.prompt_tokens, account.completion_tokens, account.cached_tokens,
+                             account.cache_write_tokens)
+        reply = protocols.reply_from_response(response, tokens, self.model.name)
+        self.meter.count_tools([c.name for c in reply.tool_calls])
+        self.calls += 1
+        out, events = protocols.encode(protocol, reply, req)
+        self._log("model_call", n=ticket.n, protocol=protocol, stream=req.stream, messages=len(req.messages),
+                  tools=len(req.tools), last_message=_clip(req.messages[-1]) if req.messages else None,
+                  finish_reason=reply.finish_reason, text=_clip(reply.text) if reply.text else None,
+                  tool_calls=[{"id": c.id, "name": c.name, "arguments": _clip(c.arguments)} for c in reply.tool_calls],
+                  **account.to_dict(), total_cost_usd=self.meter.usage.cost_usd,
+                  gateway_s=round(time.perf_counter() - t_in - latency, 6))
+        if events is not None:
+            return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        return JSONResponse(out)
+
+    def _upstream_kwargs(self, req: protocols.ChatRequest, max_tokens: int) -> dict[str, Any]:
+        m = self.model
+        kwargs: dict[str, Any] = {
+            **m.extra,
+            "model": m.litellm_model,
+            "messages": req.messages,
+            "max_tokens": max_tokens,
+            "timeout": max(1.0, min(600.0, self.meter.wall_left())),
+            "max_retries": 0,  # the agent retries on its own; each of its attempts is one metered call
+            "num_retries": 0,
+        }
+        if req.tools:
+            kwargs["tools"] = req.tools
+            if req.tool_choice is not None:
+                kwargs["tool_choice"] = req.tool_choice
+        if m.api_base:
+            kwargs["api_base"] = m.api_base
+        if m.temperature is not None:
+            kwargs["temperature"] = m.temperature
+        if m.send_seed and self.seed is not None:
+            kwargs["seed"] = self.seed
+        key = m.api_key()
+        if key is not None:
+            kwargs["api_key"] = key
+        return kwargs
+
+    @staticmethod
+    def _complete(kwargs: dict[str, Any]) -> Any:
+        return import_litellm().completion(**kwargs)
+
+
+class _TokenCheck:
+    """ASGI middleware: every HTTP request must carry the episode token."""
+
+    def __init__(self, app: Any, token: str):
+        self.app = app
+        self.expected = {f"Bearer {token}".encode(), token.encode()}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            given = {headers.get(b"authorization", b""), headers.get(b"x-api-key", b"")}
+            if not (given & self.expected):
+                body = json.dumps({"error": {"message": "sdebench gateway: missing or wrong token", "type": "authentication_error"}}).encode()
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def make_gateway(model: ModelSettings, pricing: Any, limits: Limits, started_at: float, log: Callable[..., None],
+                 **kwargs: Any) -> Gateway:
+    """A gateway metering `model` at `pricing` under `limits` (not started)."""
+    return Gateway(model, Meter(pricing, limits, started_at), log, **kwargs)

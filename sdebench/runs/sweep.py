@@ -1,0 +1,266 @@
+"""What keeps a sweep safe and honest: per-episode claims, workers that die with their sweep, the
+problems a sweep reports in its exit status, and the command-line wrapper of the Hydra apps.
+
+- **Claims.** Before an episode runs, its process takes an exclusive `flock` on a claim file beside
+  the record (`.<record>.claim`). The kernel drops the lock when the holder dies, however it dies,
+  so a second sweep on the same `results_dir` waits for an episode another process is running and
+  then reuses its record: no episode runs twice at once, no trajectory gets two writers.
+- **Workers die with the sweep.** The wrapper puts its pid in `SDEBENCH_SWEEP_PID`; a job running
+  in a worker process of that sweep (joblib, submitit local) starts a watchdog thread that kills
+  the worker, and the processes it started, as soon as the sweep process is gone (`kill -9`).
+- **Problems.** Each job appends its problems (an episode that errored, a failed job, a filter
+  that matched no task, a malformed task skipped) as JSON lines to the file named by
+  `SDEBENCH_STATUS_FILE`; the wrapper prints one line per kind and exits 1 if there were any.
+- **The wrapper** checks the command line before Hydra sees it (an unknown group option or key is
+  one line naming the choices, not a Hydra error dump), ends Ctrl-C with one line (exit 130;
+  episodes remove their temp dirs on the way out), and turns the problems into the exit status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+SWEEP_PID_ENV = "SDEBENCH_SWEEP_PID"
+STATUS_ENV = "SDEBENCH_STATUS_FILE"
+EXIT_PROBLEMS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
+# Keys taking comma lists as one value (filters); in a single run `select.family=a,b` means the list.
+LIST_KEYS = ("source", "select.family", "select.variant", "select.ids", "select.bottleneck")
+
+
+# --- claims ----------------------------------------------------------------------------------------
+def claim_path(record: Path) -> Path:
+    """The claim file of the episode whose record is `record` (hidden, so record readers skip it)."""
+    return record.with_name(f".{record.name}.claim")
+
+
+@contextlib.contextmanager
+def claim(record: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the exclusive claim on one episode; if another process holds it, call `on_wait` and wait.
+
+    The lock is an `flock` on an open file: it dies with its holder, so a killed sweep never
+    leaves an episode claimed. The claim file is never removed (removing it while another
+    process waits on it would let a third one lock a new file).
+    """
+    path = claim_path(record)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+# --- workers die with the sweep ------------------------------------------------------------------
+def _descendants(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            children = Path(f"/proc/{pid}/task/{tid}/children").read_text().split()
+        except OSError:
+            continue
+        for c in map(int, children):
+            out += [c, *_descendants(c)]
+    return out
+
+
+def kill_tree_and_exit() -> None:
+    """SIGKILL every process this one started, then this one."""
+    for pid in reversed(_descendants(os.getpid())):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def die_with_sweep(poll_s: float = 0.5) -> bool:
+    """In a worker process of a sweep, start the watchdog that kills it when the sweep dies; True if started."""
+    raw = os.environ.get(SWEEP_PID_ENV, "")
+    if not raw.isdigit() or int(raw) == os.getpid() or os.getppid() != int(raw):
+        return False  # the sweep process itself, or not a direct worker of it
+    if any(t.name == "sdebench-sweep-watchdog" for t in threading.enumerate()):
+        return True  # joblib reuses workers: one watchdog per process
+
+    def watch(parent: int) -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        kill_tree_and_exit()
+
+    threading.Thread(target=watch, args=(int(raw),), name="sdebench-sweep-watchdog", daemon=True).start()
+    return True
+
+
+# --- problems ----------------------------------------------------------------------------------------
+PROBLEM_TEXT = {
+    "episode_error": "{n} episode(s) ended in an error (stop_reason=error; see the records' `error`)",
+    "job_failed": "{n} job(s) failed: {detail}",
+    "no_match": "{n} job(s) matched no task: {detail}",
+    "malformed_task": "{n} task dir(s) skipped as malformed: {detail}",
+    "budget": "{n} episode(s) not run: the sweep budget is spent ({detail})",
+}
+
+
+def report(kind: str, detail: str = "", n: int = 1) -> None:
+    """Record one problem of this job for the sweep's exit status (a no-op outside the wrapper)."""
+    path = os.environ.get(STATUS_ENV)
+    if not path:
+        return
+    line = json.dumps({"kind": kind, "n": n, "detail": detail}) + "\n"
+    with contextlib.suppress(OSError), open(path, "a") as f:
+        f.write(line)  # one short write in append mode: lines from parallel jobs never interleave
+
+
+def read_problems(path: Path) -> list[str]:
+    """One line per kind of problem recorded in the status file `path`."""
+    by_kind: dict[str, tuple[int, list[str]]] = {}
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            p = json.loads(line)
+        except ValueError:
+            continue
+        n, details = by_kind.get(p["kind"], (0, []))
+        if p.get("detail") and p["detail"] not in details:
+            details.append(p["detail"])
+        by_kind[p["kind"]] = (n + int(p.get("n", 1)), details)
+    out = []
+    for kind in PROBLEM_TEXT:
+        if kind in by_kind:
+            n, details = by_kind[kind]
+            shown = "; ".join(details[:3]) + (f"; and {len(details) - 3} more" if len(details) > 3 else "")
+            out.append(PROBLEM_TEXT[kind].format(n=n, detail=shown or "-"))
+    return out
+
+
+# --- the command line --------------------------------------------------------------------------
+class UsageError(ValueError):
+    """A command-line override that names no option or key; the message is one line."""
+
+
+def group_options(conf_dir: Path, group: str) -> list[str]:
+    """The options of a config group (its yaml files), or [] if `group` is not a group."""
+    d = Path(conf_dir) / group
+    return sorted(p.stem for p in d.glob("*.yaml")) if d.is_dir() else []
+
+
+def check_overrides(args: list[str], conf_dir: str, config_name: str) -> list[str]:
+    """The Hydra overrides in `args`, checked (UsageError) and with comma-list filters quoted in a single run."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    multirun = any(a in ("-m", "--multirun") for a in args)
+    overrides = [a for a in args if not a.startswith("-")]
+    if not multirun:
+        overrides = [_quote_list(a) for a in overrides]
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException as e:
+        raise UsageError(str(e).splitlines()[0]) from None
+    roots = [Path(conf_dir)]
+    for o in parsed:  # extra config dirs (hydra.searchpath=[file://...]) add options
+        if o.key_or_group == "hydra.searchpath":
+            roots += [Path(u[len("file://"):]) for u in re.findall(r"file://[^,\]\s'\"]+", o.input_line)]
+    first = []
+    for o in parsed:
+        key = o.key_or_group
+        values = list(o.sweep_string_iterator()) if o.is_sweep_override() else [o.get_value_element_as_str()]
+        if not o.is_hydra_override() and not o.is_add() and not o.is_delete() and "/" not in key:
+            options = sorted({opt for root in roots for opt in group_options(root, key)})
+            bad = [v for v in values if options and v not in options and v != "null"]
+            if bad:
+                raise UsageError(f"{key}={','.join(bad)}: no such {key} (choose {', '.join(options)})")
+        first.append(f"{o.get_key_element()}={values[0]}" if o.is_sweep_override() and values else o.input_line)
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
+            compose(config_name, overrides=[f for f in first if f.startswith("hydra.searchpath")
+                                            or not f.lstrip("+~").startswith("hydra")])
+    except (HydraException, OmegaConfBaseException) as e:
+        raise UsageError(_one_line(str(e))) from None
+    finally:
+        GlobalHydra.instance().clear()
+    return [a if a.startswith("-") or multirun else _quote_list(a) for a in args]
+
+
+def _quote_list(arg: str) -> str:
+    key, sep, value = arg.partition("=")
+    if sep and key in LIST_KEYS and "," in value and not value.startswith(("'", '"', "[")):
+        return f"{key}='{value}'"
+    return arg
+
+
+def _one_line(msg: str) -> str:
+    lines = [ln.strip() for ln in msg.splitlines() if ln.strip()]
+    head = lines[0] if lines else msg
+    if "Could not override" in head and len(lines) > 1:
+        key = head.split("'")[1] if "'" in head else "?"
+        return f"{key}: no such config key (to add one, write +{key}=VALUE)"
+    return head
+
+
+def cli(app: Callable[[], Any], prog: str, conf_dir: str, config_name: str, argv: list[str] | None = None) -> int:
+    """Run the Hydra `app` for `prog` with `argv`: checked overrides, one-line errors, problems as exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not any(a in ("-h", "--help", "--hydra-help", "--info", "-c", "--cfg", "--shell-completion") or a.startswith("--info")
+               for a in args):
+        try:
+            args = check_overrides(args, conf_dir, config_name)
+        except UsageError as e:
+            print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
+            return EXIT_BAD_INPUT
+    fd, status = tempfile.mkstemp(prefix="sdebench-status-", suffix=".jsonl")
+    os.close(fd)
+    saved_env = {k: os.environ.get(k) for k in (SWEEP_PID_ENV, STATUS_ENV)}
+    os.environ[SWEEP_PID_ENV], os.environ[STATUS_ENV] = str(os.getpid()), status
+    saved_argv = sys.argv
+    sys.argv = [prog, *args]
+    code = 0
+    try:
+        app()
+    except KeyboardInterrupt:
+        print(f"\n{prog}: interrupted; finished episodes are kept, the running ones will run again", file=sys.stderr, flush=True)
+        code = EXIT_INTERRUPTED
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.argv = saved_argv
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    problems = read_problems(Path(status))
+    Path(status).unlink(missing_ok=True)
+    for p in problems:
+        print(f"{prog}: {p}", file=sys.stderr, flush=True)
+    if code == 0 and problems:
+        code = EXIT_PROBLEMS
+    return code

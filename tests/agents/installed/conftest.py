@@ -1,0 +1,19 @@
+import os
+
+import pytest
+
+from sdebench.sandbox.docker import unavailable_reason
+
+TEST_IMAGE = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
+
+
+@pytest.fixture(scope="session")
+def docker_image():
+    """The docker test image; skips when no engine or image is reachable (fails under SDEBENCH_REQUIRE_DOCKER)."""
+    reason = unavailable_reason(TEST_IMAGE)
+    if reason:
+        message = f"docker backend unavailable: {reason} (run .ci/docker-setup.sh)"
+        if os.environ.get("SDEBENCH_REQUIRE_DOCKER"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return TEST_IMAGE

@@ -1,0 +1,54 @@
+"""Installed-agent configuration: registry, prompts, options, the sandbox it needs."""
+
+from __future__ import annotations
+
+import pytest
+
+from sdebench.agents.installed.base import InstalledAgentError, check_prompts
+from sdebench.agents.model import ConfigError
+from sdebench.components import ComponentError, build_agent, resolve
+from tests.agents.installed.helpers import compose
+
+
+def test_the_registry_takes_module_colon_class():
+    assert resolve("agent", "sdebench.agents.reference:NoopAgent").__name__ == "NoopAgent"
+    with pytest.raises(ComponentError, match="cannot import"):
+        resolve("agent", "no.such.module:X")
+    with pytest.raises(ComponentError, match="has no"):
+        resolve("agent", "sdebench.agents.reference:Nope")
+    with pytest.raises(ComponentError, match="unknown agent"):
+        resolve("agent", "nope")
+
+
+def test_a_prompt_with_an_unknown_field_is_rejected():
+    with pytest.raises(ConfigError, match="unknown field"):
+        check_prompts({"instance": "{statement} {fact}"})
+    with pytest.raises(ConfigError, match="not a prompt"):
+        check_prompts({"system": "x"})
+
+
+def test_each_installed_agent_builds_from_its_config(monkeypatch):
+    monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "x")
+    for name, version in (("claude-code", "2.1.332"), ("codex", "0.171.0"), ("mini-swe-agent", "2.4.6")):
+        agent = build_agent(compose(f"agent={name}", "model=testmodel"))
+        assert agent.name == name and agent.spec.version == version
+    with pytest.raises(ConfigError, match="unknown option"):
+        build_agent(compose("agent=codex", "model=testmodel", "+agent.bogus=1"))
+
+
+def test_an_installed_agent_refuses_a_sandbox_without_its_own_network(monkeypatch, tmp_path):
+    from sdebench.agents.base import AgentContext, Limits
+    from sdebench.runs.trajectory import Trajectory
+    from sdebench.sandbox.unsafe import UnsafeLocalSandbox
+
+    monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "x")
+    agent = build_agent(compose("agent=claude-code", "model=testmodel"))
+
+    class Box:
+        def names(self):
+            return []
+
+    ctx = AgentContext(statement="s", prompt_additions=[], toolbox=Box(), trajectory=Trajectory(None),
+                       limits=Limits(), sandbox=UnsafeLocalSandbox(tmp_path))
+    with pytest.raises(InstalledAgentError, match="sandbox=local or sandbox=docker"):
+        agent.start(ctx)

@@ -1,0 +1,202 @@
+"""Whole episodes of the real agent CLIs (Claude Code, Codex CLI, mini-swe-agent), installed at their
+pinned versions, in the real sandbox, behind the real gateway, driven by the scripted test model
+through their own edit and shell tools: a wrong fix, one intervention, then the right one.
+
+The record's tokens and cost must equal the scripted usage exactly; under memtool the agent's MCP
+call of `memory_search` must reach the toolbox (trajectory and `tool_calls`). The installs come from
+npm / PyPI on first use (CI installs them once in `.ci/run`)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from sdebench.tasks.record import load
+from sdebench.testing import testmodel
+from tests.agents.installed.helpers import KEY_ENV, PLANTED, ROOT, compose, episode, requests, totals, usage
+
+pytestmark = [pytest.mark.slow, pytest.mark.agents]
+
+TASK = "billing-rounding-v0-K"
+SED_WRONG = "sed -i 's/ROUND_CEILING/ROUND_HALF_UP/g' invoicer/money.py"
+SED_RIGHT = "sed -i 's/ROUND_HALF_UP/ROUND_HALF_DOWN/g' invoicer/money.py"
+PATCH_RIGHT = (
+    "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: invoicer/money.py\n@@\n"
+    "-from decimal import ROUND_HALF_UP, Decimal\n+from decimal import ROUND_HALF_DOWN, Decimal\n@@\n"
+    "-    return to_decimal(amount).quantize(QUANTUM, rounding=ROUND_HALF_UP)\n"
+    "+    return to_decimal(amount).quantize(QUANTUM, rounding=ROUND_HALF_DOWN)\n*** End Patch\nEOF"
+)
+MEMORY_QUERY = {"query": "rounding policy invoices"}
+
+
+def claude_steps(memtool: bool) -> list[dict]:
+    """Claude Code's own tools: the MCP memory tool, Bash for the wrong fix, Read + Edit for the right one."""
+    steps = [usage({"tool": "mcp__memory__memory_search", "arguments": MEMORY_QUERY}, 3000, 40, 1000)] if memtool else []
+    return steps + [
+        usage({"tool": "Bash", "arguments": {"command": SED_WRONG, "description": "round half up"}}, 3200, 50, 2000),
+        usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
+        usage({"tool": "Read", "arguments": {"file_path": "invoicer/money.py"}}, 4000, 20, 3000),
+        usage({"tool": "Edit", "arguments": {"file_path": "invoicer/money.py", "old_string": "ROUND_HALF_UP",
+                                             "new_string": "ROUND_HALF_DOWN", "replace_all": True}}, 4200, 60, 3000),
+        usage({"text": "Fixed again: half down."}, 4300, 5, 3000),
+    ]
+
+
+def codex_steps(memtool: bool) -> list[dict]:
+    """Codex's own tools: the MCP memory tool, exec_command for the wrong fix, apply_patch for the right one."""
+    steps = [usage({"tool": "mcp__memory__memory_search", "arguments": MEMORY_QUERY}, 3000, 40, 1000)] if memtool else []
+    return steps + [
+        usage({"tool": "exec_command", "arguments": {"cmd": SED_WRONG}}, 3200, 50, 2000),
+        usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
+        usage({"tool": "exec_command", "arguments": {"cmd": PATCH_RIGHT}}, 4200, 60, 3000),
+        usage({"text": "Fixed again: half down."}, 4300, 5, 3000),
+    ]
+
+
+def mini_steps(memtool: bool) -> list[dict]:
+    """mini-swe-agent's one tool, bash, with its submit command."""
+    submit = {"tool": "bash", "arguments": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}}
+    return [
+        usage({"tool": "bash", "arguments": {"command": SED_WRONG}}, 3200, 50, 2000),
+        usage(submit, 3300, 5, 2000),
+        usage({"tool": "bash", "arguments": {"command": SED_RIGHT}}, 4200, 60, 3000),
+        usage(submit, 4300, 5, 3000),
+    ]
+
+
+# agent -> (model entry the gateway forwards to, scripted steps, whether it has an MCP client)
+AGENTS = {
+    "claude-code": ("testmodel-anthropic", claude_steps, True),
+    "codex": ("testmodel", codex_steps, True),
+    "mini-swe-agent": ("testmodel", mini_steps, False),
+}
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load(ROOT / "tasks" / TASK)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with testmodel.in_thread(testmodel.parse_script([])) as srv:
+        yield srv
+
+
+@pytest.fixture
+def key(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, PLANTED)
+
+
+def _run(agent: str, task, server, tmp_path, delivery: str, sandbox: str, *overrides: str):
+    model, make_steps, mcp = AGENTS[agent]
+    steps = make_steps(delivery == "memtool" and mcp)
+    server.model.reset(testmodel.parse_script(steps))
+    base = testmodel.base_url(server)
+    api_base = base.removesuffix("/v1") if model == "testmodel-anthropic" else base
+    cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", f"delivery={delivery}",
+                  f"sandbox={sandbox}", *overrides)
+    if sandbox == "docker":
+        cfg["sandbox"]["image"] = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
+    rec, events = episode(task, cfg, tmp_path)
+    return steps, rec, events
+
+
+def _check(steps, rec, events, server, memtool: bool):
+    assert rec["error"] is None, rec["error"]
+    assert rec["resolved"] is True and rec["stop_reason"] == "resolved", rec
+    assert rec["interventions"] == 1 and [a["resolved"] for a in rec["attempts"]] == [False, True]
+    assert "ROUND_HALF_DOWN" in rec["final_diff"]
+    # every scripted step was served, and the record's usage is exactly the scripted usage
+    assert len(requests(testmodel.base_url(server))) == len(steps)
+    p, c, k, usd = totals(steps)
+    assert (rec["model_calls"], rec["prompt_tokens"], rec["completion_tokens"], rec["cached_tokens"]) == (len(steps), p, c, k)
+    assert rec["cost_usd"] == pytest.approx(usd, rel=1e-12)
+    calls = [e for e in events if e["kind"] == "model_call"]
+    assert len(calls) == len(steps) and sum(e["cost_usd"] for e in calls) == pytest.approx(usd, rel=1e-12)
+    # the feedback reached the agent in the same session: the request after it carries the earlier turns
+    fed = [e for e in events if e["kind"] == "feedback"]
+    assert len(fed) == 1
+    if memtool:
+        assert rec["tool_calls"].get("memory_search") == 1
+        mem = [e for e in events if e["kind"] == "tool" and e["name"] == "memory_search"]
+        assert len(mem) == 1 and "[K]" in mem[0]["output"]  # the fact's source is among the hits
+        assert [e["name"] for e in events if e["kind"] == "mcp_call"] == ["memory_search"]
+    # neither the model key nor the episode token was written anywhere
+    text = "\n".join(str(e) for e in events)
+    assert PLANTED not in text and "sdb-" not in text.replace("sdb-[REDACTED]", "")
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_an_installed_agent_fixes_after_one_intervention_under_memtool(agent, task, server, tmp_path, key):
+    steps, rec, events = _run(agent, task, server, tmp_path, "memtool", "local")
+    _check(steps, rec, events, server, memtool=AGENTS[agent][2])
+    reqs = requests(testmodel.base_url(server))
+    # the statement reached the model, the resume kept the history and added the grader's output
+    first = str(reqs[0]["body"])
+    assert task.statement.strip()[:40] in first
+    after_feedback = str(reqs[-2]["body"])
+    assert "Held-out tests fail" in after_feedback and SED_WRONG.split("'")[1] in after_feedback
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_an_installed_agent_runs_in_docker(agent, task, server, tmp_path, key, docker_image):
+    steps, rec, events = _run(agent, task, server, tmp_path, "memtool", "docker")
+    _check(steps, rec, events, server, memtool=AGENTS[agent][2])
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("delivery", ["full", "squashed", "inject", "oracle"])
+def test_claude_code_under_every_other_delivery(delivery, task, server, tmp_path, key):
+    steps, rec, events = _run("claude-code", task, server, tmp_path, delivery, "local")
+    _check(steps, rec, events, server, memtool=False)
+    first = str(requests(testmodel.base_url(server))[0]["body"])
+    if delivery == "oracle":
+        assert task.fact[:30] in first  # the fact reached the agent in its task prompt
+    elif delivery == "inject":
+        assert "[K]" in first or "[H]" in first  # the memory corpus did
+    else:
+        assert task.fact[:30] not in first
+
+
+PROBE = (
+    "python3 -c \"import socket, sys\n"
+    "routes = open('/proc/net/route').read().splitlines()[1:]\n"
+    "print('routes', len(routes))\n"
+    "for port in sys.argv[1:]:\n"
+    "    s = socket.socket()\n"
+    "    s.settimeout(3)\n"
+    "    try:\n"
+    "        s.connect(('127.0.0.1', int(port)))\n"
+    "        print('REACHED', port)\n"
+    "    except OSError as e:\n"
+    "        print('BLOCKED', port, e.errno)\n"
+    "\" {ports}"
+)
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_the_agent_shell_reaches_the_gateway_and_nothing_else(sandbox, task, server, tmp_path, key, request):
+    """From Claude Code's own Bash tool: no route but loopback; the model server the gateway uses
+    (listening on the host's 127.0.0.1) is unreachable; the gateway's relay port answers."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker_image")
+    port = server.server_address[1]
+    probe = PROBE.format(ports=f"{port} 8377")
+    steps = [usage({"tool": "Bash", "arguments": {"command": probe, "description": "probe"}}, 100, 10),
+             usage({"text": "done"}, 100, 10)]
+    server.model.reset(testmodel.parse_script(steps))
+    cfg = compose("agent=claude-code", "model=testmodel-anthropic",
+                  f"model.api_base={testmodel.base_url(server).removesuffix('/v1')}", "delivery=squashed",
+                  f"sandbox={sandbox}", "max_interventions=0")
+    if sandbox == "docker":
+        cfg["sandbox"]["image"] = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
+    rec, events = episode(task, cfg, tmp_path)
+    assert rec["error"] is None and rec["model_calls"] == 2, rec
+    result = str(requests(testmodel.base_url(server))[1]["body"]["messages"][-1])
+    assert "routes 0" in result, result  # no route anywhere: only the loopback of the sandbox's own namespace
+    assert f"BLOCKED {port}" in result and f"REACHED {port}" not in result, result
+    assert "REACHED 8377" in result, result  # the relay to the gateway

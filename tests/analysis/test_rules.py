@@ -1,0 +1,38 @@
+"""The one definition of resolve@1, resolve@cap, interventions and their intervals."""
+
+from sdebench.analysis import rules
+from sdebench.runs import results
+from tests.helpers import record
+
+
+def test_an_episode_ended_by_a_limit_counts_at_the_cap_everywhere():
+    limited = record(resolved=False, interventions=1, max_interventions=5, stop_reason="max_turns")
+    first = record(resolved=True, interventions=0, resolved_at=1, stop_reason="resolved")
+    third = record(resolved=True, interventions=2, resolved_at=3, stop_reason="resolved")
+    assert [rules.counted_interventions(r) for r in (limited, first, third)] == [5, 0, 2]
+    assert [rules.resolved_first(r) for r in (limited, first, third)] == [False, True, False]
+    (row,) = results.summarize([limited, first, third])
+    assert row["mean_interventions"] == 7 / 3  # the summary agrees with the tables
+    assert row["resolved_1"] == 1 and row["resolved"] == 2
+    from sdebench.analysis import tables
+
+    cell = tables.by_cell(results.frame([limited, first, third])).iloc[0]
+    assert cell["interventions_capped"] == 7 / 3 and cell["resolve_1"] == 1 / 3
+    assert cell["resolve_1_lo"] < 1 / 3 < cell["resolve_1_hi"]
+    md = results.markdown([row])
+    assert "resolve@1" in md and "1/3 = 0.33 [" in md
+
+
+def test_wilson_interval():
+    lo, hi = rules.wilson(5, 10)
+    assert round(lo, 3) == 0.237 and round(hi, 3) == 0.763  # the textbook figures for 5/10
+    assert rules.wilson(0, 0) == (0.0, 1.0) and rules.wilson(0, 20)[0] == 0.0
+
+
+def test_old_records_derive_resolved_at_from_attempts():
+    def attempt(n, ok):
+        return {"attempt": n, "stop_reason": "submitted", "turns": 1, "resolved": ok, "counts": {}, "pass_ratio": 1.0,
+                "guards": [], "grade_error": None, "grade_s": 0.1}
+
+    old = record(resolved=True, interventions=1, attempts=[attempt(1, False), attempt(2, True)])
+    assert rules.resolved_at(old) == 2

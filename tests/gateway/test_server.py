@@ -1,0 +1,181 @@
+"""The gateway over real HTTP: each protocol, streamed or not, through litellm to the scripted test
+model; metering, limits (refused before the model is called), the token, upstream errors, MCP."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import pytest
+
+from sdebench.agents.accounting import resolve_pricing
+from sdebench.agents.base import Limits
+from sdebench.agents.model import ModelSettings
+from sdebench.gateway.server import make_gateway
+from sdebench.testing import testmodel
+
+PRICES = {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}
+TOOL = {"name": "Bash", "description": "run", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}
+
+
+def step(tool: str | None = None, p: int = 1000, c: int = 50, k: int = 200) -> dict:
+    body = {"tool": tool, "arguments": {"command": "ls"}} if tool else {"text": "done"}
+    return {**body, "usage": {"prompt_tokens": p, "completion_tokens": c, "cached_tokens": k}}
+
+
+def cost(p: int, c: int, k: int) -> float:
+    return ((p - k) * PRICES["input"] + k * PRICES["cache_read"] + c * PRICES["output"]) / 1e6
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    with testmodel.in_thread(testmodel.parse_script([])) as srv:
+        yield srv
+
+
+def gateway(upstream, limits: Limits | None = None, anthropic: bool = False, events: list | None = None, **kw):
+    base = testmodel.base_url(upstream)
+    model = ModelSettings.from_config({"name": "gw-test", "litellm_model": "anthropic/testmodel" if anthropic else "openai/testmodel",
+                                       "api_base": base.removesuffix("/v1") if anthropic else base, "prices": PRICES,
+                                       "max_tokens": 100})
+    log = (lambda kind, **d: events.append({"kind": kind, **d})) if events is not None else (lambda kind, **d: None)
+    return make_gateway(model, resolve_pricing(model.litellm_model, model.prices), limits or Limits(), time.monotonic(),
+                        log, **kw).start(tcp=True)
+
+
+def _events(body: str) -> list[dict]:
+    return [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ") and line != "data: [DONE]"]
+
+
+ANTHROPIC_REQ = {"model": "x", "max_tokens": 500, "messages": [{"role": "user", "content": "hi"}], "tools": [TOOL]}
+CHAT_REQ = {"model": "x", "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "Bash", "parameters": TOOL["input_schema"]}}]}
+RESPONSES_REQ = {"model": "x", "input": "hi", "tools": [{"type": "function", "name": "Bash", "parameters": TOOL["input_schema"]}]}
+
+
+@pytest.mark.parametrize("anthropic_upstream", [False, True])
+@pytest.mark.parametrize("stream", [False, True])
+def test_each_protocol_forwards_and_meters_exactly(upstream, stream, anthropic_upstream):
+    events: list[dict] = []
+    upstream.model.reset(testmodel.parse_script([step("Bash", 1000, 50, 200), step("Bash", 1200, 60, 300),
+                                                 step("Bash", 1400, 70, 400)]))
+    with gateway(upstream, anthropic=anthropic_upstream, events=events) as gw:
+        h = {"Authorization": f"Bearer {gw.token}"}
+        with httpx.Client(base_url=gw.base_url, timeout=30) as c:
+            r1 = c.post("/v1/messages", json={**ANTHROPIC_REQ, "stream": stream}, headers={"x-api-key": gw.token})
+            r2 = c.post("/v1/chat/completions", json={**CHAT_REQ, "stream": stream}, headers=h)
+            r3 = c.post("/v1/responses", json={**RESPONSES_REQ, "stream": stream}, headers=h)
+        assert [r.status_code for r in (r1, r2, r3)] == [200, 200, 200], [r.text for r in (r1, r2, r3)]
+        if stream:
+            a = _events(r1.text)
+            assert a[0]["type"] == "message_start" and a[-1]["type"] == "message_stop"
+            assert [e["content_block"]["name"] for e in a if e["type"] == "content_block_start"] == ["Bash"]
+            assert a[0]["message"]["usage"]["cache_read_input_tokens"] == 200
+            ch = _events(r2.text)
+            assert ch[1]["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] == "Bash"
+            rs = _events(r3.text)
+            assert rs[-1]["type"] == "response.completed" and rs[-1]["response"]["output"][0]["name"] == "Bash"
+            assert rs[-1]["response"]["usage"]["input_tokens"] == 1400
+        else:
+            assert r1.json()["content"][0]["name"] == "Bash" and r1.json()["usage"]["input_tokens"] == 800
+            assert r2.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "Bash"
+            assert r3.json()["output"][0]["type"] == "function_call"
+        u = gw.usage
+        assert (u.model_calls, u.prompt_tokens, u.completion_tokens, u.cached_tokens) == (3, 3600, 180, 900)
+        assert u.cost_usd == pytest.approx(cost(1000, 50, 200) + cost(1200, 60, 300) + cost(1400, 70, 400), rel=1e-12)
+    calls = [e for e in events if e["kind"] == "model_call"]
+    assert [e["protocol"] for e in calls] == ["anthropic", "chat", "responses"]
+    assert [e["tool_calls"][0]["name"] for e in calls] == ["Bash"] * 3
+    # the upstream got the configured output cap, not the agent's
+    assert all(r["body"]["max_tokens"] == 100 for r in upstream.model.requests)
+
+
+def test_a_request_without_the_token_is_refused(upstream):
+    upstream.model.reset(testmodel.parse_script([step()]))
+    with gateway(upstream) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        assert c.post("/v1/chat/completions", json=CHAT_REQ).status_code == 401
+        assert c.post("/v1/chat/completions", json=CHAT_REQ, headers={"Authorization": "Bearer sdb-wrong"}).status_code == 401
+        assert c.get("/v1/models").status_code == 401
+    assert upstream.model.requests == []
+
+
+def test_the_call_that_could_cross_the_cost_limit_is_refused_not_paid(upstream):
+    # each call costs ~$0.00321; the worst case of the next one (prompt estimate + 100 output tokens at $15/M) is checked
+    upstream.model.reset(testmodel.parse_script([{**step(), "repeat": True}]))
+    events: list[dict] = []
+    with gateway(upstream, Limits(max_cost_usd=0.0075), events=events) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        h = {"Authorization": f"Bearer {gw.token}"}
+        codes = [c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code for _ in range(4)]
+        assert codes == [200, 200, 400, 400]
+        assert gw.meter.stop_reason == "max_cost" and gw.usage.model_calls == 2
+        assert gw.usage.cost_usd <= 0.0075
+    assert len(upstream.model.requests) == 2  # refused calls never reached the model
+    assert [e["stop_reason"] for e in events if e["kind"] == "model_refused"] == ["max_cost", "max_cost"]
+
+
+def test_the_model_call_and_wall_limits(upstream):
+    upstream.model.reset(testmodel.parse_script([{**step(), "repeat": True}]))
+    with gateway(upstream, Limits(max_turns=2)) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        h = {"Authorization": f"Bearer {gw.token}"}
+        codes = [c.post("/v1/messages", json=ANTHROPIC_REQ, headers=h).status_code for _ in range(3)]
+        assert codes == [200, 200, 400] and gw.meter.stop_reason == "max_turns"
+    with gateway(upstream, Limits(max_wall_s=0.0)) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        r = c.post("/v1/messages", json=ANTHROPIC_REQ, headers={"x-api-key": gw.token})
+        assert r.status_code == 400 and r.json()["type"] == "error" and gw.meter.stop_reason == "max_wall"
+
+
+def test_an_upstream_failure_goes_back_to_the_agent_unpaid(upstream):
+    upstream.model.reset(testmodel.parse_script([{"error": 503, "message": "overloaded"}]))
+    with gateway(upstream) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        r = c.post("/v1/responses", json=RESPONSES_REQ, headers={"Authorization": f"Bearer {gw.token}"})
+        assert r.status_code == 503 and "overloaded" in r.json()["error"]["message"]
+        assert gw.usage.model_calls == 0 and gw.usage.cost_usd == 0 and "overloaded" in gw.last_error
+
+
+def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from sdebench.agents.tools import SPECS
+    from sdebench.delivery.memory import MemoryIndex, MemoryItem
+    from sdebench.runs.trajectory import Trajectory, read
+
+    traj = Trajectory(tmp_path / "t.jsonl")
+
+    class Box:  # the toolbox's memory path only: what an MCP call must reach
+        def __init__(self):
+            from sdebench.agents.tools import Toolbox
+
+            self.inner = Toolbox.__new__(Toolbox)
+            Toolbox.__init__(self.inner, sandbox=None, tools=("memory_search",), trajectory=traj,
+                             memory=MemoryIndex([
+                                 MemoryItem(id="K:docs/policy.md", source="K", title="policy", text="Invoices round half down."),
+                                 MemoryItem(id="K:docs/cache.md", source="K", title="cache", text="The cache keeps entries."),
+                                 MemoryItem(id="H:abc", source="H", title="tidy", text="Tidy imports of the parser.")]))
+
+        def names(self):
+            return self.inner.names()
+
+        def call(self, name, args):
+            return self.inner.call(name, args)
+
+    box = Box()
+    with gateway(upstream, toolbox=box) as gw:
+        async def use() -> tuple[list[str], str]:
+            headers = {"Authorization": f"Bearer {gw.token}"}
+            async with httpx.AsyncClient(headers=headers, timeout=30) as http, \
+                    streamable_http_client(f"{gw.base_url}/mcp", http_client=http) as (read_s, write_s, *_), \
+                    ClientSession(read_s, write_s) as session:
+                await session.initialize()
+                tools = await session.list_tools()
+                out = await session.call_tool("memory_search", {"query": "invoices round"})
+                return [t.name for t in tools.tools], out.content[0].text
+
+        names, text = anyio.run(use)
+    assert names == ["memory_search"] and "half down" in text
+    assert box.inner.stats()["tool_calls"] == {"memory_search": 1}
+    ev = [e for e in read(tmp_path / "t.jsonl") if e["kind"] == "tool"]
+    assert len(ev) == 1 and ev[0]["name"] == "memory_search" and "half down" in ev[0]["output"]
+    assert SPECS["memory_search"][0]

@@ -1,0 +1,209 @@
+"""The config tree: every option of every group composes (Hydra's compose API) and builds what it
+selects; every experiment dry-runs; `source` is a validated plain key; moved keys still work."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from sdebench import components
+from sdebench.runs.config import ConfigError, check, sources
+
+ROOT = Path(__file__).resolve().parents[2]
+CONF = ROOT / "conf"
+TEST_IMAGE = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
+# Environment variables the shipped model entries read their keys from (placeholders here).
+KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SDEBENCH_TESTMODEL_KEY")
+GROUPS = ("agent", "model", "delivery", "sandbox", "grading", "experiment", "stream", "hydra/launcher")
+
+
+def options(group: str) -> list[str]:
+    """Every option of a config group: the yaml files of its dir."""
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+def compose_plain(overrides: list[str], config_name: str = "config", hydra_cfg: bool = False) -> dict:
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(config_name=config_name, overrides=overrides, return_hydra_config=hydra_cfg)
+    if hydra_cfg:
+        return cfg
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+@pytest.fixture
+def keys(monkeypatch):
+    for var in KEY_VARS:
+        monkeypatch.setenv(var, "sk-placeholder")
+
+
+def test_the_groups_are_the_dirs_of_conf():
+    dirs = {p.relative_to(CONF).as_posix() for p in CONF.rglob("*") if p.is_dir() and any(p.glob("*.yaml"))}
+    assert dirs == set(GROUPS), "a new config group needs a case in this file"
+    assert not (CONF / "source").exists()  # `source` is a plain key now
+
+
+def _sandbox_case(name: str):
+    marks = {"docker": [pytest.mark.docker], "local": [pytest.mark.bwrap]}.get(name, [])
+    return pytest.param(name, marks=marks)
+
+
+@pytest.mark.parametrize("name", options("agent"))
+def test_every_agent_option_builds(name, keys, tmp_path):
+    needs_model = {"llm", "claude-code", "codex", "mini-swe-agent"}  # model-driven agents need a model
+    extra = {**{n: ["model=testmodel"] for n in needs_model}, "patch": [f"agent.patch={ROOT / 'tasks' / 'ttlcache-v0-K' / 'oracle.patch'}"]}
+    cfg = compose_plain([f"agent={name}", *extra.get(name, [])])
+    agent = components.build_agent(check(cfg))
+    assert agent.name == cfg["agent"]["name"] == name
+
+
+@pytest.mark.parametrize("name", options("model"))
+def test_every_model_option_builds_its_agent(name, keys):
+    cfg = check(compose_plain([f"model={name}", "agent=llm" if name != "none" else "agent=noop"]))
+    agent = components.build_agent(cfg)
+    if name == "none":
+        assert agent.name == "noop" and cfg["model"] == {"name": "none"}
+    else:
+        assert agent.client.name == cfg["model"]["name"] and agent.client.model.cost_tracking == "strict"
+        assert agent.client.pricing.mode in ("litellm", "configured")
+
+
+@pytest.mark.parametrize("name", options("delivery"))
+def test_every_delivery_option_builds(name):
+    cfg = compose_plain([f"delivery={name}"])
+    d = components.build_delivery(cfg["delivery"])
+    assert d.name == name and callable(d.prepare)
+
+
+@pytest.mark.parametrize("name", [_sandbox_case(n) for n in options("sandbox")])
+def test_every_sandbox_option_builds(name, tmp_path):
+    overrides = [f"sandbox={name}", f"tasks_dir={tmp_path / 'tasks'}", f"results_dir={tmp_path / 'results'}"]
+    if name == "docker":
+        from sdebench.sandbox.docker import unavailable_reason
+
+        reason = unavailable_reason(TEST_IMAGE)
+        if reason:
+            (pytest.fail if os.environ.get("SDEBENCH_REQUIRE_DOCKER") else pytest.skip)(f"docker unavailable: {reason}")
+        overrides.append(f"sandbox.image={TEST_IMAGE}")
+    cfg = compose_plain(overrides)
+    factory = components.build_sandbox(cfg["sandbox"])
+    try:
+        assert factory.name == name
+        (tmp_path / "ws").mkdir()
+        with factory.open(tmp_path / "ws") as box:
+            assert box.exec("echo ok", timeout=60).stdout == "ok\n"
+    finally:
+        factory.cleanup()
+
+
+@pytest.mark.parametrize("name", options("grading"))
+def test_every_grading_option_is_valid_grade_options(name):
+    from sdebench.grading.options import GradeOptions
+
+    cfg = compose_plain([f"grading={name}"])
+    opts = GradeOptions.from_mapping(cfg["grading"])
+    assert opts.feedback_hidden == cfg["grading"]["feedback_hidden"] == "binary"  # the default policy
+
+
+@pytest.mark.parametrize("policy", ["binary", "counts", "tests"])
+def test_every_feedback_policy_composes(policy):
+    from sdebench.grading.options import GradeOptions
+
+    cfg = compose_plain([f"grading.feedback_hidden={policy}"])
+    assert GradeOptions.from_mapping(cfg["grading"]).feedback_hidden == policy
+
+
+@pytest.mark.parametrize("name", options("stream"))
+def test_every_stream_option_orders_real_tasks(name):
+    from sdebench.runs.stream import StreamSpec, order_tasks
+
+    cfg = check(compose_plain([f"stream={name}", f"tasks_dir={ROOT / 'tasks'}"], config_name="stream_run"))
+    spec = StreamSpec.from_config(cfg)
+    assert [t.id for t in order_tasks(spec, cfg)] == list(spec.tasks) and spec.tasks
+
+
+@pytest.mark.parametrize("name", options("hydra/launcher"))
+def test_every_launcher_option_names_an_importable_launcher(name):
+    from hydra.utils import get_class
+
+    cfg = compose_plain([f"hydra/launcher={name}"], hydra_cfg=True)
+    assert get_class(cfg.hydra.launcher._target_).__name__.endswith("Launcher")
+
+
+@pytest.mark.parametrize("name", options("experiment"))
+def test_every_experiment_option_composes_with_sweep_keys_of_the_config(name):
+    config_name = "stream_run" if name.startswith("stream") else "config"
+    cfg = compose_plain([f"experiment={name}"], config_name=config_name, hydra_cfg=True)
+    params = dict(cfg.hydra.sweeper.params)
+    assert params
+    plain = OmegaConf.to_container(cfg, resolve=False)
+    for key in params:
+        head, *rest = key.split(".")
+        assert head in plain and (not rest or rest[0] in plain[head]), f"experiment={name} sweeps {key}, not in the config"
+
+
+def run_cli(module: str, args: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("name", options("experiment"))
+def test_every_experiment_dry_runs(name, tmp_path):
+    """Each job selects its tasks, builds the sandbox, agent, delivery and graders, prints its
+    episodes and runs none (one family and variant, to keep it quick)."""
+    module = "sdebench.stream" if name.startswith("stream") else "sdebench.run"
+    args = ["-m", f"experiment={name}", "dry_run=true", f"tasks_dir={ROOT / 'tasks'}",
+            f"results_dir={tmp_path / 'results'}", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    if module == "sdebench.run":
+        args += ["select.family=billing-rounding", "select.variant=0"]
+    else:
+        args += ["agent=learner"]
+    r = run_cli(module, args, tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = [line for line in r.stdout.splitlines() if re.match(r"\[\d+/\d+\] ", line)]
+    cfg = compose_plain([f"experiment={name}"], config_name="stream_run" if module == "sdebench.stream" else "config",
+                        hydra_cfg=True)
+    jobs = 1
+    for values in cfg.hydra.sweeper.params.values():
+        jobs *= len(str(values).split(","))
+    per_job = 1 if module == "sdebench.run" else len(compose_plain([], config_name="stream_run")["stream"]["tasks"])
+    # a source=none job of one family still has its one task; every job prints each episode once
+    assert len(lines) == jobs * per_job and all(line.endswith(": run") for line in lines), r.stdout[-2000:]
+    assert not (tmp_path / "results").exists() and not list((tmp_path / "sweep").rglob("summary.md"))
+
+
+def test_source_is_validated():
+    assert sources({"source": "all"}) is None and sources({}) is None
+    assert sources({"source": "K"}) == ("K",) and sources({"source": "H,none"}) == ("H", "none")
+    assert sources({"source": ["F", "X"]}) == ("F", "X")
+    with pytest.raises(ConfigError, match=r"^source=Q: unknown source 'Q' \(choose H, K, F, X, none, all\)$"):
+        sources({"source": "Q"})
+    with pytest.raises(ConfigError, match="plain value"):
+        sources({"source": {"name": "K"}})
+
+
+def test_an_unknown_source_is_one_line_from_the_command_line(tmp_path):
+    r = run_cli("sdebench.run", ["source=Q", f"tasks_dir={ROOT / 'tasks'}", f"hydra.run.dir={tmp_path / 'out'}"], tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == \
+        "sdebench.run: error: source=Q: unknown source 'Q' (choose H, K, F, X, none, all)"
+
+
+def test_moved_top_level_cost_tracking_still_works_with_a_warning(caplog):
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="sdebench.config"):
+        cfg = check({"cost_tracking": "ignore", "model": {"name": "openai", "cost_tracking": "strict"}})
+    assert cfg["model"]["cost_tracking"] == "ignore" and "cost_tracking" not in cfg
+    assert caplog.messages == ["cost_tracking=ignore is deprecated: write model.cost_tracking=ignore"]
+    assert check({"cost_tracking": None, "model": {"name": "none"}}) == {"model": {"name": "none"}}
+    composed = compose_plain(["cost_tracking=ignore", "model=testmodel"])
+    assert check(composed)["model"]["cost_tracking"] == "ignore"
