@@ -10,9 +10,11 @@ padded with realistic filler modules and a long history (see `build_sized` for t
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
 
+from sdebench.generation.facts import integer_space
 from sdebench.generation.kit import (
     ADR_DIR,
     CONVENTIONS,
@@ -57,13 +59,22 @@ SHAPES = {
 }
 
 
+def drawable(pct: int) -> bool:
+    """Whether the family's draw may return `pct`."""
+    return bool(pct % 5)
+
+
 def fact_margin(variant: int) -> int:
     """The safety margin of a variant in percent: 31..69, never a multiple of 5."""
     rng = random.Random(f"{FAMILY}-margin-{variant}")
     while True:
         pct = rng.randint(31, 69)
-        if pct % 5:
+        if drawable(pct):
             return pct
+
+
+# Conventional values first, then every integer of the draw's range and its neighbours.
+SPACE = integer_space((25, 20, 10, 15, 30, 50, 40, 33), 31, 69, drawable, margin=3)
 
 
 def tokens(pct: int) -> tuple[str, ...]:
@@ -133,19 +144,29 @@ def suggest_orders(items):
 class InventoryReorderFamily:
     """Generator of the inventory-reorder family."""
 
+    space = SPACE
+
+    def fact(self, variant: int) -> int:
+        """The variant's drawn fact."""
+        return fact_margin(variant)
+
     family = FAMILY
     bottleneck = "exploration-heavy"
     variants = (0, 1, 2)
     description = "the safety margin a stock service adds on top of lead-time demand (a non-round percentage)"
 
-    def build(self, variant: int, source: str) -> TaskSpec:
-        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
-        return self.build_sized(variant, source, SIZES.get(variant, "default"))
+    def render(self, variant: int, value: int) -> dict[str, str]:
+        """The fix a perfect agent believing `value` writes (the rule module only: no filler rebuilt)."""
+        return {_rule_path(self, variant): rule_module(f"0.{value}", per_site=True)}
 
-    def build_sized(self, variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
+    def build(self, variant: int, source: str, fact=None) -> TaskSpec:
+        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
+        return self.build_sized(variant, source, SIZES.get(variant, "default"), fact)
+
+    def build_sized(self, variant: int, source: str, size: str | tuple[int, int], fact=None) -> TaskSpec:
         """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
         s = SHAPES[variant % 2]
-        pct = fact_margin(variant)
+        pct = fact_margin(variant) if fact is None else fact
         toks = tokens(pct)
         modules, commits = filler_size(size)
         filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
@@ -265,6 +286,12 @@ def test_hidden_margin_setting():
             tags=("inventory", "magic-number", "large-repo"),
             description=self.description,
         )
+
+
+@functools.cache
+def _rule_path(gen, variant: int) -> str:
+    [path] = gen.build(variant, "none").oracle_files
+    return path
 
 
 GENERATOR = InventoryReorderFamily()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 
+from sdebench.generation.facts import integer_space
 from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -18,13 +19,22 @@ REPRO_AGE = 150
 CONVENTIONAL = (60, 90, 120, 180, 240, 300, 360, 420, 450, 480, 540, 600, 720, 900, 1200, 1800, 3600)
 
 
+def drawable(ttl: int) -> bool:
+    """Whether the draw may return `ttl`: not a multiple of 5 and far from round minutes."""
+    return bool(ttl % 5) and all(abs(ttl - c) > 3 for c in CONVENTIONAL)
+
+
 def fact_ttl(variant: int) -> int:
-    """The TTL of a variant: 301..899 s, not a multiple of 5 and far from round minutes."""
+    """The TTL of a variant: 301..899 s, drawable."""
     rng = random.Random(f"{FAMILY}-ttl-{variant}")
     while True:
         ttl = rng.randint(301, 899)
-        if ttl % 5 and all(abs(ttl - c) > 3 for c in CONVENTIONAL):
+        if drawable(ttl):
             return ttl
+
+
+# Every conventional TTL, then every second of 296..904 (the draw's range and its neighbours).
+SPACE = integer_space(CONVENTIONAL, 301, 899, drawable, margin=5)
 
 
 def tokens(ttl: int) -> tuple[str, ...]:
@@ -92,10 +102,16 @@ class TTLCacheFamily:
     variants = (0, 1)
     description = "the time-to-live the upstream provider guarantees for cached entries (a non-round number of seconds)"
 
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
+    space = SPACE
+
+    def fact(self, variant: int) -> int:
+        """The variant's drawn TTL."""
+        return fact_ttl(variant)
+
+    def build(self, variant: int, source: str, fact: int | None = None):
+        """Build one variant with the fact in `source` (`fact` replaces the drawn TTL)."""
         pkg, what, item = SHAPES[variant]
-        ttl = fact_ttl(variant)
+        ttl = fact_ttl(variant) if fact is None else fact
         head_line = f"DEFAULT_TTL_SECONDS = {HEAD_TTL}"
         fact_line = f"DEFAULT_TTL_SECONDS = {ttl}"
         clock = "class Clock:\n    def __init__(self):\n        self.now = 0.0\n\n    def __call__(self):\n        return self.now\n"

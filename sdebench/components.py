@@ -34,6 +34,7 @@ AGENTS: dict[str, str] = {
     "oracle": "sdebench.agents.reference:OracleAgent",
     "conventional": "sdebench.agents.reference:ConventionalAgent",
     "patch": "sdebench.agents.reference:PatchAgent",
+    "prober": "sdebench.agents.prober:ProberAgent",
     "learner": "sdebench.agents.learner:LearnerAgent",
     "llm": "sdebench.agents.llm:LLMAgent",
     "claude-code": "sdebench.agents.installed.claude_code:ClaudeCodeAgent",

@@ -26,6 +26,7 @@ from sdebench.generation.observe import (
     write_task_observations,
     written_path,
 )
+from sdebench.generation.probe import DEFAULT_SUBMITS, ProbeResult, declares_space, probe_family
 from sdebench.generation.spec import Generator, TaskSpec
 from sdebench.grading import rules
 from sdebench.grading.testrun import TestRun, module_names
@@ -150,8 +151,22 @@ def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
         return {n: f.result() for n, f in futures.items()}
 
 
-def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict) -> Outcome:
-    """Build, validate and (if every rule holds) write one task; never raises."""
+def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict) -> ProbeResult | None:
+    """Rule-7 figures of one family variant (None: the family declares no fact space); never raises."""
+    gen = load_generator(gen_path)
+    if not declares_space(gen):
+        return None
+    try:
+        return probe_family(gen, variant, sandbox_cfg)
+    except Exception as e:  # noqa: BLE001 - a crashing renderer is a reported failure
+        return ProbeResult(gen.family, variant, 0, 0, DEFAULT_SUBMITS, "?",
+                           problems=[f"the fact space cannot be probed: {type(e).__name__}: {e}"])
+
+
+def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict,
+               probed: ProbeResult | None = None) -> Outcome:
+    """Build, validate and (if every rule holds) write one task; never raises. `probed` holds the
+    variant's rule-7 figures (the same for every placement: code and tests do not depend on it)."""
     start = time.monotonic()
     gen = load_generator(gen_path)
     tid = f"{gen.family}-v{variant}-{source}"
@@ -159,6 +174,8 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
     try:
         spec = gen.build(variant, source)
         violations = validate.check_structure(spec, gen.family, variant, source)
+        if probed is not None:
+            violations += [validate.Violation(7, v) for v in probed.violations()]
         violations += validate.check_determinism(spec, gen.build(variant, source))
         if not violations:
             violations += validate.check_placement(spec)
@@ -288,7 +305,16 @@ def generate(
 
         bar = tqdm(total=len(jobs), unit="task", file=sys.stderr)
     with ProcessPoolExecutor(max(1, workers)) as pool:
-        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg) for p, v, s in jobs]
+        variants = sorted({(p, v) for p, v, _ in jobs})
+        probed = dict(zip(variants, pool.map(probe_variant, *zip(*variants, strict=True),
+                                             [sandbox_cfg] * len(variants)), strict=True))
+        for r in probed.values():
+            if r is not None:
+                print(f"rule 7: {r.summary()} [{r.seconds:.1f}s]", file=sys.stderr)
+        unchecked = sorted({load_generator(p).family for (p, _), r in probed.items() if r is None})
+        if unchecked:
+            print(f"rule 7: no fact space declared (unchecked): {', '.join(unchecked)}", file=sys.stderr)
+        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)]) for p, v, s in jobs]
         for fut in futures:
             outcomes.append(fut.result())
             if bar is not None:

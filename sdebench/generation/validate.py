@@ -25,6 +25,7 @@ RULES = {
     4: "HEAD state (PASS_TO_PASS green, FAIL_TO_PASS red)",
     5: "no future leak",
     6: "deterministic",
+    7: "not searchable",
 }
 
 

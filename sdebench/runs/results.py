@@ -285,10 +285,24 @@ def manifest_records(root: Path) -> list[EpisodeRecord]:
 
 
 # --- checks and command line --------------------------------------------------------------------
+PROBER_UNRESOLVED = 0.95  # generation rule 7 seen from the episodes
+
+
 def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5) -> list[str]:
     """Problems with reference-agent outcomes: oracle resolves at once, conventional fails after
-    exactly the cap, noop never resolves, no episode errors. Empty when all is as expected."""
+    exactly the cap, noop never resolves, the prober (no memory) stays unresolved in at least
+    PROBER_UNRESOLVED of the episodes of every squashed or `none` cell, no episode errors."""
     problems = []
+    records = list(records)
+    cells: dict[tuple, list[bool]] = {}
+    for r in records:
+        if r.agent == "prober" and r.stop_reason != "error" and (r.delivery == "squashed" or r.source == "none"):
+            cells.setdefault((r.delivery, r.source), []).append(bool(r.resolved))
+    for (delivery, source), outcomes in sorted(cells.items(), key=str):
+        unresolved = outcomes.count(False) / len(outcomes)
+        if unresolved < PROBER_UNRESOLVED:
+            problems.append(f"delivery={delivery} source={source} agent=prober: unresolved in {unresolved:.0%} of "
+                            f"{len(outcomes)} episodes (at least {PROBER_UNRESOLVED:.0%} required: the fact is searchable)")
     for r in records:
         where = f"{r.task_id} delivery={r.delivery} agent={r.agent}"
         agent, resolved, n = r.agent, r.resolved, r.interventions

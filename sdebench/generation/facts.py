@@ -1,0 +1,90 @@
+"""A family's fact space: the candidates a memoryless agent could try, with prior weights, and the
+family's own draw of the fact.
+
+The space is declared as data, before and independently of any drawn fact (rule 7): conventional
+values carry the highest weights, every value the draw can produce is a candidate, and so are its
+obvious neighbours. The draw is an enumerable distribution, so the prober's resolve probability over
+it is exact; `sample` draws from it with an RNG passed in (no module-level randomness).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+CONVENTIONAL_WEIGHT = 10.0  # a conventional value is ten times as likely, a priori, as any other candidate
+PLAIN_WEIGHT = 1.0
+NEIGHBOUR_WEIGHT = 1.0
+
+
+@dataclass(frozen=True)
+class FactSpace:
+    """Candidates (value, prior weight) in declaration order, and the draw (value, probability)."""
+
+    candidates: tuple[tuple[object, float], ...]
+    draw: tuple[tuple[object, float], ...]
+
+    def __post_init__(self) -> None:
+        values = [v for v, _ in self.candidates]
+        if len(set(values)) != len(values):
+            raise ValueError("a fact space lists a candidate twice")
+        if any(w <= 0 for _, w in self.candidates):
+            raise ValueError("prior weights must be positive")
+        total = sum(p for _, p in self.draw)
+        if not self.draw or abs(total - 1.0) > 1e-9:
+            raise ValueError(f"the draw's probabilities must sum to 1, not {total}")
+
+    @property
+    def size(self) -> int:
+        """The number of candidates."""
+        return len(self.candidates)
+
+    def values(self) -> list[object]:
+        """The candidates in declaration order."""
+        return [v for v, _ in self.candidates]
+
+    def prior(self) -> dict[object, float]:
+        """Candidate -> prior weight."""
+        return dict(self.candidates)
+
+    def outside_draw(self) -> list[object]:
+        """Values the draw can produce that are not candidates (must be empty)."""
+        known = set(self.values())
+        return [v for v, _ in self.draw if v not in known]
+
+    def sample(self, rng: random.Random) -> object:
+        """One fact drawn from the family's draw with `rng`."""
+        values, probs = zip(*self.draw, strict=True)
+        return rng.choices(values, probs)[0]
+
+
+def uniform(values: Iterable[object]) -> tuple[tuple[object, float], ...]:
+    """The uniform draw over `values` (what a rejection loop over a range produces)."""
+    vs = list(dict.fromkeys(values))
+    return tuple((v, 1.0 / len(vs)) for v in vs)
+
+
+def accepted(lo: int, hi: int, accept: Callable[[int], bool]) -> list[int]:
+    """The integers in [lo, hi] a rejection loop `randint(lo, hi) until accept(n)` can return."""
+    return [n for n in range(lo, hi + 1) if accept(n)]
+
+
+def space(conventional: Mapping[object, float] | Iterable[object], drawn: Iterable[object],
+          others: Iterable[object] = (), draw: tuple[tuple[object, float], ...] | None = None) -> FactSpace:
+    """A space of conventional values (weight CONVENTIONAL_WEIGHT unless given), then the drawable
+    values and `others` (neighbours, near-conventional values) at PLAIN_WEIGHT; the draw is uniform
+    over `drawn` unless given."""
+    conv = dict(conventional) if isinstance(conventional, Mapping) else dict.fromkeys(conventional, CONVENTIONAL_WEIGHT)
+    cands: dict[object, float] = dict(conv)
+    drawn = list(drawn)
+    for v in [*drawn, *others]:
+        cands.setdefault(v, PLAIN_WEIGHT)
+    return FactSpace(tuple(cands.items()), draw if draw is not None else uniform(drawn))
+
+
+def integer_space(conventional: Iterable[int], lo: int, hi: int, accept: Callable[[int], bool],
+                  margin: int = 0) -> FactSpace:
+    """A numeric fact drawn by rejection from [lo, hi]: conventional values first, then every integer
+    of [lo - margin, hi + margin] (the drawable ones and their neighbours)."""
+    return space(conventional, accepted(lo, hi, accept), range(lo - margin, hi + margin + 1))

@@ -1,0 +1,459 @@
+"""Generation rule 7: simulate the prober, the best memoryless searcher, against the grader.
+
+For one family variant every candidate of the fact space is rendered (the code a perfect agent who
+believed it would write) and all of them run the task's observation tests in **one** sandboxed
+process (`DRIVER`: write the candidate's files, forget the workspace's modules, import the test
+modules afresh, call every test with the runner's own `observe` fixture). The grader compares a
+submission's observations with the oracle's; the oracle of hypothesis h is h's rendering, so one
+run per candidate gives the feedback any candidate c would get if h were the fact, under every
+feedback policy, with the grading's own comparison (`observations_match`).
+
+The prober (`Prober`) keeps the hypotheses consistent with all feedback so far and submits the
+candidate whose resolving is most probable under the prior restricted to them; the simulation
+replays it for every value of the family's draw, which gives the resolve probability exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sdebench.generation.facts import FactSpace
+from sdebench.grading.rules import observations_match
+from sdebench.grading.testrun import runner_source
+
+POLICIES = ("binary", "counts", "tests")
+LIMIT = 0.05  # rule 7: the prober resolves with probability at most 5 %
+CONFIG = ".probe/candidates.json"
+REPORT = ".probe/report.jsonl"
+
+# Runs inside the sandbox as `python3 -I -B -c DRIVER CONFIG`; stdlib + pytest + the runner's encoder.
+DRIVER = r'''
+import importlib.util, itertools, json, os, sys
+runner = {"__name__": "sdebench_runner"}
+exec(compile(RUNNER, "runner", "exec"), runner)
+Observer = runner["Observer"]
+sys.dont_write_bytecode = True
+ws = os.getcwd()
+sys.path.append(ws)
+import pytest  # noqa: E401 - the tests use pytest.mark and pytest.raises
+cfg = json.load(open(sys.argv[1]))
+out = open(cfg["report"], "w")
+
+def instances(fn):
+    marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "parametrize"]
+    axes = []
+    for m in reversed(marks):
+        names = m.args[0]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        rows = []
+        for v in m.args[1]:
+            v = tuple(v.values) if hasattr(v, "values") and not isinstance(v, dict) else (v if len(names) > 1 else (v,))
+            rows.append(dict(zip(names, v)))
+        axes.append(rows)
+    if not axes:
+        return [("", {})]
+    out_ = []
+    for k, combo in enumerate(itertools.product(*axes)):
+        args = {}
+        for part in combo:
+            args.update(part)
+        out_.append((f"[{k}]", args))
+    return out_
+
+for idx, files in enumerate(cfg["candidates"]):
+    for rel, text in files.items():
+        with open(os.path.join(ws, rel), "w") as f:
+            f.write(text)
+    for name in list(sys.modules):
+        if name.split(".")[0] in cfg["tops"] or name.startswith("sdebench_probe_"):
+            del sys.modules[name]
+    importlib.invalidate_caches()
+    res = {}
+    for n, (path, names) in enumerate(cfg["tests"]):
+        try:
+            spec = importlib.util.spec_from_file_location(f"sdebench_probe_{n}", os.path.join(ws, path))
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = mod
+            spec.loader.exec_module(mod)
+        except BaseException as e:
+            for name in names:
+                res[f"{path}::{name}"] = ["error", [], type(e).__name__]
+            continue
+        for name in names:
+            fn = getattr(mod, name, None)
+            for suffix, args in (instances(fn) if fn else [("", {})]):
+                sink = []
+                try:
+                    fn(**args, observe=Observer(sink))
+                    outcome = "passed"
+                except BaseException as e:
+                    outcome = "failed"
+                res[f"{path}::{name}{suffix}"] = [outcome, sink]
+    out.write(json.dumps({"i": idx, "r": res}) + "\n")
+    out.flush()
+out.close()
+'''
+
+
+class ProbeError(RuntimeError):
+    """The candidates could not be run (a sandbox or driver failure): an error, not a verdict."""
+
+
+def driver_source() -> str:
+    """The driver with the runner's source bound in."""
+    return f"RUNNER = {runner_source()!r}\n" + DRIVER
+
+
+def run_candidates(factory, root: Path, head: Mapping[str, str], renders: Sequence[Mapping[str, str]],
+                   tests: Mapping[str, str], tops: Sequence[str], timeout: float = 600.0) -> list[dict[str, tuple]]:
+    """Observations (outcome, [encoded values]) per test instance for every rendered candidate,
+    from one sandboxed process over `head` with the observation `tests` added."""
+    import ast
+
+    touched = sorted({p for r in renders for p in r})
+    cands = [{p: r.get(p, head.get(p, "")) for p in touched} for r in renders]
+    tree = {**head, **tests}
+    for rel, content in tree.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content)
+    listing = []
+    for path, src in sorted(tests.items()):
+        names = [n.name for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+        listing.append([path, names])
+    (root / CONFIG).parent.mkdir(parents=True, exist_ok=True)
+    (root / CONFIG).write_text(json.dumps({"candidates": cands, "tests": listing, "tops": list(tops), "report": REPORT}))
+    with factory.open(root) as sb:
+        ex = sb.exec(["python3", "-I", "-B", "-c", driver_source(), CONFIG], timeout=timeout)
+        try:
+            raw = sb.read_file(REPORT)
+        except Exception:  # noqa: BLE001 - a missing report is reported below
+            raw = ""
+    rows = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    if len(rows) != len(cands):
+        tail = (ex.stderr.strip().splitlines() or [""])[-1][:300]
+        raise ProbeError(f"the candidate run reported {len(rows)} of {len(cands)} candidates (exit {ex.exit_code}): {tail}")
+    return [{k: (v[0], v[1]) for k, v in row["r"].items()} for row in rows]
+
+
+# --- the feedback model -------------------------------------------------------------------------
+
+
+def _base(instance: str) -> str:
+    return instance.split("[", 1)[0]
+
+
+@dataclass
+class Model:
+    """Behaviour classes of the admissible candidates and the feedback one gets against another."""
+
+    hidden: list[str]  # hidden base ids
+    visible: list[str]  # visible base ids
+    members: list[list[int]]  # class -> candidate indices (declaration order)
+    mass: list[float]  # class -> prior mass
+    runs: list[dict[str, tuple]]  # class -> its representative's observations
+    inadmissible: list[int] = field(default_factory=list)  # candidates failing a visible test or their own run
+    _match: dict = field(default_factory=dict)
+    _ids: dict = field(default_factory=dict)
+    _obs: dict = field(default_factory=dict)
+    _tolerant: dict = field(default_factory=dict)
+    enc: list = field(default_factory=list)
+    _resolves: dict | None = None
+    _rows: dict = field(default_factory=dict)
+
+    def _id(self, inst: str, obs: list) -> int:
+        text = json.dumps(obs)
+        ids = self._ids.setdefault(inst, {})
+        if text not in ids:
+            ids[text] = len(ids)
+            self._obs[(inst, ids[text])] = obs
+            self._tolerant[(inst, ids[text])] = '"float"' in text or '"Decimal"' in text
+        return ids[text]
+
+    def _ok(self, inst: str, h: int, c: int) -> bool:
+        if self.enc[c][inst][0] != "passed":
+            return False
+        a, b = self.enc[h][inst][1], self.enc[c][inst][1]
+        if a == b:
+            return True
+        if not (self._tolerant[(inst, a)] or self._tolerant[(inst, b)]):
+            return False  # exact encodings without floats or decimals match only when equal
+        key = (inst, a, b)
+        if key not in self._match:
+            self._match[key] = observations_match(self._obs[(inst, a)], self._obs[(inst, b)])
+        return self._match[key]
+
+    def index(self) -> None:
+        """Intern every observation list as a small id per test instance."""
+        self.enc = [{i: (o, self._id(i, obs)) for i, (o, obs) in run.items()} for run in self.runs]
+
+    def failing(self, c: int, h: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(hidden, re-checked visible) base ids that class c's code fails if class h holds the fact."""
+        exp, got = self.enc[h], self.enc[c]
+        bad = {_base(i) for i in exp if i not in got or not self._ok(i, h, c)}
+        bad |= {_base(i) for i in got if i not in exp}
+        return tuple(b for b in self.hidden if b in bad), tuple(b for b in self.visible if b in bad)
+
+    def resolvers(self, c: int) -> list[int]:
+        """The classes h under which submitting class c resolves (c itself, and near-equal floats)."""
+        if self._resolves is None:
+            tolerant = {i for (i, k), t in self._tolerant.items() if t}
+            buckets: dict[tuple, list[int]] = {}
+            for h, enc in enumerate(self.enc):
+                key = tuple(sorted((i, o, v) for i, (o, v) in enc.items() if i not in tolerant))
+                buckets.setdefault(key, []).append(h)
+            self._resolves = {}
+            for members in buckets.values():
+                for x in members:
+                    self._resolves[x] = [h for h in members if h == x or not any(self.failing(x, h))]
+        return self._resolves[c]
+
+    def row(self, c: int, policy: str) -> list:
+        """The feedback signature class c's submit gets against every class, under `policy`."""
+        key = (c, policy)
+        if key not in self._rows:
+            self._rows[key] = [signature(policy, *self.failing(c, h)) for h in range(len(self.runs))]
+        return self._rows[key]
+
+
+def signature(policy: str, hidden_failed: Sequence[str], recheck_failed: Sequence[str]):
+    """What the feedback under `policy` reveals about the held-out phase (None: resolved)."""
+    if not hidden_failed and not recheck_failed:
+        return None
+    if policy == "binary":
+        return "fail"
+    if policy == "counts":
+        return (len(hidden_failed), len(recheck_failed))
+    return (tuple(sorted(hidden_failed)), tuple(sorted(recheck_failed)))
+
+
+def build_model(space: FactSpace, runs: Sequence[dict[str, tuple]], hidden: Sequence[str],
+                visible: Sequence[str]) -> Model:
+    """Group admissible candidates (every test instance passes, visible checks hold) by behaviour."""
+    prior = [w for _, w in space.candidates]
+    classes: dict[str, int] = {}
+    model = Model(list(hidden), list(visible), [], [], [])
+    for i, run in enumerate(runs):
+        ok = bool(run) and all(o == "passed" for o, _ in run.values())
+        ok = ok and all(v[1] is True for i_, (_, obs) in run.items() if _base(i_) in visible
+                        for v in obs if isinstance(v, list) and v[:1] == ["check"])
+        if not ok:
+            model.inadmissible.append(i)
+            continue
+        key = json.dumps(sorted(run.items()))
+        if key not in classes:
+            classes[key] = len(model.runs)
+            model.runs.append(run)
+            model.members.append([])
+            model.mass.append(0.0)
+        k = classes[key]
+        model.members[k].append(i)
+        model.mass[k] += prior[i]
+    model.index()
+    return model
+
+
+class Prober:
+    """The best memoryless searcher over a feedback model: posterior = prior over consistent classes."""
+
+    def __init__(self, model: Model, policy: str):
+        self.model, self.policy = model, policy
+        self.alive = list(range(len(model.runs)))
+
+    def next(self) -> int | None:
+        """The class to submit: the most probable resolving submit (ties: declared first)."""
+        if not self.alive:
+            return None
+        best, best_p = None, -1.0
+        alive = set(self.alive)
+        for c in self.alive:
+            p = sum(self.model.mass[h] for h in self.model.resolvers(c) if h in alive)
+            if p > best_p + 1e-12:
+                best, best_p = c, p
+        return best
+
+    def observe(self, c: int, sig) -> None:
+        """Drop the hypotheses under which submitting c would not have given `sig`."""
+        row = self.model.row(c, self.policy)
+        self.alive = [h for h in self.alive if row[h] == sig]
+
+
+def submits_to_resolve(model: Model, truth: int, policy: str, submits: int) -> int | None:
+    """The submit (1-based) at which the prober resolves when class `truth` holds the fact, or None."""
+    p = Prober(model, policy)
+    for n in range(1, submits + 1):
+        c = p.next()
+        if c is None:
+            return None
+        sig = model.row(c, policy)[truth]
+        if sig is None:
+            return n
+        p.observe(c, sig)
+    return None
+
+
+# --- the rule ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProbeResult:
+    """The rule-7 figures of one family variant."""
+
+    family: str
+    variant: int
+    size: int  # candidates declared
+    classes: int  # behaviourally distinct admissible candidates
+    submits: int  # the cap: first submit + interventions
+    fact: str  # repr of this variant's fact (kept on the host, never in a task)
+    resolve: dict[str, float] = field(default_factory=dict)  # policy -> P(resolve within the cap) over the draw
+    fact_submit: dict[str, int | None] = field(default_factory=dict)  # policy -> submit resolving this variant's fact
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def violations(self) -> list[str]:
+        """Rule-7 failures under the default (binary) policy, plus any inconsistency met."""
+        out = list(self.problems)
+        if self.fact_submit.get("binary") is not None:
+            out.append(f"the prober reaches the fact without memory at submit {self.fact_submit['binary']} "
+                       f"of {self.submits} (binary feedback)")
+        if self.resolve.get("binary", 0.0) > LIMIT:
+            out.append(f"the prober resolves {self.resolve['binary']:.1%} of the family's draws within "
+                       f"{self.submits} submits (binary feedback; at most {LIMIT:.0%} allowed; space {self.size})")
+        return out
+
+    def summary(self) -> str:
+        """One line of figures."""
+        figs = ", ".join(f"{p} {self.resolve.get(p, float('nan')):.2%}" for p in POLICIES)
+        return (f"{self.family} v{self.variant}: space {self.size} ({self.classes} distinct), "
+                f"P(resolve in {self.submits}) {figs}")
+
+
+def analyse(family: str, variant: int, space: FactSpace, fact: object, runs: Sequence[dict[str, tuple]],
+            hidden: Sequence[str], visible: Sequence[str], submits: int) -> ProbeResult:
+    """The figures from the candidates' runs (index-aligned with `space.candidates`)."""
+    return analyse_model(family, variant, space, fact, build_model(space, runs, hidden, visible), submits)
+
+
+def analyse_model(family: str, variant: int, space: FactSpace, fact: object, model: Model,
+                  submits: int) -> ProbeResult:
+    """The figures of a built model."""
+    res = ProbeResult(family, variant, space.size, 0, submits, repr(fact))
+    values = space.values()
+    res.classes = len(model.runs)
+    cls_of = {i: k for k, ms in enumerate(model.members) for i in ms}
+    if fact not in values:
+        res.problems.append(f"the variant's fact {fact!r} is not in the declared space")
+    elif values.index(fact) not in cls_of:
+        res.problems.append(f"the rendering of the variant's fact {fact!r} fails its own tests in the probe")
+    if missing := space.outside_draw():
+        res.problems.append(f"the family's draw produces values outside its space: {missing[:3]}")
+    def at(value, policy: str, memo: dict) -> int | None:
+        if value not in values or values.index(value) not in cls_of:
+            return None
+        k = cls_of[values.index(value)]
+        if k not in memo:
+            memo[k] = submits_to_resolve(model, k, policy, submits)
+        return memo[k]
+
+    for policy in POLICIES:
+        memo: dict[int, int | None] = {}
+        res.resolve[policy] = sum(p for v, p in space.draw if at(v, policy, memo) is not None)
+        res.fact_submit[policy] = at(fact, policy, memo)
+    undrawable = [v for v, _ in space.draw if v in values and values.index(v) not in cls_of]
+    if undrawable:
+        res.problems.append(f"drawable facts whose rendering fails its own tests: {undrawable[:3]}")
+    return res
+
+
+# --- a family variant ------------------------------------------------------------------------------
+
+DEFAULT_SUBMITS = 6  # the first submit and the default cap of 5 interventions
+
+
+def declares_space(gen) -> bool:
+    """Whether a family declares its fact space (`space`, `fact(variant)`, `build(..., fact=)`)."""
+    return getattr(gen, "space", None) is not None and callable(getattr(gen, "fact", None))
+
+
+def render(gen, variant: int, value: object) -> dict[str, str]:
+    """The files a perfect agent believing `value` would write: the family's renderer, else its oracle."""
+    if callable(getattr(gen, "render", None)):
+        return dict(gen.render(variant, value))
+    return dict(gen.build(variant, "none", fact=value).oracle_files)
+
+
+@dataclass
+class VariantModel:
+    """What the prober knows of one family variant: the space, each candidate's files, the model."""
+
+    space: FactSpace
+    renders: list[dict[str, str]]
+    model: Model
+    seconds: float
+
+
+def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None,
+                  head: Mapping[str, str] | None = None) -> VariantModel:
+    """Render and run every candidate of a family variant over `head` (default: the HEAD built with
+    the first candidate; filler may differ, code under test does not); the fact is not used."""
+    import tempfile
+
+    from sdebench.generation.generate import visible_files
+    from sdebench.generation.observe import ObservationTests
+    from sdebench.generation.validate import head_tree
+    from sdebench.grading.rules import top_level_names
+    from sdebench.sandbox import make_factory
+
+    start = time.monotonic()
+    space = gen.space
+    # The repo and its tests are the same whichever candidate holds (held-out tests keep inputs only).
+    spec = gen.build(variant, "none", fact=space.values()[0])
+    head = dict(head) if head is not None else head_tree(spec)
+    tests = ObservationTests.of(visible_files(spec, head), spec.hidden_tests)
+    renders = [render(gen, variant, v) for v in space.values()]
+    code = [p for p in head if p.endswith(".py")]
+    with tempfile.TemporaryDirectory(prefix=f"sdebench-probe-{gen.family}-") as tmp:
+        runs = run_candidates(make_factory(sandbox_cfg), Path(work or tmp), head, renders, tests.overlay(),
+                              sorted(top_level_names(code)))
+    model = build_model(space, runs, spec.hidden_to_pass, spec.fail_to_pass + spec.pass_to_pass)
+    return VariantModel(space, renders, model, time.monotonic() - start)
+
+
+def _independent(spec, other) -> list[str]:
+    """What the prober's view (built with another candidate) differs in from the task: nothing may."""
+    from sdebench.generation.generate import visible_files
+    from sdebench.generation.observe import ObservationTests
+    from sdebench.generation.validate import head_tree
+
+    out = []
+    a, b = head_tree(spec), head_tree(other)
+    if ObservationTests.of(visible_files(spec, a), spec.hidden_tests).overlay() != \
+            ObservationTests.of(visible_files(other, b), other.hidden_tests).overlay():
+        out.append("the observation tests depend on the fact")
+    return out
+
+
+def probe_family(gen, variant: int, sandbox_cfg: dict, submits: int = DEFAULT_SUBMITS,
+                 work: Path | None = None) -> ProbeResult:
+    """Rule-7 figures of one variant of a family declaring its space (never raises a ProbeError)."""
+    from sdebench.generation.validate import head_tree
+
+    space, fact = gen.space, gen.fact(variant)
+    start = time.monotonic()
+    problems = []
+    spec = gen.build(variant, "none")
+    if fact in space.values() and render(gen, variant, fact) != dict(spec.oracle_files):
+        problems.append("the renderer's files for the variant's fact differ from the oracle fix")
+    problems += _independent(spec, gen.build(variant, "none", fact=space.values()[0]))
+    try:
+        vm = variant_model(gen, variant, sandbox_cfg, work, head=head_tree(spec))
+    except ProbeError as e:
+        return ProbeResult(gen.family, variant, space.size, 0, submits, repr(fact), problems=[*problems, str(e)])
+    res = analyse_model(gen.family, variant, space, fact, vm.model, submits)
+    res.problems[:0] = problems
+    res.seconds = time.monotonic() - start
+    return res
