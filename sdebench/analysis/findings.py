@@ -110,7 +110,7 @@ def llm_section(llm: Path | None) -> list[str]:
     out = ["## LLM agents", ""]
     df = results.load(llm) if llm is not None and Path(llm).exists() else pd.DataFrame()
     if not df.empty:
-        df = analysis.prepare(df)
+        df = analysis.prepare(analysis.split_streams(df)[0])  # stream records are not ablation cells
         df = df[~df["agent"].isin(REFERENCE_AGENTS)]
     if df.empty:
         out += ["Not run: no LLM endpoint was reachable where these results were produced. "
@@ -135,7 +135,7 @@ def render(reference: Path, llm: Path | None = None) -> str:
     df = results.load(reference)
     if df.empty:
         raise ValueError(f"no episode records under {reference}")
-    df = analysis.prepare(df)
+    df = analysis.prepare(analysis.split_streams(df)[0])
     meta_file = reference / "sweep.json"
     sweep = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     head = ["# Findings", "",

@@ -184,9 +184,11 @@ def build(dirs: list[Path], out: Path) -> Path:
     recs = _records(dirs)
     out = Path(out)
     (out / "episodes").mkdir(parents=True, exist_ok=True)
-    df = analysis.prepare(results.frame(recs)) if recs else pd.DataFrame()
-    body = [f"<h1>sdebench report</h1><p>{len(recs)} episodes from {esc(', '.join(str(d) for d in dirs))}</p>"]
-    if recs:
+    static, stream = analysis.split_streams(results.frame(recs)) if recs else (pd.DataFrame(), pd.DataFrame())
+    df = analysis.prepare(static) if len(static) else pd.DataFrame()
+    body = [f"<h1>sdebench report</h1><p>{len(recs)} episodes from {esc(', '.join(str(d) for d in dirs))}"
+            + (f"; {len(stream)} of them stream episodes, tabled apart below" if len(stream) else "") + "</p>"]
+    if len(df):
         with tempfile.TemporaryDirectory() as tmp:
             pngs = plots.write_all(df, Path(tmp))
             body.append("<h2>Plots</h2>" + "".join(f"<p>{img(p, p.stem)}</p>" for p in pngs))
@@ -199,6 +201,10 @@ def build(dirs: list[Path], out: Path) -> Path:
                         ("Retrieval of the decisive memory item: retrieved / used, and why failures failed",
                          retrieval_analysis.table(df))):
             body.append(f"<h2>{esc(name)}</h2>" + table(t))
+    if len(stream):
+        # memory carried from earlier tasks of a stream: a different question, never pooled with the static cells
+        body.append("<h2>Stream episodes (memory carried along a stream; not pooled with the tables above)</h2>"
+                    + table(analysis.by_cell(analysis.prepare(stream))))
     rows, links = [], {}
     for n, rec in enumerate(recs):
         name = episode_name(rec)

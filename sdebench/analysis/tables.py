@@ -7,6 +7,10 @@ a new DataFrame; nothing is printed or written here.
 Interventions are reported two ways: `interventions_capped` counts every unresolved episode at
 the cap (`max_interventions`, whatever stopped it), so a cell that gives up early is not made to
 look cheap; `interventions_resolved` averages over resolved episodes only.
+
+Stream records (`stream_id` set: the task ran with memory carried from earlier tasks) and static
+records answer different questions, so no table pools them: `prepare` refuses a mixed frame, and
+`split_streams` separates one.
 """
 
 from __future__ import annotations
@@ -26,10 +30,43 @@ SOURCES = ("H", "K", "F", "X", "none")
 GAPS = (("oracle", "squashed"), ("memtool", "oracle"), ("inject", "oracle"), ("full", "oracle"))
 CELL = ("agent", "model", "source", "delivery")
 N_BOOT = 2000
+STREAM_RESULTS = "stream_results"  # the stream runner's default results_dir (conf/stream_run.yaml)
+
+
+class MixedRecords(ValueError):
+    """Stream and static records in one frame."""
+
+
+def is_stream(df: pd.DataFrame) -> pd.Series:
+    """Whether each row is a stream record (`stream_id` set)."""
+    if "stream_id" not in df:
+        return pd.Series(False, index=df.index)
+    return df["stream_id"].notna() & (df["stream_id"].astype(str) != "")
+
+
+def split_streams(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(static records, stream records) of `df`, each with a fresh index."""
+    s = is_stream(df)
+    return df[~s].reset_index(drop=True), df[s].reset_index(drop=True)
+
+
+def check_unmixed(df: pd.DataFrame) -> None:
+    """Raise MixedRecords (one line saying how to separate them) if `df` holds stream and static records."""
+    s = is_stream(df)
+    n_stream = int(s.sum())
+    if 0 < n_stream < len(df):
+        raise MixedRecords(
+            f"{n_stream} stream records (stream_id set) mixed with {len(df) - n_stream} static records: "
+            "analyse them apart (tables.split_streams(df), or give the stream runs their own results_dir, "
+            f"default {STREAM_RESULTS}/)")
 
 
 def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
-    """A copy of `df` with the derived columns the tables use (tokens, capped interventions, memory_search calls)."""
+    """A copy of `df` with the derived columns the tables use (tokens, capped interventions, memory_search calls).
+
+    Raises MixedRecords if `df` mixes stream and static records (see `split_streams`).
+    """
+    check_unmixed(df)
     out = df.copy()
     for col, default in (("resolved", False), ("interventions", 0), ("cost_usd", 0.0), ("turns", 0),
                          ("prompt_tokens", 0), ("completion_tokens", 0), ("seed", 0), ("wall_s", 0.0)):

@@ -176,3 +176,25 @@ def test_chromium_renders_the_report(small_sweep, tmp_path):
 
     pix = matplotlib.image.imread(shot)
     assert console == [] and pix.shape[0] >= 1000 and pix[..., :3].std() > 0.05
+
+
+def test_stream_episodes_are_tabled_apart(tmp_path):
+    import dataclasses
+
+    res = tmp_path / "results"
+    write_episode(res, "k1", True)
+    rec = write_episode(res, "k2", False)
+    stream_rec = dataclasses.replace(rec, key="k3", stream_id="rounding-both-0", stream_position=1)
+    results.write_record(results.record_path(res, Identity("t-K", "f", 0, "K", "b", "oracle", "a", "m", 0), "k3"),
+                         stream_rec)
+    html = report.build([res], tmp_path / "rep").read_text()
+    assert "1 of them stream episodes" in html
+    # the static cell counts 2 episodes, the stream table 1: never 3 pooled
+    cells = section(html, "Resolve rate and costs by source x delivery")
+    assert "<td>2</td>" in cells and "<td>3</td>" not in cells
+    assert "<td>1</td>" in section(html, "Stream episodes")
+
+
+def section(html: str, title: str) -> str:
+    """The HTML between the heading that starts with `title` and the next heading."""
+    return html.split(f"<h2>{title}", 1)[1].split("<h2>", 1)[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -114,3 +116,34 @@ def test_real_reference_sweep(small_sweep):
     dist = analysis.intervention_distribution(df)
     conv = dist[dist["agent"] == "conventional"]
     assert conv["interventions"].tolist() == [5, 5] and conv["episodes"].sum() == 4
+
+
+# --- stream and static records are never pooled -------------------------------------------------
+
+def test_mixed_stream_and_static_records_are_refused_in_one_line(synthetic):
+    mixed = synthetic.assign(stream_id=[None] * 6 + ["rounding-both-0"] * 2)
+    with pytest.raises(analysis.MixedRecords) as e:
+        analysis.by_cell(mixed)
+    msg = str(e.value)
+    assert "\n" not in msg and "2 stream records" in msg and "6 static records" in msg and "split_streams" in msg
+
+
+def test_split_streams_separates_and_each_part_tables_alone(synthetic):
+    mixed = synthetic.assign(stream_id=[None] * 6 + ["s"] * 2)
+    static, stream = analysis.split_streams(mixed)
+    assert (len(static), len(stream)) == (6, 2)
+    assert set(stream["stream_id"]) == {"s"} and static["stream_id"].isna().all()
+    assert analysis.by_cell(static)["episodes"].sum() == 6
+    assert analysis.by_cell(stream)["episodes"].sum() == 2
+    # a frame without the column at all is static
+    assert len(analysis.split_streams(synthetic)[0]) == 8
+
+
+def test_stream_runner_writes_to_its_own_default_dir():
+    from hydra import compose, initialize_config_dir
+
+    conf = str(Path(__file__).resolve().parents[2] / "conf")
+    with initialize_config_dir(config_dir=conf, version_base=None):
+        run, stream = compose("config"), compose("stream_run")
+    assert stream.results_dir == analysis.STREAM_RESULTS != run.results_dir
+    assert stream.sandbox.results_dir == analysis.STREAM_RESULTS  # the sandbox masks the dir actually written
