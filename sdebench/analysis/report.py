@@ -189,11 +189,16 @@ def build(dirs: list[Path], out: Path) -> Path:
     body = [f"<h1>sdebench report</h1><p>{len(recs)} episodes from {esc(', '.join(str(d) for d in dirs))}"
             + (f"; {len(stream)} of them stream episodes, tabled apart below" if len(stream) else "") + "</p>"]
     if len(df):
+        # the headline first: resolve@1 per cell with its interval, before any plot
+        body.append("<h2>Headline: resolve@1 per cell (first submit, before any feedback), then resolve@cap and "
+                    "interventions; Wilson 95% intervals</h2>" + table(analysis.headline(df)))
+        note = analysis.gaps_note(df)
+        body.append("<h2>Ablation gaps in resolve rate (95% bootstrap CI)</h2>"
+                    + (f"<p>{esc(note)}</p>" if note else table(analysis.gaps(df))))
         with tempfile.TemporaryDirectory() as tmp:
             pngs = plots.write_all(df, Path(tmp))
             body.append("<h2>Plots</h2>" + "".join(f"<p>{img(p, p.stem)}</p>" for p in pngs))
         for name, t in (("Resolve rate and costs by source x delivery", analysis.by_cell(df)),
-                        ("Ablation gaps in resolve rate (95% bootstrap CI)", analysis.gaps(df)),
                         ("By bottleneck", analysis.by_bottleneck(df)),
                         ("By family", analysis.by_family(df)),
                         ("Intervention counts", analysis.intervention_distribution(df)),

@@ -99,7 +99,7 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
     d = _ready(df)
     by = list(by)
     if d.empty:
-        return pd.DataFrame(columns=[*by, "episodes", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved",
+        return pd.DataFrame(columns=[*by, "episodes", "resolved_1", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved",
                                      "resolve_rate", "resolve_rate_lo", "resolve_rate_hi", "interventions_capped",
                                      "interventions_resolved", "cost_usd", "mean_cost_usd", "mean_tokens",
                                      "mean_turns", "mean_memory_search"])
@@ -109,6 +109,7 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
     cic = [rules.wilson(a, b) for a, b in zip(k, n, strict=True)]
     out = pd.DataFrame({
         "episodes": n,
+        "resolved_1": k1,
         # resolve@1 first: the headline memory effect; Wilson 95 % intervals
         "resolve_1": g["resolved_1"].mean(),
         "resolve_1_lo": pd.Series([c[0] for c in ci1], index=n.index),
@@ -131,6 +132,30 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
 def by_cell(df: pd.DataFrame) -> pd.DataFrame:
     """Metrics per agent, model, source and delivery."""
     return ordered(metrics(df, CELL))
+
+
+def headline(df: pd.DataFrame) -> pd.DataFrame:
+    """The headline table per cell: resolve@1 with its Wilson 95 % interval, then resolve@cap (with interval) and interventions."""
+    t = by_cell(df)
+    out = t[list(CELL) + ["episodes"]].copy()
+    out["resolve@1 [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved_1"], t["episodes"], strict=True)]
+    out["resolve@cap [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved"], t["episodes"], strict=True)]
+    out["interventions"] = [f"{v:.2f}" for v in t["interventions_capped"]]
+    return out.reset_index(drop=True)
+
+
+GAPS_NEED_ORACLE = ("No gaps: every ablation gap ({}) pairs a delivery with `delivery=oracle` (or oracle with squashed) "
+                    "on the same tasks and seeds, so it needs `delivery=oracle` runs beside the others "
+                    "(e.g. `experiment=ablation`); deliveries here: {}.")
+
+
+def gaps_note(df: pd.DataFrame) -> str:
+    """Why the gap table is empty (it needs delivery=oracle runs), or '' when it has rows."""
+    d = _ready(df)
+    if len(gaps(d, n_boot=1)):
+        return ""
+    present = sorted(set(d["delivery"]), key=lambda x: (DELIVERIES.index(x) if x in DELIVERIES else 99, x)) if len(d) else []
+    return GAPS_NEED_ORACLE.format(", ".join(f"{a} - {b}" for a, b in GAPS), ", ".join(present) or "none")
 
 
 def by_bottleneck(df: pd.DataFrame) -> pd.DataFrame:

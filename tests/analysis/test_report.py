@@ -198,3 +198,17 @@ def test_stream_episodes_are_tabled_apart(tmp_path):
 def section(html: str, title: str) -> str:
     """The HTML between the heading that starts with `title` and the next heading."""
     return html.split(f"<h2>{title}", 1)[1].split("<h2>", 1)[0]
+
+
+def test_report_opens_with_the_headline_and_explains_empty_gaps(tmp_path):
+    res = tmp_path / "results"
+    write_episode(res, "k1", True)
+    write_episode(res, "k2", False)
+    html = report.build([res], tmp_path / "rep").read_text()
+    first = html.split("<h2>", 2)[1]
+    assert first.startswith("Headline: resolve@1 per cell")
+    assert html.index("Headline") < html.index("<img") and html.index("Ablation gaps") < html.index("<img")
+    # one oracle cell, 1 of 2 resolved at the first submit: the interval is in the headline
+    assert "1/2 = 0.50 [0.09, 0.91]" in first
+    gaps = section(html, "Ablation gaps")
+    assert "no rows" not in gaps and "needs `delivery=oracle` runs" in gaps and "deliveries here: oracle" in gaps

@@ -147,3 +147,18 @@ def test_stream_runner_writes_to_its_own_default_dir():
         run, stream = compose("config"), compose("stream_run")
     assert stream.results_dir == analysis.STREAM_RESULTS != run.results_dir
     assert stream.sandbox.results_dir == analysis.STREAM_RESULTS  # the sandbox masks the dir actually written
+
+
+def test_headline_puts_resolve_at_1_first_with_intervals(synthetic):
+    h = analysis.headline(synthetic).set_index("delivery")
+    assert list(h.columns[-3:]) == ["resolve@1 [95% CI]", "resolve@cap [95% CI]", "interventions"]
+    # squashed: t2 seed 0 resolved after 2 interventions (not at the first submit), t2 seed 1 at the first
+    assert h.loc["squashed", "resolve@1 [95% CI]"] == "1/4 = 0.25 [0.05, 0.70]"
+    assert h.loc["squashed", "resolve@cap [95% CI]"] == "2/4 = 0.50 [0.15, 0.85]"
+    assert h.loc["squashed", "interventions"] == "3.00"
+
+
+def test_gaps_note_says_gaps_need_oracle_runs(synthetic):
+    assert analysis.gaps_note(synthetic) == ""
+    note = analysis.gaps_note(synthetic[synthetic["delivery"] == "squashed"])
+    assert "needs `delivery=oracle` runs" in note and note.endswith("deliveries here: squashed.")
