@@ -85,6 +85,11 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     out["interventions_capped"] = np.array([rules.counted_interventions(r, cap) for r in recs], dtype=float)
     out["resolved_at"] = [rules.resolved_at(r) for r in recs]
     out["resolved_1"] = [rules.resolved_first(r) for r in recs]
+    # tokens the delivery pushed into the prompt (inject); NaN where nothing was injected, so a cell's
+    # mean covers the episodes that had an inject and other deliveries show no figure
+    info = out["delivery_info"] if "delivery_info" in out else pd.Series([{}] * len(out), index=out.index)
+    out["inject_tokens"] = [float(i["inject_tokens"]) if isinstance(i, dict) and i.get("inject_tokens") is not None
+                            else np.nan for i in info]
     calls = out["tool_calls"] if "tool_calls" in out else pd.Series([{}] * len(out), index=out.index)
     out["memory_search_calls"] = [int((c or {}).get("memory_search", 0)) if isinstance(c, dict) else 0 for c in calls]
     return out
@@ -95,13 +100,14 @@ def _ready(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
-    """Per group of `by`: episodes, resolved, resolve rate, interventions (capped, resolved-only), cost, tokens, turns, memory_search calls."""
+    """Per group of `by`: episodes, resolve@1 and resolve rate (intervals), interventions, cost, tokens (prompt, completion, injected), turns, memory_search calls."""
     d = _ready(df)
     by = list(by)
     if d.empty:
         return pd.DataFrame(columns=[*by, "episodes", "resolved_1", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved",
                                      "resolve_rate", "resolve_rate_lo", "resolve_rate_hi", "interventions_capped",
                                      "interventions_resolved", "cost_usd", "mean_cost_usd", "mean_tokens",
+                                     "mean_prompt_tokens", "mean_completion_tokens", "mean_inject_tokens",
                                      "mean_turns", "mean_memory_search"])
     g = d.groupby(by, sort=True, dropna=False)
     n, k1, k = g.size(), g["resolved_1"].sum().astype(int), g["resolved"].sum().astype(int)
@@ -123,6 +129,9 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
         "cost_usd": g["cost_usd"].sum(),
         "mean_cost_usd": g["cost_usd"].mean(),
         "mean_tokens": g["tokens"].mean(),
+        "mean_prompt_tokens": g["prompt_tokens"].mean(),
+        "mean_completion_tokens": g["completion_tokens"].mean(),
+        "mean_inject_tokens": g["inject_tokens"].mean(),
         "mean_turns": g["turns"].mean(),
         "mean_memory_search": g["memory_search_calls"].mean(),
     })
@@ -135,12 +144,18 @@ def by_cell(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline(df: pd.DataFrame) -> pd.DataFrame:
-    """The headline table per cell: resolve@1 with its Wilson 95 % interval, then resolve@cap (with interval) and interventions."""
+    """The headline table per cell: resolve@1 with its Wilson 95 % interval, then resolve@cap (with interval),
+    interventions, and per-episode means of injected tokens, prompt and completion tokens and cost."""
     t = by_cell(df)
     out = t[list(CELL) + ["episodes"]].copy()
     out["resolve@1 [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved_1"], t["episodes"], strict=True)]
     out["resolve@cap [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved"], t["episodes"], strict=True)]
     out["interventions"] = [f"{v:.2f}" for v in t["interventions_capped"]]
+    # what the cell cost: memory pushed into the prompt, model tokens, money (means per episode)
+    out["inject tokens"] = ["" if pd.isna(v) else f"{v:.0f}" for v in t["mean_inject_tokens"]]
+    out["prompt tokens"] = [f"{v:.0f}" for v in t["mean_prompt_tokens"]]
+    out["completion tokens"] = [f"{v:.0f}" for v in t["mean_completion_tokens"]]
+    out["cost USD"] = [f"{v:.4f}" for v in t["mean_cost_usd"]]
     return out.reset_index(drop=True)
 
 

@@ -17,7 +17,8 @@ def rec(task, seed, delivery, resolved, interventions, stop=None, **kw):
             "task_id": task, "seed": seed, "delivery": delivery, "resolved": resolved,
             "interventions": interventions, "stop_reason": stop or ("resolved" if resolved else "max_interventions"),
             "cost_usd": kw.get("cost", 0.0), "turns": kw.get("turns", 1), "prompt_tokens": kw.get("pt", 0),
-            "completion_tokens": kw.get("ct", 0), "tool_calls": kw.get("calls", {})}
+            "completion_tokens": kw.get("ct", 0), "tool_calls": kw.get("calls", {}),
+            "delivery_info": kw.get("info", {})}
 
 
 @pytest.fixture
@@ -151,7 +152,7 @@ def test_stream_runner_writes_to_its_own_default_dir():
 
 def test_headline_puts_resolve_at_1_first_with_intervals(synthetic):
     h = analysis.headline(synthetic).set_index("delivery")
-    assert list(h.columns[-3:]) == ["resolve@1 [95% CI]", "resolve@cap [95% CI]", "interventions"]
+    assert list(h.columns[4:7]) == ["resolve@1 [95% CI]", "resolve@cap [95% CI]", "interventions"]
     # squashed: t2 seed 0 resolved after 2 interventions (not at the first submit), t2 seed 1 at the first
     assert h.loc["squashed", "resolve@1 [95% CI]"] == "1/4 = 0.25 [0.05, 0.70]"
     assert h.loc["squashed", "resolve@cap [95% CI]"] == "2/4 = 0.50 [0.15, 0.85]"
@@ -162,3 +163,19 @@ def test_gaps_note_says_gaps_need_oracle_runs(synthetic):
     assert analysis.gaps_note(synthetic) == ""
     note = analysis.gaps_note(synthetic[synthetic["delivery"] == "squashed"])
     assert "needs `delivery=oracle` runs" in note and note.endswith("deliveries here: squashed.")
+
+
+def test_inject_size_tokens_and_cost_per_cell(synthetic):
+    d = pd.concat([synthetic, pd.DataFrame([
+        rec("t1", 0, "inject", True, 0, cost=0.1, pt=1000, ct=20, info={"inject_tokens": 300, "inject_mode": "whole"}),
+        rec("t2", 0, "inject", False, 5, cost=0.3, pt=3000, ct=60, info={"inject_tokens": 500}),
+    ])], ignore_index=True)
+    t = analysis.by_cell(d).set_index("delivery")
+    inj, sq = t.loc["inject"], t.loc["squashed"]
+    assert (inj["mean_inject_tokens"], inj["mean_prompt_tokens"], inj["mean_completion_tokens"]) == (400, 2000, 40)
+    assert inj["mean_cost_usd"] == pytest.approx(0.2) and inj["cost_usd"] == pytest.approx(0.4)
+    assert np.isnan(sq["mean_inject_tokens"])  # nothing injected: no figure, not a zero
+    assert (sq["mean_prompt_tokens"], sq["mean_completion_tokens"]) == ((100 + 50 + 10) / 4, (10 + 5 + 1) / 4)
+    h = analysis.headline(d).set_index("delivery")
+    assert (h.loc["inject", "inject tokens"], h.loc["inject", "prompt tokens"], h.loc["inject", "cost USD"]) == ("400", "2000", "0.2000")
+    assert h.loc["squashed", "inject tokens"] == ""
