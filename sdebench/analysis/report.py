@@ -195,6 +195,9 @@ def build(dirs: list[Path], out: Path) -> Path:
         note = analysis.gaps_note(df)
         body.append("<h2>Ablation gaps in resolve rate (95% bootstrap CI)</h2>"
                     + (f"<p>{esc(note)}</p>" if note else table(analysis.gaps(df))))
+        body.append(f"<h2>Paired comparisons of deliveries on the same tasks (resolve@1 a - b; exact McNemar p; "
+                    f"paired bootstrap 95% CI over tasks, {analysis.N_BOOT} resamples, seed 0)</h2>"
+                    + table(analysis.paired_comparisons(df)))
         with tempfile.TemporaryDirectory() as tmp:
             pngs = plots.write_all(df, Path(tmp))
             body.append("<h2>Plots</h2>" + "".join(f"<p>{img(p, p.stem)}</p>" for p in pngs))

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdebench.analysis import paired as paired_stats
 from sdebench.analysis import rules
 
 DEFAULT_CAP = rules.DEFAULT_CAP
@@ -258,6 +259,57 @@ def gaps(df: pd.DataFrame, metric: str = "resolved", n_boot: int = N_BOOT, seed:
                          "metric": metric, **bootstrap_gap(a, b, metric, n_boot, rng), "n_boot": n_boot})
     cols = ["agent", "model", "source", "gap", "metric", "estimate", "ci_low", "ci_high", "tasks", "seeds", "units", "n_boot"]
     return pd.DataFrame(rows, columns=cols)
+
+
+UNIT = ("task_id", "agent", "model", "seed")
+
+
+def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("agent", "model", "source"), n_boot: int = N_BOOT,
+                       seed: int = 0, pairs: tuple[tuple[str, str], ...] | None = None) -> pd.DataFrame:
+    """Deliveries compared on the same (task, agent, model, seed) units: resolve@1 of each, the difference,
+    the discordant counts, the exact McNemar p-value and a paired bootstrap 95 % interval over tasks.
+
+    `pairs` defaults to every two deliveries present in a group (canonical order, a before b: the
+    difference is a - b). The bootstrap resamples tasks with replacement (`n_boot` draws, numpy
+    `default_rng(seed)`). A unit run more than once under a delivery keeps its first record by `key`
+    (column `duplicates` counts the others).
+    """
+    cols = [*by, "comparison", "a", "b", "units", "tasks", "resolve_1_a", "resolve_1_b", "difference", "both", "only_a",
+            "only_b", "neither", "mcnemar_p", "ci_low", "ci_high", "n_boot", "duplicates"]
+    d = _ready(df)
+    if d.empty:
+        return pd.DataFrame(columns=cols)
+    d = d.sort_values("key", kind="mergesort") if "key" in d else d
+    rows = []
+    for group, sub in d.groupby(list(by), sort=True):
+        group = group if isinstance(group, tuple) else (group,)
+        present = sorted(set(sub["delivery"]), key=lambda x: (DELIVERIES.index(x) if x in DELIVERIES else 99, x))
+        todo = pairs if pairs is not None else [(a, b) for i, a in enumerate(present) for b in present[i + 1:]]
+        for a, b in todo:
+            da, db = sub[sub["delivery"] == a], sub[sub["delivery"] == b]
+            if da.empty or db.empty:
+                continue
+            ua, ub = da.drop_duplicates(list(UNIT)), db.drop_duplicates(list(UNIT))
+            m = ua[[*UNIT, "resolved_1"]].merge(ub[[*UNIT, "resolved_1"]], on=list(UNIT), suffixes=("_a", "_b"))
+            if m.empty:
+                continue
+            ra, rb = m["resolved_1_a"].astype(bool), m["resolved_1_b"].astype(bool)
+            only_a, only_b = int((ra & ~rb).sum()), int((~ra & rb).sum())
+            diff = ra.astype(int) - rb.astype(int)
+            lo, hi = paired_stats.bootstrap_diff(list(m["task_id"]), list(diff), n_boot, seed)
+            rows.append({**dict(zip(by, group, strict=True)), "comparison": f"{a} - {b}", "a": a, "b": b, "units": len(m),
+                         "tasks": int(m["task_id"].nunique()), "resolve_1_a": float(ra.mean()),
+                         "resolve_1_b": float(rb.mean()), "difference": float(diff.mean()),
+                         "both": int((ra & rb).sum()), "only_a": only_a, "only_b": only_b,
+                         "neither": int((~ra & ~rb).sum()), "mcnemar_p": paired_stats.mcnemar_exact(only_a, only_b),
+                         "ci_low": lo, "ci_high": hi, "n_boot": n_boot,
+                         "duplicates": int(len(da) - len(ua) + len(db) - len(ub))})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def tasks_needed_table(alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+    """Paired tasks needed per baseline resolve@1 (rows) and effect (columns), McNemar at `alpha`, `power`."""
+    return pd.DataFrame(paired_stats.sample_size_rows(alpha=alpha, power=power))
 
 
 def intervention_distribution(df: pd.DataFrame) -> pd.DataFrame:

@@ -212,3 +212,4 @@ def test_report_opens_with_the_headline_and_explains_empty_gaps(tmp_path):
     assert "1/2 = 0.50 [0.09, 0.91]" in first
     gaps = section(html, "Ablation gaps")
     assert "no rows" not in gaps and "needs `delivery=oracle` runs" in gaps and "deliveries here: oracle" in gaps
+    assert "Paired comparisons of deliveries" in html
