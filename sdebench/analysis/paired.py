@@ -26,6 +26,10 @@ import numpy as np
 Z = {0.975: 1.959963984540054, 0.8: 0.8416212335729143, 0.9: 1.2815515655446004, 0.995: 2.5758293035489004}
 BASELINES = (0.05, 0.1, 0.2, 0.3, 0.5)
 EFFECTS = (0.1, 0.2, 0.3, 0.5)
+FORMULA = ("paired tasks needed for a resolve@1 difference d over baseline p0, exact McNemar two-sided at alpha 0.05, "
+           "80 % power: n = (1.96 sqrt(q) + 0.84 sqrt(q - d^2))^2 / d^2, q = p1 (1 - p0) + p0 (1 - p1) the "
+           "discordant-pair rate if a task's two outcomes were independent (p1 = p0 + d; outcomes that agree more "
+           "need fewer tasks)")
 
 
 def mcnemar_exact(only_a: int, only_b: int) -> float:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from sdebench.analysis import paired as paired_stats
 from sdebench.analysis import retrieval as retrieval_analysis
 from sdebench.analysis import tables as analysis
 from sdebench.runs import results
@@ -198,6 +199,8 @@ def build(dirs: list[Path], out: Path) -> Path:
         body.append(f"<h2>Paired comparisons of deliveries on the same tasks (resolve@1 a - b; exact McNemar p; "
                     f"paired bootstrap 95% CI over tasks, {analysis.N_BOOT} resamples, seed 0)</h2>"
                     + table(analysis.paired_comparisons(df)))
+        body.append("<h2>How many tasks an effect needs</h2>"
+                    f"<p>{esc(paired_stats.FORMULA)}.</p>" + table(analysis.tasks_needed_table()))
         with tempfile.TemporaryDirectory() as tmp:
             pngs = plots.write_all(df, Path(tmp))
             body.append("<h2>Plots</h2>" + "".join(f"<p>{img(p, p.stem)}</p>" for p in pngs))

@@ -83,3 +83,12 @@ def test_paired_comparisons_keep_one_record_per_unit():
     rows = [rec("t1", 0, "oracle", 1), rec("t1", 0, "squashed", None, key="a"), rec("t1", 0, "squashed", 1, key="b")]
     r = analysis.paired_comparisons(pd.DataFrame(rows), n_boot=10).iloc[0]
     assert (r["units"], r["duplicates"], r["only_b"]) == (1, 1, 1)  # key "a" (unresolved) kept
+
+
+def test_the_documented_table_is_the_computed_one():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "analysis.md").read_text()
+    for row in paired.sample_size_rows():
+        line = "| " + " | ".join(str(v) for v in row.values()) + " |"
+        assert line in doc, line

@@ -213,3 +213,5 @@ def test_report_opens_with_the_headline_and_explains_empty_gaps(tmp_path):
     gaps = section(html, "Ablation gaps")
     assert "no rows" not in gaps and "needs `delivery=oracle` runs" in gaps and "deliveries here: oracle" in gaps
     assert "Paired comparisons of deliveries" in html
+    needed = section(html, "How many tasks an effect needs")
+    assert "sqrt(q - d^2)" in needed and "<td>391</td>" in needed  # p0 = 0.5, d = 0.1
