@@ -144,11 +144,11 @@ def by_cell(df: pd.DataFrame) -> pd.DataFrame:
     return ordered(metrics(df, CELL))
 
 
-def headline(df: pd.DataFrame) -> pd.DataFrame:
+def headline(df: pd.DataFrame, by: tuple[str, ...] = CELL) -> pd.DataFrame:
     """The headline table per cell: resolve@1 with its Wilson 95 % interval, then resolve@cap (with interval),
-    interventions, and per-episode means of injected tokens, prompt and completion tokens and cost."""
-    t = by_cell(df)
-    out = t[list(CELL) + ["episodes"]].copy()
+    interventions, and per-episode means of injected tokens, prompt and completion tokens and cost (per `by`, default the cell)."""
+    t = ordered(metrics(df, list(by)))
+    out = t[list(by) + ["episodes"]].copy()
     out["resolve@1 [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved_1"], t["episodes"], strict=True)]
     out["resolve@cap [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved"], t["episodes"], strict=True)]
     out["interventions"] = [f"{v:.2f}" for v in t["interventions_capped"]]
