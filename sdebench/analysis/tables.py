@@ -269,8 +269,8 @@ def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("agent", "model"
     """Deliveries compared on the same (task, agent, model, seed) units: resolve@1 of each, the difference,
     the discordant counts, the exact McNemar p-value and a paired bootstrap 95 % interval over tasks.
 
-    `pairs` defaults to every two deliveries present in a group (canonical order, a before b: the
-    difference is a - b). The bootstrap resamples tasks with replacement (`n_boot` draws, numpy
+    `pairs` defaults to every two deliveries present in a group (canonical order, a before b, but
+    oriented as in GAPS where the pair is one, e.g. oracle - squashed: the difference is a - b). The bootstrap resamples tasks with replacement (`n_boot` draws, numpy
     `default_rng(seed)`). A unit run more than once under a delivery keeps its first record by `key`
     (column `duplicates` counts the others).
     """
@@ -284,7 +284,9 @@ def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("agent", "model"
     for group, sub in d.groupby(list(by), sort=True):
         group = group if isinstance(group, tuple) else (group,)
         present = sorted(set(sub["delivery"]), key=lambda x: (DELIVERIES.index(x) if x in DELIVERIES else 99, x))
-        todo = pairs if pairs is not None else [(a, b) for i, a in enumerate(present) for b in present[i + 1:]]
+        # every two deliveries, oriented as in GAPS where the pair is one (oracle - squashed, not its negative)
+        todo = pairs if pairs is not None else [(b, a) if (b, a) in GAPS else (a, b)
+                                                for i, a in enumerate(present) for b in present[i + 1:]]
         for a, b in todo:
             da, db = sub[sub["delivery"] == a], sub[sub["delivery"] == b]
             if da.empty or db.empty:

@@ -87,4 +87,4 @@ def test_llm_section_has_headline_tokens_cost_and_paired_comparisons(tmp_path):
     assert "| llm | some-model | K | squashed | 2 | 0/2 = 0.00 [0.00, 0.66] | 1/2 = 0.50 [0.09, 0.91] | 3.50 |" in text  # 2 and the cap 5
     assert "| 1000 |" in text and "| 0.5000 |" in text  # tokens and cost per cell
     # paired: 2 units, both oracle-only at resolve@1 -> exact McNemar p = 2 * (1/2)^2
-    assert "| llm | some-model | K | squashed - oracle | 2 | 2 | 0.000 | 1.000 | -1.000 | 0 | 0 | 2 | 0 | 0.500 |" in text
+    assert "| llm | some-model | K | oracle - squashed | 2 | 2 | 1.000 | 0.000 | 1.000 | 0 | 2 | 0 | 0 | 0.500 |" in text

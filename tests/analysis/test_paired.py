@@ -71,18 +71,18 @@ def test_paired_comparisons_count_discordant_units_on_the_same_tasks():
     t = analysis.paired_comparisons(pd.DataFrame(rows), n_boot=1000, seed=2)
     assert len(t) == 1
     r = t.iloc[0]
-    assert (r["comparison"], r["units"], r["tasks"]) == ("squashed - oracle", 4, 4)
-    assert (r["both"], r["only_a"], r["only_b"], r["neither"]) == (1, 0, 3, 0)
-    assert (r["resolve_1_a"], r["resolve_1_b"], r["difference"]) == (0.25, 1.0, -0.75)
+    assert (r["comparison"], r["units"], r["tasks"]) == ("oracle - squashed", 4, 4)  # oriented as the gaps
+    assert (r["both"], r["only_a"], r["only_b"], r["neither"]) == (1, 3, 0, 0)
+    assert (r["resolve_1_a"], r["resolve_1_b"], r["difference"]) == (1.0, 0.25, 0.75)
     assert r["mcnemar_p"] == 0.25  # 2 * (1/2)^3
-    assert r["ci_low"] <= -0.75 <= r["ci_high"] <= 0 and r["n_boot"] == 1000
+    assert 0 <= r["ci_low"] <= 0.75 <= r["ci_high"] and r["n_boot"] == 1000
     pd.testing.assert_frame_equal(t, analysis.paired_comparisons(pd.DataFrame(rows), n_boot=1000, seed=2))
 
 
 def test_paired_comparisons_keep_one_record_per_unit():
     rows = [rec("t1", 0, "oracle", 1), rec("t1", 0, "squashed", None, key="a"), rec("t1", 0, "squashed", 1, key="b")]
     r = analysis.paired_comparisons(pd.DataFrame(rows), n_boot=10).iloc[0]
-    assert (r["units"], r["duplicates"], r["only_b"]) == (1, 1, 1)  # key "a" (unresolved) kept
+    assert (r["comparison"], r["units"], r["duplicates"], r["only_a"]) == ("oracle - squashed", 1, 1, 1)  # key "a" kept
 
 
 def test_the_documented_table_is_the_computed_one():
