@@ -1,5 +1,6 @@
-"""FINDINGS.md from committed results: validity of the reference agents per cell, sweep time and
-cost, and the LLM section (filled from an LLM sweep when one is given, else the command that fills it).
+"""FINDINGS.md from committed results: the headline table (resolve@1, resolve@cap and interventions
+per cell with Wilson 95 % intervals), validity of the reference agents per cell, sweep time and
+cost, how many tasks an effect needs, and the LLM section (filled from an LLM sweep when one is given, else the command that fills it).
 
 Everything here is a pure function of the files read, so the same results give the same bytes:
 no clock, no absolute paths, fixed ordering and number formats.
@@ -13,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from sdebench.analysis import paired as paired_stats
 from sdebench.analysis import tables as analysis
 from sdebench.runs import results
 
@@ -51,6 +53,27 @@ def _rel(path: Path) -> str:
         return str(p.relative_to(ROOT))
     except ValueError:
         return p.name
+
+
+HEADLINE_NOTE = ("resolve@1 (resolved at the first submit, before any feedback) is the headline memory effect: "
+                 "feedback lets an agent search, so resolve@cap mixes memory with search. Interventions count an "
+                 "unresolved episode at the cap. Intervals are Wilson 95 %.")
+
+
+def headline_section(df: pd.DataFrame, title: str, by: tuple[str, ...] = analysis.CELL) -> list[str]:
+    """resolve@1, resolve@cap and interventions side by side per group of `by`, with intervals (resolve@1 first)."""
+    t = analysis.headline(df, by)
+    if (t["cost USD"] == "0.0000").all() and (t["prompt tokens"] == "0").all():
+        t = t.drop(columns=["prompt tokens", "completion tokens", "cost USD"])  # no model was called
+    if (t["inject tokens"] == "").all():
+        t = t.drop(columns=["inject tokens"])
+    return [title, "", HEADLINE_NOTE + "\n", md_table(t)]
+
+
+def power_section() -> list[str]:
+    """How many paired tasks a resolve@1 difference needs."""
+    return ["## How many tasks an effect needs", "", paired_stats.FORMULA[0].upper() + paired_stats.FORMULA[1:] + ".\n",
+            md_table(analysis.tasks_needed_table())]
 
 
 def validity_section(df: pd.DataFrame) -> list[str]:
@@ -110,20 +133,21 @@ def llm_section(llm: Path | None) -> list[str]:
     out = ["## LLM agents", ""]
     df = results.load(llm) if llm is not None and Path(llm).exists() else pd.DataFrame()
     if not df.empty:
-        df = analysis.prepare(df)
+        df = analysis.prepare(analysis.split_streams(df)[0])  # stream records are not ablation cells
         df = df[~df["agent"].isin(REFERENCE_AGENTS)]
     if df.empty:
         out += ["Not run: no LLM endpoint was reachable where these results were produced. "
                 "This section is filled from a real sweep by:", "", "```bash", LLM_SWEEP, LLM_FILL, "```", ""]
         return out
     out.append(f"From `{_rel(llm)}`: {len(df)} episodes.\n")
-    cell = analysis.by_cell(df)[["agent", "model", "source", "delivery", "episodes", "resolve_rate",
-                                 "interventions_capped", "interventions_resolved", "mean_cost_usd",
-                                 "mean_memory_search"]]
     gaps = analysis.gaps(df)
-    out += ["### Resolve rate, interventions and cost per cell", "", md_table(cell),
+    note = analysis.gaps_note(df)
+    pairs = analysis.paired_comparisons(df).drop(columns=["a", "b", "n_boot", "duplicates"])
+    out += [*headline_section(df, "### resolve@1, resolve@cap and interventions per cell"),
             f"### Ablation gaps in resolve rate (95% bootstrap CI, {analysis.N_BOOT} resamples, seed 0)", "",
-            md_table(gaps.drop(columns=["metric", "n_boot"]))]
+            note + "\n" if note else md_table(gaps.drop(columns=["metric", "n_boot"])),
+            "### Paired comparisons on the same tasks (resolve@1 a - b; exact McNemar p; paired bootstrap 95% CI "
+            f"over tasks, {analysis.N_BOOT} resamples, seed 0)", "", md_table(pairs, floatfmt="{:.3f}")]
     return out
 
 
@@ -135,10 +159,13 @@ def render(reference: Path, llm: Path | None = None) -> str:
     df = results.load(reference)
     if df.empty:
         raise ValueError(f"no episode records under {reference}")
-    df = analysis.prepare(df)
+    df = analysis.prepare(analysis.split_streams(df)[0])
     meta_file = reference / "sweep.json"
     sweep = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     head = ["# Findings", "",
             "_Written by `python -m sdebench.report --findings` from the committed results under "
             f"`{_rel(reference)}/`; every number below is computed from them. Do not edit by hand._", ""]
-    return "\n".join([*head, *validity_section(df), *time_section(df, sweep), *llm_section(llm)]).rstrip() + "\n"
+    top = headline_section(df, "## Headline: resolve@1, resolve@cap and interventions per agent and delivery "
+                                "(over every source)", ("agent", "model", "delivery"))
+    return "\n".join([*head, *top, *validity_section(df), *time_section(df, sweep),
+                      *power_section(), *llm_section(llm)]).rstrip() + "\n"

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from sdebench.analysis import paired as paired_stats
 from sdebench.analysis import retrieval as retrieval_analysis
 from sdebench.analysis import tables as analysis
 from sdebench.runs import results
@@ -184,14 +185,26 @@ def build(dirs: list[Path], out: Path) -> Path:
     recs = _records(dirs)
     out = Path(out)
     (out / "episodes").mkdir(parents=True, exist_ok=True)
-    df = analysis.prepare(results.frame(recs)) if recs else pd.DataFrame()
-    body = [f"<h1>sdebench report</h1><p>{len(recs)} episodes from {esc(', '.join(str(d) for d in dirs))}</p>"]
-    if recs:
+    static, stream = analysis.split_streams(results.frame(recs)) if recs else (pd.DataFrame(), pd.DataFrame())
+    df = analysis.prepare(static) if len(static) else pd.DataFrame()
+    body = [f"<h1>sdebench report</h1><p>{len(recs)} episodes from {esc(', '.join(str(d) for d in dirs))}"
+            + (f"; {len(stream)} of them stream episodes, tabled apart below" if len(stream) else "") + "</p>"]
+    if len(df):
+        # the headline first: resolve@1 per cell with its interval, before any plot
+        body.append("<h2>Headline: resolve@1 per cell (first submit, before any feedback), then resolve@cap and "
+                    "interventions; Wilson 95% intervals</h2>" + table(analysis.headline(df)))
+        note = analysis.gaps_note(df)
+        body.append("<h2>Ablation gaps in resolve rate (95% bootstrap CI)</h2>"
+                    + (f"<p>{esc(note)}</p>" if note else table(analysis.gaps(df))))
+        body.append(f"<h2>Paired comparisons of deliveries on the same tasks (resolve@1 a - b; exact McNemar p; "
+                    f"paired bootstrap 95% CI over tasks, {analysis.N_BOOT} resamples, seed 0)</h2>"
+                    + table(analysis.paired_comparisons(df)))
+        body.append("<h2>How many tasks an effect needs</h2>"
+                    f"<p>{esc(paired_stats.FORMULA)}.</p>" + table(analysis.tasks_needed_table()))
         with tempfile.TemporaryDirectory() as tmp:
             pngs = plots.write_all(df, Path(tmp))
             body.append("<h2>Plots</h2>" + "".join(f"<p>{img(p, p.stem)}</p>" for p in pngs))
         for name, t in (("Resolve rate and costs by source x delivery", analysis.by_cell(df)),
-                        ("Ablation gaps in resolve rate (95% bootstrap CI)", analysis.gaps(df)),
                         ("By bottleneck", analysis.by_bottleneck(df)),
                         ("By family", analysis.by_family(df)),
                         ("Intervention counts", analysis.intervention_distribution(df)),
@@ -199,6 +212,10 @@ def build(dirs: list[Path], out: Path) -> Path:
                         ("Retrieval of the decisive memory item: retrieved / used, and why failures failed",
                          retrieval_analysis.table(df))):
             body.append(f"<h2>{esc(name)}</h2>" + table(t))
+    if len(stream):
+        # memory carried from earlier tasks of a stream: a different question, never pooled with the static cells
+        body.append("<h2>Stream episodes (memory carried along a stream; not pooled with the tables above)</h2>"
+                    + table(analysis.by_cell(analysis.prepare(stream))))
     rows, links = [], {}
     for n, rec in enumerate(recs):
         name = episode_name(rec)

@@ -7,6 +7,10 @@ a new DataFrame; nothing is printed or written here.
 Interventions are reported two ways: `interventions_capped` counts every unresolved episode at
 the cap (`max_interventions`, whatever stopped it), so a cell that gives up early is not made to
 look cheap; `interventions_resolved` averages over resolved episodes only.
+
+Stream records (`stream_id` set: the task ran with memory carried from earlier tasks) and static
+records answer different questions, so no table pools them: `prepare` refuses a mixed frame, and
+`split_streams` separates one.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdebench.analysis import paired as paired_stats
 from sdebench.analysis import rules
 
 DEFAULT_CAP = rules.DEFAULT_CAP
@@ -26,10 +31,43 @@ SOURCES = ("H", "K", "F", "X", "none")
 GAPS = (("oracle", "squashed"), ("memtool", "oracle"), ("inject", "oracle"), ("full", "oracle"))
 CELL = ("agent", "model", "source", "delivery")
 N_BOOT = 2000
+STREAM_RESULTS = "stream_results"  # the stream runner's default results_dir (conf/stream_run.yaml)
+
+
+class MixedRecords(ValueError):
+    """Stream and static records in one frame."""
+
+
+def is_stream(df: pd.DataFrame) -> pd.Series:
+    """Whether each row is a stream record (`stream_id` set)."""
+    if "stream_id" not in df:
+        return pd.Series(False, index=df.index)
+    return df["stream_id"].notna() & (df["stream_id"].astype(str) != "")
+
+
+def split_streams(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(static records, stream records) of `df`, each with a fresh index."""
+    s = is_stream(df)
+    return df[~s].reset_index(drop=True), df[s].reset_index(drop=True)
+
+
+def check_unmixed(df: pd.DataFrame) -> None:
+    """Raise MixedRecords (one line saying how to separate them) if `df` holds stream and static records."""
+    s = is_stream(df)
+    n_stream = int(s.sum())
+    if 0 < n_stream < len(df):
+        raise MixedRecords(
+            f"{n_stream} stream records (stream_id set) mixed with {len(df) - n_stream} static records: "
+            "analyse them apart (tables.split_streams(df), or give the stream runs their own results_dir, "
+            f"default {STREAM_RESULTS}/)")
 
 
 def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
-    """A copy of `df` with the derived columns the tables use (tokens, capped interventions, memory_search calls)."""
+    """A copy of `df` with the derived columns the tables use (tokens, capped interventions, memory_search calls).
+
+    Raises MixedRecords if `df` mixes stream and static records (see `split_streams`).
+    """
+    check_unmixed(df)
     out = df.copy()
     for col, default in (("resolved", False), ("interventions", 0), ("cost_usd", 0.0), ("turns", 0),
                          ("prompt_tokens", 0), ("completion_tokens", 0), ("seed", 0), ("wall_s", 0.0)):
@@ -48,6 +86,11 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     out["interventions_capped"] = np.array([rules.counted_interventions(r, cap) for r in recs], dtype=float)
     out["resolved_at"] = [rules.resolved_at(r) for r in recs]
     out["resolved_1"] = [rules.resolved_first(r) for r in recs]
+    # tokens the delivery pushed into the prompt (inject); NaN where nothing was injected, so a cell's
+    # mean covers the episodes that had an inject and other deliveries show no figure
+    info = out["delivery_info"] if "delivery_info" in out else pd.Series([{}] * len(out), index=out.index)
+    out["inject_tokens"] = [float(i["inject_tokens"]) if isinstance(i, dict) and i.get("inject_tokens") is not None
+                            else np.nan for i in info]
     calls = out["tool_calls"] if "tool_calls" in out else pd.Series([{}] * len(out), index=out.index)
     out["memory_search_calls"] = [int((c or {}).get("memory_search", 0)) if isinstance(c, dict) else 0 for c in calls]
     return out
@@ -58,13 +101,14 @@ def _ready(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
-    """Per group of `by`: episodes, resolved, resolve rate, interventions (capped, resolved-only), cost, tokens, turns, memory_search calls."""
+    """Per group of `by`: episodes, resolve@1 and resolve rate (intervals), interventions, cost, tokens (prompt, completion, injected), turns, memory_search calls."""
     d = _ready(df)
     by = list(by)
     if d.empty:
-        return pd.DataFrame(columns=[*by, "episodes", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved",
+        return pd.DataFrame(columns=[*by, "episodes", "resolved_1", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved",
                                      "resolve_rate", "resolve_rate_lo", "resolve_rate_hi", "interventions_capped",
                                      "interventions_resolved", "cost_usd", "mean_cost_usd", "mean_tokens",
+                                     "mean_prompt_tokens", "mean_completion_tokens", "mean_inject_tokens",
                                      "mean_turns", "mean_memory_search"])
     g = d.groupby(by, sort=True, dropna=False)
     n, k1, k = g.size(), g["resolved_1"].sum().astype(int), g["resolved"].sum().astype(int)
@@ -72,6 +116,7 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
     cic = [rules.wilson(a, b) for a, b in zip(k, n, strict=True)]
     out = pd.DataFrame({
         "episodes": n,
+        "resolved_1": k1,
         # resolve@1 first: the headline memory effect; Wilson 95 % intervals
         "resolve_1": g["resolved_1"].mean(),
         "resolve_1_lo": pd.Series([c[0] for c in ci1], index=n.index),
@@ -85,6 +130,9 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
         "cost_usd": g["cost_usd"].sum(),
         "mean_cost_usd": g["cost_usd"].mean(),
         "mean_tokens": g["tokens"].mean(),
+        "mean_prompt_tokens": g["prompt_tokens"].mean(),
+        "mean_completion_tokens": g["completion_tokens"].mean(),
+        "mean_inject_tokens": g["inject_tokens"].mean(),
         "mean_turns": g["turns"].mean(),
         "mean_memory_search": g["memory_search_calls"].mean(),
     })
@@ -94,6 +142,36 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
 def by_cell(df: pd.DataFrame) -> pd.DataFrame:
     """Metrics per agent, model, source and delivery."""
     return ordered(metrics(df, CELL))
+
+
+def headline(df: pd.DataFrame, by: tuple[str, ...] = CELL) -> pd.DataFrame:
+    """The headline table per cell: resolve@1 with its Wilson 95 % interval, then resolve@cap (with interval),
+    interventions, and per-episode means of injected tokens, prompt and completion tokens and cost (per `by`, default the cell)."""
+    t = ordered(metrics(df, list(by)))
+    out = t[list(by) + ["episodes"]].copy()
+    out["resolve@1 [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved_1"], t["episodes"], strict=True)]
+    out["resolve@cap [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved"], t["episodes"], strict=True)]
+    out["interventions"] = [f"{v:.2f}" for v in t["interventions_capped"]]
+    # what the cell cost: memory pushed into the prompt, model tokens, money (means per episode)
+    out["inject tokens"] = ["" if pd.isna(v) else f"{v:.0f}" for v in t["mean_inject_tokens"]]
+    out["prompt tokens"] = [f"{v:.0f}" for v in t["mean_prompt_tokens"]]
+    out["completion tokens"] = [f"{v:.0f}" for v in t["mean_completion_tokens"]]
+    out["cost USD"] = [f"{v:.4f}" for v in t["mean_cost_usd"]]
+    return out.reset_index(drop=True)
+
+
+GAPS_NEED_ORACLE = ("No gaps: every ablation gap ({}) pairs a delivery with `delivery=oracle` (or oracle with squashed) "
+                    "on the same tasks and seeds, so it needs `delivery=oracle` runs beside the others "
+                    "(e.g. `experiment=ablation`); deliveries here: {}.")
+
+
+def gaps_note(df: pd.DataFrame) -> str:
+    """Why the gap table is empty (it needs delivery=oracle runs), or '' when it has rows."""
+    d = _ready(df)
+    if len(gaps(d, n_boot=1)):
+        return ""
+    present = sorted(set(d["delivery"]), key=lambda x: (DELIVERIES.index(x) if x in DELIVERIES else 99, x)) if len(d) else []
+    return GAPS_NEED_ORACLE.format(", ".join(f"{a} - {b}" for a, b in GAPS), ", ".join(present) or "none")
 
 
 def by_bottleneck(df: pd.DataFrame) -> pd.DataFrame:
@@ -181,6 +259,59 @@ def gaps(df: pd.DataFrame, metric: str = "resolved", n_boot: int = N_BOOT, seed:
                          "metric": metric, **bootstrap_gap(a, b, metric, n_boot, rng), "n_boot": n_boot})
     cols = ["agent", "model", "source", "gap", "metric", "estimate", "ci_low", "ci_high", "tasks", "seeds", "units", "n_boot"]
     return pd.DataFrame(rows, columns=cols)
+
+
+UNIT = ("task_id", "agent", "model", "seed")
+
+
+def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("agent", "model", "source"), n_boot: int = N_BOOT,
+                       seed: int = 0, pairs: tuple[tuple[str, str], ...] | None = None) -> pd.DataFrame:
+    """Deliveries compared on the same (task, agent, model, seed) units: resolve@1 of each, the difference,
+    the discordant counts, the exact McNemar p-value and a paired bootstrap 95 % interval over tasks.
+
+    `pairs` defaults to every two deliveries present in a group (canonical order, a before b, but
+    oriented as in GAPS where the pair is one, e.g. oracle - squashed: the difference is a - b). The bootstrap resamples tasks with replacement (`n_boot` draws, numpy
+    `default_rng(seed)`). A unit run more than once under a delivery keeps its first record by `key`
+    (column `duplicates` counts the others).
+    """
+    cols = [*by, "comparison", "a", "b", "units", "tasks", "resolve_1_a", "resolve_1_b", "difference", "both", "only_a",
+            "only_b", "neither", "mcnemar_p", "ci_low", "ci_high", "n_boot", "duplicates"]
+    d = _ready(df)
+    if d.empty:
+        return pd.DataFrame(columns=cols)
+    d = d.sort_values("key", kind="mergesort") if "key" in d else d
+    rows = []
+    for group, sub in d.groupby(list(by), sort=True):
+        group = group if isinstance(group, tuple) else (group,)
+        present = sorted(set(sub["delivery"]), key=lambda x: (DELIVERIES.index(x) if x in DELIVERIES else 99, x))
+        # every two deliveries, oriented as in GAPS where the pair is one (oracle - squashed, not its negative)
+        todo = pairs if pairs is not None else [(b, a) if (b, a) in GAPS else (a, b)
+                                                for i, a in enumerate(present) for b in present[i + 1:]]
+        for a, b in todo:
+            da, db = sub[sub["delivery"] == a], sub[sub["delivery"] == b]
+            if da.empty or db.empty:
+                continue
+            ua, ub = da.drop_duplicates(list(UNIT)), db.drop_duplicates(list(UNIT))
+            m = ua[[*UNIT, "resolved_1"]].merge(ub[[*UNIT, "resolved_1"]], on=list(UNIT), suffixes=("_a", "_b"))
+            if m.empty:
+                continue
+            ra, rb = m["resolved_1_a"].astype(bool), m["resolved_1_b"].astype(bool)
+            only_a, only_b = int((ra & ~rb).sum()), int((~ra & rb).sum())
+            diff = ra.astype(int) - rb.astype(int)
+            lo, hi = paired_stats.bootstrap_diff(list(m["task_id"]), list(diff), n_boot, seed)
+            rows.append({**dict(zip(by, group, strict=True)), "comparison": f"{a} - {b}", "a": a, "b": b, "units": len(m),
+                         "tasks": int(m["task_id"].nunique()), "resolve_1_a": float(ra.mean()),
+                         "resolve_1_b": float(rb.mean()), "difference": float(diff.mean()),
+                         "both": int((ra & rb).sum()), "only_a": only_a, "only_b": only_b,
+                         "neither": int((~ra & ~rb).sum()), "mcnemar_p": paired_stats.mcnemar_exact(only_a, only_b),
+                         "ci_low": lo, "ci_high": hi, "n_boot": n_boot,
+                         "duplicates": int(len(da) - len(ua) + len(db) - len(ub))})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def tasks_needed_table(alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+    """Paired tasks needed per baseline resolve@1 (rows) and effect (columns), McNemar at `alpha`, `power`."""
+    return pd.DataFrame(paired_stats.sample_size_rows(alpha=alpha, power=power))
 
 
 def intervention_distribution(df: pd.DataFrame) -> pd.DataFrame:

@@ -60,3 +60,31 @@ def test_llm_section_is_filled_from_llm_records(tmp_path):
     assert "Not run" not in text and "4 episodes" in text
     assert "| llm | some-model | K | oracle - squashed | resolved |" not in text  # metric column dropped
     assert "| llm | some-model | K | oracle - squashed | 0.50 |" in text
+
+
+def test_findings_lead_with_resolve_at_1_and_its_intervals():
+    text = (ROOT / "FINDINGS.md").read_text()
+    first = text.split("\n## ", 2)[1]
+    assert first.startswith("Headline: resolve@1, resolve@cap and interventions")
+    header = next(line for line in first.splitlines() if line.startswith("| agent"))
+    cols = [c.strip() for c in header.strip("|").split("|")]
+    assert cols[cols.index("resolve@1 [95% CI]") + 1:][:2] == ["resolve@cap [95% CI]", "interventions"]
+    assert "| oracle | none | squashed | 5 | 5/5 = 1.00 [0.57, 1.00] | 5/5 = 1.00 [0.57, 1.00] | 0.00 |" in first
+    assert "## How many tasks an effect needs" in text and "| 0.50 | 391 | 96 | 42 | 14 |" in text
+
+
+def test_llm_section_has_headline_tokens_cost_and_paired_comparisons(tmp_path):
+    llm = tmp_path / "llm"
+    # two tasks, oracle resolves both at the first submit; squashed resolves t1 only after feedback
+    for n, (task, delivery, at) in enumerate([("t0", "oracle", 1), ("t0", "squashed", 3), ("t1", "oracle", 1),
+                                              ("t1", "squashed", None)]):
+        ident = Identity(task, "f", 0, "K", "b", delivery, "llm", "some-model", 0)
+        results.write_record(results.record_path(llm, ident, f"k{n}"),
+                             EpisodeRecord(**vars(ident), key=f"k{n}", resolved=at is not None, resolved_at=at,
+                                           interventions=(at or 6) - 1, cost_usd=0.5, prompt_tokens=1000,
+                                           stop_reason="resolved" if at else "max_interventions"))
+    text = findings.render(REFERENCE, llm).split("## LLM agents", 1)[1]
+    assert "| llm | some-model | K | squashed | 2 | 0/2 = 0.00 [0.00, 0.66] | 1/2 = 0.50 [0.09, 0.91] | 3.50 |" in text  # 2 and the cap 5
+    assert "| 1000 |" in text and "| 0.5000 |" in text  # tokens and cost per cell
+    # paired: 2 units, both oracle-only at resolve@1 -> exact McNemar p = 2 * (1/2)^2
+    assert "| llm | some-model | K | oracle - squashed | 2 | 2 | 1.000 | 0.000 | 1.000 | 0 | 2 | 0 | 0 | 0.500 |" in text

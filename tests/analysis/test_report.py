@@ -176,3 +176,42 @@ def test_chromium_renders_the_report(small_sweep, tmp_path):
 
     pix = matplotlib.image.imread(shot)
     assert console == [] and pix.shape[0] >= 1000 and pix[..., :3].std() > 0.05
+
+
+def test_stream_episodes_are_tabled_apart(tmp_path):
+    import dataclasses
+
+    res = tmp_path / "results"
+    write_episode(res, "k1", True)
+    rec = write_episode(res, "k2", False)
+    stream_rec = dataclasses.replace(rec, key="k3", stream_id="rounding-both-0", stream_position=1)
+    results.write_record(results.record_path(res, Identity("t-K", "f", 0, "K", "b", "oracle", "a", "m", 0), "k3"),
+                         stream_rec)
+    html = report.build([res], tmp_path / "rep").read_text()
+    assert "1 of them stream episodes" in html
+    # the static cell counts 2 episodes, the stream table 1: never 3 pooled
+    cells = section(html, "Resolve rate and costs by source x delivery")
+    assert "<td>2</td>" in cells and "<td>3</td>" not in cells
+    assert "<td>1</td>" in section(html, "Stream episodes")
+
+
+def section(html: str, title: str) -> str:
+    """The HTML between the heading that starts with `title` and the next heading."""
+    return html.split(f"<h2>{title}", 1)[1].split("<h2>", 1)[0]
+
+
+def test_report_opens_with_the_headline_and_explains_empty_gaps(tmp_path):
+    res = tmp_path / "results"
+    write_episode(res, "k1", True)
+    write_episode(res, "k2", False)
+    html = report.build([res], tmp_path / "rep").read_text()
+    first = html.split("<h2>", 2)[1]
+    assert first.startswith("Headline: resolve@1 per cell")
+    assert html.index("Headline") < html.index("<img") and html.index("Ablation gaps") < html.index("<img")
+    # one oracle cell, 1 of 2 resolved at the first submit: the interval is in the headline
+    assert "1/2 = 0.50 [0.09, 0.91]" in first
+    gaps = section(html, "Ablation gaps")
+    assert "no rows" not in gaps and "needs `delivery=oracle` runs" in gaps and "deliveries here: oracle" in gaps
+    assert "Paired comparisons of deliveries" in html
+    needed = section(html, "How many tasks an effect needs")
+    assert "sqrt(q - d^2)" in needed and "<td>391</td>" in needed  # p0 = 0.5, d = 0.1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,7 +17,8 @@ def rec(task, seed, delivery, resolved, interventions, stop=None, **kw):
             "task_id": task, "seed": seed, "delivery": delivery, "resolved": resolved,
             "interventions": interventions, "stop_reason": stop or ("resolved" if resolved else "max_interventions"),
             "cost_usd": kw.get("cost", 0.0), "turns": kw.get("turns", 1), "prompt_tokens": kw.get("pt", 0),
-            "completion_tokens": kw.get("ct", 0), "tool_calls": kw.get("calls", {})}
+            "completion_tokens": kw.get("ct", 0), "tool_calls": kw.get("calls", {}),
+            "delivery_info": kw.get("info", {})}
 
 
 @pytest.fixture
@@ -114,3 +117,65 @@ def test_real_reference_sweep(small_sweep):
     dist = analysis.intervention_distribution(df)
     conv = dist[dist["agent"] == "conventional"]
     assert conv["interventions"].tolist() == [5, 5] and conv["episodes"].sum() == 4
+
+
+# --- stream and static records are never pooled -------------------------------------------------
+
+def test_mixed_stream_and_static_records_are_refused_in_one_line(synthetic):
+    mixed = synthetic.assign(stream_id=[None] * 6 + ["rounding-both-0"] * 2)
+    with pytest.raises(analysis.MixedRecords) as e:
+        analysis.by_cell(mixed)
+    msg = str(e.value)
+    assert "\n" not in msg and "2 stream records" in msg and "6 static records" in msg and "split_streams" in msg
+
+
+def test_split_streams_separates_and_each_part_tables_alone(synthetic):
+    mixed = synthetic.assign(stream_id=[None] * 6 + ["s"] * 2)
+    static, stream = analysis.split_streams(mixed)
+    assert (len(static), len(stream)) == (6, 2)
+    assert set(stream["stream_id"]) == {"s"} and static["stream_id"].isna().all()
+    assert analysis.by_cell(static)["episodes"].sum() == 6
+    assert analysis.by_cell(stream)["episodes"].sum() == 2
+    # a frame without the column at all is static
+    assert len(analysis.split_streams(synthetic)[0]) == 8
+
+
+def test_stream_runner_writes_to_its_own_default_dir():
+    from hydra import compose, initialize_config_dir
+
+    conf = str(Path(__file__).resolve().parents[2] / "conf")
+    with initialize_config_dir(config_dir=conf, version_base=None):
+        run, stream = compose("config"), compose("stream_run")
+    assert stream.results_dir == analysis.STREAM_RESULTS != run.results_dir
+    assert stream.sandbox.results_dir == analysis.STREAM_RESULTS  # the sandbox masks the dir actually written
+
+
+def test_headline_puts_resolve_at_1_first_with_intervals(synthetic):
+    h = analysis.headline(synthetic).set_index("delivery")
+    assert list(h.columns[4:7]) == ["resolve@1 [95% CI]", "resolve@cap [95% CI]", "interventions"]
+    # squashed: t2 seed 0 resolved after 2 interventions (not at the first submit), t2 seed 1 at the first
+    assert h.loc["squashed", "resolve@1 [95% CI]"] == "1/4 = 0.25 [0.05, 0.70]"
+    assert h.loc["squashed", "resolve@cap [95% CI]"] == "2/4 = 0.50 [0.15, 0.85]"
+    assert h.loc["squashed", "interventions"] == "3.00"
+
+
+def test_gaps_note_says_gaps_need_oracle_runs(synthetic):
+    assert analysis.gaps_note(synthetic) == ""
+    note = analysis.gaps_note(synthetic[synthetic["delivery"] == "squashed"])
+    assert "needs `delivery=oracle` runs" in note and note.endswith("deliveries here: squashed.")
+
+
+def test_inject_size_tokens_and_cost_per_cell(synthetic):
+    d = pd.concat([synthetic, pd.DataFrame([
+        rec("t1", 0, "inject", True, 0, cost=0.1, pt=1000, ct=20, info={"inject_tokens": 300, "inject_mode": "whole"}),
+        rec("t2", 0, "inject", False, 5, cost=0.3, pt=3000, ct=60, info={"inject_tokens": 500}),
+    ])], ignore_index=True)
+    t = analysis.by_cell(d).set_index("delivery")
+    inj, sq = t.loc["inject"], t.loc["squashed"]
+    assert (inj["mean_inject_tokens"], inj["mean_prompt_tokens"], inj["mean_completion_tokens"]) == (400, 2000, 40)
+    assert inj["mean_cost_usd"] == pytest.approx(0.2) and inj["cost_usd"] == pytest.approx(0.4)
+    assert np.isnan(sq["mean_inject_tokens"])  # nothing injected: no figure, not a zero
+    assert (sq["mean_prompt_tokens"], sq["mean_completion_tokens"]) == ((100 + 50 + 10) / 4, (10 + 5 + 1) / 4)
+    h = analysis.headline(d).set_index("delivery")
+    assert (h.loc["inject", "inject tokens"], h.loc["inject", "prompt tokens"], h.loc["inject", "cost USD"]) == ("400", "2000", "0.2000")
+    assert h.loc["squashed", "inject tokens"] == ""
