@@ -165,7 +165,9 @@ def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     """Resolve rate and interventions by agent, model, source and delivery (one row per group)."""
     groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
-        groups.setdefault(tuple(str(getattr(r, k)) for k in GROUP), []).append(r)
+        # Stream records (earned memory carried between tasks) are never pooled with static ones.
+        kind = "stream" if r.stream_id else "static"
+        groups.setdefault((kind, *(str(getattr(r, k)) for k in GROUP)), []).append(r)
     from sdebench.analysis.rules import counted_interventions, resolved_first, wilson
 
     rows = []
@@ -175,7 +177,8 @@ def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
         first = sum(resolved_first(r) for r in rs)
         rows.append(
             {
-                **dict(zip(GROUP, key, strict=True)),
+                "kind": key[0],
+                **dict(zip(GROUP, key[1:], strict=True)),
                 "episodes": len(rs),
                 "resolved": len(solved),
                 "resolve_rate": len(solved) / len(rs),
@@ -192,6 +195,8 @@ def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
                 # episodes whose decisive memory item reached the agent (docs/retrieval.md)
                 "retrieved": sum(bool(r.retrieval is not None and r.retrieval.retrieved) for r in rs),
                 "cost_usd": sum(r.cost_usd for r in rs),
+                "mean_prompt_tokens": sum(r.prompt_tokens for r in rs) / len(rs),
+                "mean_completion_tokens": sum(r.completion_tokens for r in rs) / len(rs),
                 "mean_turns": sum(r.turns for r in rs) / len(rs),
                 "mean_wall_s": sum(r.wall_s for r in rs) / len(rs),
             }
@@ -208,20 +213,24 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         return "No episodes.\n"
     order = ("full", "squashed", "memtool", "inject", "oracle")
     out = []
-    for agent, model in sorted({(r["agent"], r["model"]) for r in rows}):
-        sub = [r for r in rows if r["agent"] == agent and r["model"] == model]
+    kinds = sorted({r.get("kind", "static") for r in rows}, key=lambda k: k != "static")
+    for kind, agent, model in [(k, a, m) for k in kinds
+                               for a, m in sorted({(r["agent"], r["model"]) for r in rows if r.get("kind", "static") == k})]:
+        sub = [r for r in rows if r["agent"] == agent and r["model"] == model and r.get("kind", "static") == kind]
         deliveries = sorted({r["delivery"] for r in sub}, key=lambda d: (order.index(d) if d in order else 99, d))
         sources = sorted({r["source"] for r in sub}, key=lambda s: ("HKFX".find(s) if s in "HKFX" else 9, s))
         cells = {(r["source"], r["delivery"]): r for r in sub}
-        out.append(f"### agent={agent} model={model}\n")
+        label = "" if kind == "static" else " (stream records, kept apart from static ones)"
+        out.append(f"### agent={agent} model={model}{label}\n")
         out.append("resolve@1 (first submit, before any feedback: the headline), resolve@cap and interventions "
                    "(unresolved = the cap), with Wilson 95 % intervals\n")
-        out.append("| source | delivery | resolve@1 | resolve@cap | interventions | errors |")
-        out.append("|---|---|---|---|---|---|")
+        out.append("| source | delivery | resolve@1 | resolve@cap | interventions | errors | tokens in/out | cost |")
+        out.append("|---|---|---|---|---|---|---|---|")
         for r in sorted(sub, key=lambda r: (("HKFX".find(r["source"]) if r["source"] in "HKFX" else 9, r["source"]),
                                             order.index(r["delivery"]) if r["delivery"] in order else 99)):
             out.append(f"| {r['source']} | {r['delivery']} | {rate_ci(r['resolved_1'], r['episodes'])} | "
-                       f"{rate_ci(r['resolved'], r['episodes'])} | {r['mean_interventions']:.2f} | {r['errors']} |")
+                       f"{rate_ci(r['resolved'], r['episodes'])} | {r['mean_interventions']:.2f} | {r['errors']} | "
+                       f"{r['mean_prompt_tokens']:.0f}/{r['mean_completion_tokens']:.0f} | ${r['cost_usd']:.4f} |")
         out.append("")
         out.append("cell: resolved/episodes (mean interventions); `!n`: n episodes failed with an error\n")
         out.append("| source | " + " | ".join(deliveries) + " |")

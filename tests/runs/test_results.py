@@ -110,6 +110,19 @@ def test_summary_rows_and_markdown(tmp_path):
     assert len(table) == 3 and set(table.columns) >= {"source", "delivery", "resolve_rate", "mean_interventions"}
 
 
+def test_stream_records_are_summarised_apart_with_tokens_and_cost():
+    recs = [rec(key="1", prompt_tokens=100, completion_tokens=10),
+            rec(key="2", stream_id="s1:F:0", stream_position=0, resolved=False, interventions=5,
+                stop_reason="max_interventions", prompt_tokens=300, completion_tokens=30)]
+    rows = results.summarize(recs)
+    assert sorted(r["kind"] for r in rows) == ["static", "stream"] and all(r["episodes"] == 1 for r in rows)
+    static = next(r for r in rows if r["kind"] == "static")
+    assert static["resolved"] == 1 and static["mean_prompt_tokens"] == 100
+    md = results.markdown(rows)
+    assert md.index("### agent=llm model=openai/gpt-x\n") < md.index("(stream records, kept apart from static ones)")
+    assert "| 100/10 |" in md and "| 300/30 |" in md
+
+
 def test_check_reference_and_the_command_line(tmp_path, capsys):
     good = [rec(key="a", agent="oracle"), rec(key="b", agent="conventional", resolved=False, interventions=5),
             rec(key="c", agent="noop", resolved=False, interventions=5)]
