@@ -186,7 +186,8 @@ def job_overrides(args: list[str], conf_dir: str, config_name: str) -> list[list
     try:
         with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
             hc = compose(config_name, overrides=composable(first), return_hydra_config=True)
-        params = OmegaConf.to_container(hc.hydra.sweeper.get("params") or {}, resolve=False)
+        raw = hc.hydra.sweeper.get("params")
+        params = OmegaConf.to_container(raw, resolve=False) if raw is not None else {}
     finally:
         GlobalHydra.instance().clear()
     # as BasicSweeper.sweep: the config's params first, the command line after (and winning)
