@@ -11,7 +11,7 @@ from sdebench.runs import plan
 from sdebench.runs.config import CONF_DIR
 from sdebench.tasks.selection import select
 from tests.runs.test_run import common, env
-from tests.runs.test_run import tasks as tasks  # noqa: F401 - the module fixture
+from tests.runs.test_run import tasks as tasks
 
 
 def sdebench(args, cwd):
@@ -19,7 +19,7 @@ def sdebench(args, cwd):
                           env={**env(), "SDEBENCH_TESTMODEL_KEY": "k"}, timeout=300)
 
 
-def test_ablation_sweep_is_expanded_like_hydra(tmp_path, tasks):  # noqa: F811
+def test_ablation_sweep_is_expanded_like_hydra(tmp_path, tasks):
     p, cfg = plan.build(["-m", f"tasks_dir={tasks}", f"results_dir={tmp_path / 'r'}", "experiment=ablation",
                          "agent=llm", "model=testmodel", "seed=0,1"], CONF_DIR)
     # 5 deliveries x 5 sources (hydra.sweeper.params) x 2 seeds (command line); one mini task per source
@@ -38,14 +38,14 @@ def test_ablation_sweep_is_expanded_like_hydra(tmp_path, tasks):  # noqa: F811
     assert p.cells[("inject", "llm", "testmodel", "K")].estimate_usd > p.cells[("full", "llm", "testmodel", "K")].estimate_usd
 
 
-def test_estimate_never_exceeds_the_cap(tasks, tmp_path):  # noqa: F811
+def test_estimate_never_exceeds_the_cap(tasks, tmp_path):
     p, _ = plan.build([f"tasks_dir={tasks}", f"results_dir={tmp_path}", "agent=llm", "model=testmodel", "source=K",
                        "limits.max_cost_usd=0.05", "estimate.turns=40", "limits.max_turns=50"], CONF_DIR)
     (cell,) = p.cells.values()
     assert cell.estimate_usd == pytest.approx(0.05) and cell.worst_usd == pytest.approx(0.05)
 
 
-def test_plan_runs_nothing_and_counts_recorded_episodes(tmp_path, tasks):  # noqa: F811
+def test_plan_runs_nothing_and_counts_recorded_episodes(tmp_path, tasks):
     base = [*common(tmp_path, tasks), "agent=oracle", "delivery=squashed"]
     r = sdebench(["plan", "-m", *base, "source=K,H"], tmp_path)
     assert r.returncode == 0, r.stderr
@@ -60,7 +60,7 @@ def test_plan_runs_nothing_and_counts_recorded_episodes(tmp_path, tasks):  # noq
     assert len(list((tmp_path / "results").rglob("*.json"))) == 1  # still only the one run
 
 
-def test_plan_states_the_budget_and_bad_input_is_one_line(tmp_path, tasks):  # noqa: F811
+def test_plan_states_the_budget_and_bad_input_is_one_line(tmp_path, tasks):
     r = sdebench(["plan", "-m", *common(tmp_path, tasks), "agent=llm", "model=testmodel", "source=K,H,F",
                   "budget_usd=3"], tmp_path)
     assert r.returncode == 0, r.stderr
