@@ -223,7 +223,7 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
         log.warning("%s", msg)
         sweep.report("no_match", msg)
         return []
-    dry = bool(cfg.get("dry_run"))
+    dry = bool(cfg.get("dry_run") or cfg.get("plan"))  # plan=true never runs an episode
     # A model config is checked once at start-up; reference agents (model none) report their own
     # faults per episode, unless this is a dry run, which builds everything it would use.
     ledger = budget_ledger(cfg)

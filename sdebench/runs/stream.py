@@ -118,7 +118,7 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     tasks = order_tasks(spec, cfg)
     if not tasks:
         raise StreamError("the stream has no tasks (set stream.tasks or select.*)")
-    dry = bool(cfg.get("dry_run"))
+    dry = bool(cfg.get("dry_run") or cfg.get("plan"))  # plan=true never runs an episode
     try:
         ledger = budget_ledger(cfg)
         factory = start_up(cfg, build_agent=dry or (cfg.get("model") or {}).get("name", "none") != "none", check=not dry)
