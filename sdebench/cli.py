@@ -1,6 +1,7 @@
 """The `sdebench` command: one subcommand per entry point, plus `tasks` and `episode` to look inside.
 
     sdebench run agent=oracle delivery=memtool source=K     # = python -m sdebench.run ...
+    sdebench plan -m experiment=ablation agent=llm model=openai   # episodes and cost, nothing run
     sdebench tasks list [--tasks-dir DIR] [--source K]
     sdebench tasks show ID [--reveal]                       # the fact only with --reveal
     sdebench episode show RECORD                            # the trajectory in the terminal
@@ -19,6 +20,7 @@ from pathlib import Path
 
 ENTRIES = {
     "run": "sdebench.run",
+    "plan": "sdebench.plan",
     "stream": "sdebench.stream",
     "generate": "sdebench.generate",
     "results": "sdebench.results",

@@ -78,6 +78,7 @@ class LLMAgent:
 
     name = "llm"
     needs_answer_key = False
+    uses_model = True  # pre-flight refuses it with model=none (sdebench.runs.preflight)
 
     def __init__(self, settings: AgentSettings, client: ModelClient):
         self.settings = settings

@@ -10,7 +10,11 @@ that ended in an error runs again unless `retry_errors=false` (`run_or_reuse`, s
 `sdebench.stream`). An exception inside an episode is recorded as a failed episode; only bad
 input for the whole run (no tasks dir, an unknown source, agent, delivery or sandbox) stops it,
 with a one-line error. With `dry_run=true` a job selects its tasks, builds every component, prints
-the episodes it would run and exits 0 without running them.
+the episodes it would run and exits 0 without running them. With `--plan` (or `plan=true`, or
+`sdebench plan ...`) the run or sweep is only planned: episodes per cell, worst-case and estimated
+cost (sdebench.runs.plan). Before the first episode a job runs its pre-flight checks
+(sdebench.runs.preflight); with `budget_usd` every episode first reserves its cap in the sweep's
+ledger (sdebench.runs.budget).
 
 Nothing heavy is imported at module top: a single noop run should start and finish fast.
 """
@@ -53,8 +57,12 @@ def select_tasks(cfg: dict[str, Any]) -> list:
         raise RunError(str(e)) from None
 
 
-def start_up(cfg: dict[str, Any], build_agent: bool) -> Any:
+def start_up(cfg: dict[str, Any], build_agent: bool, check: bool = False) -> Any:
     """Check the agent, delivery and sandbox `cfg` names and return the sandbox factory; a bad one is a RunError.
+
+    With `check` the pre-flight checks run too (sdebench.runs.preflight: the model endpoint answers
+    one 1-token call, the sandbox runs `echo ok`); an agent that calls a model with `model=none`
+    is refused always.
 
     With `build_agent` the agent is also built from the config (an LLM agent checks its model,
     price and key variable); otherwise only its class is looked up, and a reference agent's own
@@ -69,10 +77,13 @@ def start_up(cfg: dict[str, Any], build_agent: bool) -> Any:
         GradeOptions.from_mapping(dict(cfg.get("grading") or {}))
     except (OptionError, TypeError) as e:
         raise RunError(f"grading: {e}") from None
+    from sdebench.runs import preflight
+
     try:
-        components.resolve("agent", (cfg.get("agent") or {}).get("name"))
+        agent_cls = components.resolve("agent", (cfg.get("agent") or {}).get("name"))
         components.build_delivery(cfg.get("delivery"))
-    except ComponentError as e:
+        preflight.check_config(cfg, agent_cls)
+    except (ComponentError, preflight.PreflightError) as e:
         raise RunError(str(e)) from None
     try:
         factory = components.build_sandbox(cfg.get("sandbox"))
@@ -89,17 +100,24 @@ def start_up(cfg: dict[str, Any], build_agent: bool) -> Any:
         except ValueError as e:
             factory.cleanup()
             raise RunError(f"agent: {e}") from None
+    if check:
+        try:
+            preflight.run(cfg, factory)
+        except preflight.PreflightError as e:
+            factory.cleanup()
+            raise RunError(f"pre-flight: {e}") from None
     return factory
 
 
 def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_extra: str = "", carried=None,
-                 stream: dict[str, Any] | None = None, manifest: Path | None = None, head: str = ""):
+                 stream: dict[str, Any] | None = None, manifest: Path | None = None, head: str = "", ledger=None):
     """The record of one episode: reused if it exists under `results_dir`, else run and written atomically.
 
     `rerun=true` runs it anyway; a record that ended in an error runs again unless
     `retry_errors=false`. The key covers the task's content hash, identity, outcome-relevant
     config and `key_extra` (a stream adds its position and carried memory). `stream` fields are
-    set on a fresh record; `manifest` (a job dir) lists the record's path.
+    set on a fresh record; `manifest` (a job dir) lists the record's path. With a budget `ledger`
+    (sdebench.runs.budget) an episode to run first reserves its worst case; BudgetSpent if refused.
     """
     from sdebench.runs import results, sweep
     from sdebench.runs.episode import identity
@@ -110,10 +128,10 @@ def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_e
     key = results.episode_key(task_hash, ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash + key_extra)
     path = results.record_path(results_dir, ident, key)
     with sweep.claim(path, on_wait=lambda: log.info("%s: another process is running it, waiting", head or task.id)):
-        return _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, stream, manifest, head)
+        return _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, stream, manifest, head, ledger)
 
 
-def _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, stream, manifest, head):
+def _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, stream, manifest, head, ledger):
     """`run_or_reuse` once this process holds the episode's claim."""
     from sdebench.runs import results, sweep
     from sdebench.runs.episode import run_episode
@@ -126,10 +144,20 @@ def _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, st
         log.info("%s: already done (%s), skipped", head or task.id, outcome(done))
         rec = done
     else:
+        token = None
+        if ledger is not None:
+            from sdebench.runs.budget import episode_worst_case
+
+            token = ledger.reserve(episode_worst_case(cfg), head or task.id)  # BudgetSpent: not started
         results.clean_stale(path)
         traj = results.trajectory_path(path)
-        rec = run_episode(task, cfg, factory, trajectory_path=traj, keep_workspace=bool(cfg.get("keep_workspace")),
-                          carried=carried)
+        rec = None
+        try:
+            rec = run_episode(task, cfg, factory, trajectory_path=traj, keep_workspace=bool(cfg.get("keep_workspace")),
+                              carried=carried)
+        finally:
+            if token is not None and rec is not None:
+                ledger.settle(token, rec.cost_usd)  # no record (interrupted): the reservation stays, on the safe side
         rec.task_hash, rec.config_hash, rec.key, rec.trajectory = task_hash, cfg_hash, key, str(traj.resolve())
         for name, value in (stream or {}).items():
             setattr(rec, name, value)
@@ -165,9 +193,23 @@ def dry_run(tasks: list, cfg: dict[str, Any], factory: Any, label: str = "") -> 
     return lines
 
 
+def budget_ledger(cfg: dict[str, Any]):
+    """The sweep's budget ledger (None without `budget_usd`); a bad budget or an uncapped model is a RunError."""
+    from sdebench.runs.budget import Ledger, episode_worst_case
+
+    try:
+        ledger = Ledger.for_run(cfg)
+        if ledger is not None:
+            episode_worst_case(cfg)
+    except ValueError as e:
+        raise RunError(str(e)) from None
+    return ledger
+
+
 def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
     """Run (or skip, if finished) one episode per selected task; return the records (none for a dry run)."""
     from sdebench.runs import progress, sweep
+    from sdebench.runs.budget import BudgetSpent
     from sdebench.runs.config import ConfigError, check
 
     try:
@@ -181,10 +223,11 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
         log.warning("%s", msg)
         sweep.report("no_match", msg)
         return []
-    dry = bool(cfg.get("dry_run"))
+    dry = bool(cfg.get("dry_run") or cfg.get("plan"))  # plan=true never runs an episode
     # A model config is checked once at start-up; reference agents (model none) report their own
     # faults per episode, unless this is a dry run, which builds everything it would use.
-    factory = start_up(cfg, build_agent=dry or (cfg.get("model") or {}).get("name", "none") != "none")
+    ledger = budget_ledger(cfg)
+    factory = start_up(cfg, build_agent=dry or (cfg.get("model") or {}).get("name", "none") != "none", check=not dry)
     results_dir = Path(cfg.get("results_dir") or "results")
     try:
         if dry:
@@ -195,7 +238,11 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
         for n, task in enumerate(tasks, 1):
             head = (f"[{n}/{len(tasks)}] {task.id} delivery={cfg['delivery'].get('name')} "
                     f"agent={cfg['agent'].get('name')} model={(cfg.get('model') or {}).get('name', 'none')}")
-            records.append(run_or_reuse(task, cfg, factory, results_dir, manifest=job_dir, head=head))
+            try:
+                records.append(run_or_reuse(task, cfg, factory, results_dir, manifest=job_dir, head=head, ledger=ledger))
+            except BudgetSpent as e:
+                log.warning("not started, budget: %s", e)
+                sweep.report("budget", f"budget_usd={ledger.budget_usd:g}")
     finally:
         factory.cleanup()
     return records
@@ -238,7 +285,12 @@ def main(argv: list[str] | None = None) -> None:
     """`sdebench run [-m] OVERRIDE...`: the Hydra app behind checked overrides; exits non-zero on any problem."""
     from sdebench.runs import sweep
 
-    sys.exit(sweep.cli(app, "sdebench run", CONF_DIR, "config", argv))
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--plan" in args or any(a.lower() == "plan=true" for a in args):
+        from sdebench.runs import plan
+
+        sys.exit(plan.main(args, prog="sdebench run --plan"))
+    sys.exit(sweep.cli(app, "sdebench run", CONF_DIR, "config", args))
 
 
 if __name__ == "__main__":

@@ -103,8 +103,9 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     """Run the stream of `cfg`; return one row per position (see sdebench.analysis.streams.position_row)."""
     from sdebench.analysis.streams import position_row
     from sdebench.delivery.carried import CarriedMemory, after_episode
+    from sdebench.runs.budget import BudgetSpent
     from sdebench.runs.config import ConfigError, check
-    from sdebench.runs.run import RunError, dry_run, run_or_reuse, start_up
+    from sdebench.runs.run import RunError, budget_ledger, dry_run, run_or_reuse, start_up
 
     try:
         cfg = check(cfg)
@@ -117,9 +118,10 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     tasks = order_tasks(spec, cfg)
     if not tasks:
         raise StreamError("the stream has no tasks (set stream.tasks or select.*)")
-    dry = bool(cfg.get("dry_run"))
+    dry = bool(cfg.get("dry_run") or cfg.get("plan"))  # plan=true never runs an episode
     try:
-        factory = start_up(cfg, build_agent=dry or (cfg.get("model") or {}).get("name", "none") != "none")
+        ledger = budget_ledger(cfg)
+        factory = start_up(cfg, build_agent=dry or (cfg.get("model") or {}).get("name", "none") != "none", check=not dry)
     except RunError as e:
         raise StreamError(str(e)) from None
     results_dir = Path(cfg.get("results_dir") or "results")
@@ -148,11 +150,17 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
             # reuses a record only if everything before it came out the same.
             key_extra = f":stream:{sid}:{pos}:{memory.digest()}"
             head = f"[{pos + 1}/{len(tasks)}] {task.id} (stream {sid})"
-            rec = run_or_reuse(task, cfg, factory, results_dir, key_extra=key_extra, carried=memory, stream=stream,
-                               manifest=job_dir, head=head)
-            fresh = None
-            if spec.fresh:
-                fresh = run_or_reuse(task, cfg, factory, results_dir, head=f"{head} fresh")
+            try:
+                rec = run_or_reuse(task, cfg, factory, results_dir, key_extra=key_extra, carried=memory, stream=stream,
+                                   manifest=job_dir, head=head, ledger=ledger)
+                fresh = None
+                if spec.fresh:
+                    fresh = run_or_reuse(task, cfg, factory, results_dir, head=f"{head} fresh", ledger=ledger)
+            except BudgetSpent as e:
+                # a stream's later positions depend on the earlier ones: it ends here
+                log.warning("stream %s ends at position %d, budget: %s", sid, pos + 1, e)
+                sweep.report("budget", f"budget_usd={ledger.budget_usd:g}", n=len(tasks) - pos)
+                break
             rows.append(position_row(rec, fresh))
             log.info("[%d/%d] %s: %s, %s interventions, memory %d items / %d tokens", pos + 1, len(tasks), task.id,
                      "resolved" if rec.resolved else "unresolved", rec.interventions, stream["memory_items"],

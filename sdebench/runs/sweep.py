@@ -238,8 +238,11 @@ def cli(app: Callable[[], Any], prog: str, conf_dir: str, config_name: str, argv
             return EXIT_BAD_INPUT
     fd, status = tempfile.mkstemp(prefix="sdebench-status-", suffix=".jsonl")
     os.close(fd)
-    saved_env = {k: os.environ.get(k) for k in (SWEEP_PID_ENV, STATUS_ENV)}
+    from sdebench.runs.budget import SWEEP_ID_ENV, new_sweep_id
+
+    saved_env = {k: os.environ.get(k) for k in (SWEEP_PID_ENV, STATUS_ENV, SWEEP_ID_ENV)}
     os.environ[SWEEP_PID_ENV], os.environ[STATUS_ENV] = str(os.getpid()), status
+    os.environ[SWEEP_ID_ENV] = new_sweep_id()  # the budget ledger all jobs of this sweep share
     saved_argv = sys.argv
     sys.argv = [prog, *args]
     code = 0

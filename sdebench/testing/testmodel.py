@@ -23,7 +23,8 @@ A Responses tool declared `custom` (freeform) is answered as a `custom_tool_call
 step's `arguments.input`. POST /v1/messages/count_tokens and GET /v1/models answer without
 taking a step.
 
-GET /requests returns what the server received, with the time it took to answer each
+A run's pre-flight call (sdebench.runs.preflight.PROBE_TEXT) is answered with one token and
+listed by GET /probes, never in /requests and never using a step. GET /requests returns what the server received, with the time it took to answer each
 (`server_s`, for benchmarks); POST /script replaces the script
 and clears the record; `--port 0` picks a free port. The chosen address is printed as the first
 stdout line: `sdebench.testmodel listening on http://127.0.0.1:PORT/v1`.
@@ -48,6 +49,7 @@ from typing import Any
 
 from sdebench.agents.accounting import TokenCounts
 from sdebench.gateway import protocols
+from sdebench.runs.preflight import PROBE_TEXT
 
 HOST = "127.0.0.1"
 COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -188,6 +190,7 @@ class ScriptedModel:
             self.script = script
             self.position = 0
             self.requests: list[dict[str, Any]] = []
+            self.probes: list[dict[str, Any]] = []  # pre-flight calls (sdebench.runs.preflight), not in `requests`
 
     def next_step(self, record: dict[str, Any]) -> tuple[int, Step | None]:
         """Record one request and pick the step that answers it (None: script exhausted)."""
@@ -298,6 +301,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0] in ("/v1/models", "/models"):
             self._send(200, {"object": "list", "data": [{"id": self.server.model.script.model, "object": "model",
                                                           "owned_by": "sdebench"}]})
+        elif self.path == "/probes":
+            with self.server.model.lock:
+                self._send(200, list(self.server.model.probes))
         elif self.path == "/requests":
             with self.server.model.lock:
                 self._send(200, list(self.server.model.requests))
@@ -337,7 +343,14 @@ class _Handler(BaseHTTPRequestHandler):
         except protocols.ProtocolError as e:
             self._send(400, protocols.error_body(protocol, 400, str(e), "invalid_request_error"))
             return
-        n, step = self.server.model.next_step(record)
+        if PROBE_TEXT in json.dumps(body):
+            # a run's pre-flight call is answered (one token) without using up the script
+            with self.server.model.lock:
+                self.server.model.probes.append(record)
+            step = Step("text", text="ok", usage={"prompt_tokens": 8, "completion_tokens": 1, "cached_tokens": 0})
+            n = 0
+        else:
+            n, step = self.server.model.next_step(record)
         if step is None:
             msg = f"test model script exhausted: request {n} has no step"
             self._send(400, protocols.error_body(protocol, 400, msg, "invalid_request_error"))

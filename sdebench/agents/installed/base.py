@@ -116,6 +116,7 @@ class InstalledAgent:
     options: tuple[str, ...] = ()  # adapter-specific config keys it accepts
     runs_in_sandbox = True  # the episode hands it the sandbox: its CLI runs there
     needs_answer_key = False  # a real agent never sees the answer key
+    uses_model = True  # pre-flight refuses it with model=none (sdebench.runs.preflight)
 
     def __init__(self, settings: InstalledSettings, model: ModelSettings, pricing: Pricing):
         self.settings = settings

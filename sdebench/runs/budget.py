@@ -1,0 +1,113 @@
+"""The sweep budget (`budget_usd`): a ledger every job of one sweep shares, parallel ones included.
+
+The ledger is a JSON file in `results_dir` (`.budget/<sweep id>.json`), read and written only
+under an exclusive `flock` on a lock file beside it. Before an episode that calls a model starts,
+its worst case (the per-episode cap `limits.max_cost_usd`, which the agents never cross) is
+reserved; a reservation that would take spent + reserved past the budget is refused and the
+episode is not started. After the episode the reservation is replaced by its actual cost. So the
+budget is never exceeded, whatever runs in parallel. A process killed mid-episode leaves its
+reservation in place (counted as spent): the ledger errs on the safe side.
+
+The sweep id is set by the command-line wrapper (`SDEBENCH_SWEEP_ID`, inherited by the sweep's
+worker processes); a new command is a new sweep with a fresh budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SWEEP_ID_ENV = "SDEBENCH_SWEEP_ID"
+EPS = 1e-9  # float slack when comparing sums of costs
+
+
+class BudgetSpent(Exception):
+    """An episode's reservation would exceed the sweep budget; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """One sweep's budget ledger."""
+
+    path: Path
+    budget_usd: float
+
+    @classmethod
+    def for_run(cls, cfg: dict[str, Any]) -> Ledger | None:
+        """The ledger of `cfg`'s sweep, or None when `budget_usd` is null."""
+        raw = cfg.get("budget_usd")
+        if raw is None:
+            return None
+        try:
+            budget = float(raw)
+        except (TypeError, ValueError):
+            raise ValueError(f"budget_usd must be a number of USD or null, got {raw!r}") from None
+        if budget < 0:
+            raise ValueError(f"budget_usd must not be negative, got {raw!r}")
+        sweep_id = os.environ.get(SWEEP_ID_ENV) or f"pid{os.getpid()}"  # outside the wrapper: this process
+        results_dir = Path(cfg.get("results_dir") or "results")
+        return cls(results_dir / ".budget" / f"{sweep_id}.json", budget)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[dict[str, Any]]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                state = json.loads(self.path.read_text())
+            except (OSError, ValueError):
+                state = {"budget_usd": self.budget_usd, "spent_usd": 0.0, "episodes": 0, "reserved": {}}
+            yield state
+            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
+            os.replace(tmp, self.path)
+        finally:
+            os.close(fd)
+
+    def reserve(self, amount: float, what: str) -> str:
+        """Reserve `amount` USD for the episode `what`; its token, or BudgetSpent if the budget would be exceeded."""
+        with self._locked() as state:
+            held = state["spent_usd"] + sum(r["usd"] for r in state["reserved"].values())
+            if held + amount > self.budget_usd + EPS:
+                raise BudgetSpent(f"{what}: its worst case ${amount:.2f} would take the sweep past budget_usd="
+                                  f"{self.budget_usd:g} (${state['spent_usd']:.2f} spent, "
+                                  f"${held - state['spent_usd']:.2f} reserved by running episodes)")
+            token = uuid.uuid4().hex
+            state["reserved"][token] = {"usd": amount, "what": what, "pid": os.getpid()}
+            return token
+
+    def settle(self, token: str, actual_usd: float) -> None:
+        """Replace the reservation `token` by the episode's actual cost."""
+        with self._locked() as state:
+            state["reserved"].pop(token, None)
+            state["spent_usd"] += float(actual_usd)
+            state["episodes"] += 1
+
+    def state(self) -> dict[str, Any]:
+        """The ledger as it stands (spent, reserved, episodes)."""
+        with self._locked() as state:
+            return json.loads(json.dumps(state))
+
+
+def new_sweep_id() -> str:
+    """A fresh sweep id (time and pid), for the wrapper to put in SDEBENCH_SWEEP_ID."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+
+
+def episode_worst_case(cfg: dict[str, Any]) -> float:
+    """What one episode of `cfg` may cost at most: its cap, or 0 for agents without a model; ValueError if uncapped."""
+    if (cfg.get("model") or {}).get("name", "none") == "none":
+        return 0.0
+    cap = (cfg.get("limits") or {}).get("max_cost_usd")
+    if cap is None:
+        raise ValueError("budget_usd needs a per-episode cap: set limits.max_cost_usd")
+    return float(cap)
