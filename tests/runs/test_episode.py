@@ -226,3 +226,14 @@ def test_records_carry_the_feedback_policy_and_the_trajectory_only_the_public_gr
 def test_a_bad_grading_option_is_an_error_record(mini, tmp_path):
     rec = run_episode(mini["K"], cfg("oracle", grading={"feedback_hidden": "all"}), make_factory(SANDBOX))
     assert rec.stop_reason == "error" and "feedback_hidden" in rec.error
+
+
+def test_wall_time_parts_add_up_and_none_is_counted_twice(mini, tmp_path):
+    """wall_s = setup + model + tools + grading + other, every part measured apart (none negative)."""
+    rec = run_episode(mini["F"], cfg("conventional", max_interventions=2), make_factory(SANDBOX))
+    parts = (rec.setup_s, rec.model_s, rec.tools_s, rec.grading_s, rec.other_s)
+    assert rec.error is None and len(rec.attempts) == 3
+    assert rec.setup_s > 0 and rec.grading_s > 0 and rec.tools_s > 0 and rec.model_s == 0  # no model here
+    assert all(p >= -0.001 for p in parts), parts  # a negative remainder would mean overlapping parts
+    assert sum(parts) == pytest.approx(rec.wall_s, abs=0.002)
+    assert rec.grading_s >= sum(a.grade_s for a in rec.attempts) - 0.002
