@@ -46,7 +46,7 @@ def test_baseline_solves_a_task_through_both_servers(tmp_path):
     assert "solved 1 of 1" in p.stderr
     first = received[0]["body"]
     assert first["model"] == "testmodel" and first["tools"][0]["function"]["name"] == "submit_fix"
-    assert "def add(a, b):" in first["messages"][1]["content"] and "Hidden tests: 3 of 3 failing" in first["messages"][1]["content"]
+    assert "def add(a, b):" in first["messages"][1]["content"] and "Held-out tests fail." in first["messages"][1]["content"]
     after_step = received[1]["body"]["messages"][-1]
     assert after_step["role"] == "tool" and "step 1 of" in after_step["content"]
     after_text = received[2]["body"]["messages"][-1]
