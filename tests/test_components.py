@@ -72,7 +72,7 @@ def test_an_agent_is_built_from_its_own_and_the_model_section_only():
 def test_unknown_names_and_bad_references_are_one_line_errors():
     cases = [
         (lambda: c.build_agent({"agent": {"name": "smart"}}), c.ComponentError,
-         "unknown agent 'smart' (choose noop, oracle, conventional, patch, learner, llm, claude-code, codex, mini-swe-agent, or give package.module:Name)"),
+         f"unknown agent 'smart' (choose {', '.join(c.AGENTS)}, or give package.module:Name)"),
         (lambda: c.build_agent({"agent": {}}), c.ComponentError, "unknown agent None"),
         (lambda: c.build_delivery({"name": "zip"}), c.ComponentError, "unknown delivery 'zip'"),
         (lambda: c.build_delivery({"name": "pkg:"}), c.ComponentError, "bad delivery reference 'pkg:': write package.module:Name"),

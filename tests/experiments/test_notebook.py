@@ -24,7 +24,10 @@ def test_notebook_runs_on_a_real_sweep(small_sweep, monkeypatch):
     text = "\n".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert f"12 episodes from {small_sweep}" in text
     tables = [o["data"]["text/html"] for o in outputs if o.output_type == "execute_result" and "text/html" in o.get("data", {})]
-    assert len(tables) == 6 and "oracle - squashed" in tables[1] and "conventional" in tables[0]
+    # headline, by cell, gaps, paired comparisons, tasks needed, by bottleneck, by family,
+    # intervention distribution, validity
+    assert len(tables) == 9 and "conventional" in tables[0] and "conventional" in tables[1]
+    assert "oracle - squashed" in tables[2] and "oracle - squashed" in tables[3]
     images = [o for o in outputs if o.output_type == "display_data" and "image/png" in o.get("data", {})]
     assert len(images) == 7
 
