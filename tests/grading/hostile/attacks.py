@@ -310,6 +310,11 @@ def fork_bomb(ws: Path, ctx: Ctx) -> None:
 
 def check_fork_bomb(g: Grade, ctx: Ctx) -> None:
     assert hidden_outcomes(g) != {"passed"}
+    # Docker removes a used container in the background (the grade does not wait for the engine):
+    # what must not survive is the removal, which the factory's cleanup also waits for.
+    from sdebench.sandbox.docker import wait_removals
+
+    wait_removals()
     for pid in filter(str.isdigit, __import__("os").listdir("/proc")):
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
