@@ -74,19 +74,12 @@ _VERDICTS = (
 
 
 def _tar_b64(files: dict[str, bytes]) -> str:
-    """`files` as a gzipped tar, base64 in lines of 76 (a heredoc in eval.sh)."""
+    """`files` as a deterministic gzipped tar, base64 in lines of 76 (a heredoc in eval.sh)."""
     import base64
-    import gzip
-    import io
-    import tarfile
 
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for rel, data in sorted(files.items()):
-            info = tarfile.TarInfo(rel)
-            info.size, info.mode, info.mtime = len(data), 0o644, 0
-            tf.addfile(info, io.BytesIO(data))
-    raw = base64.b64encode(gzip.compress(buf.getvalue(), mtime=0)).decode()
+    from sdebench.interop.bugsinpy import pack_tar
+
+    raw = base64.b64encode(pack_tar(files)).decode()
     return "\n".join(raw[i:i + 76] for i in range(0, len(raw), 76))
 
 
@@ -104,7 +97,10 @@ def eval_script(task: Task, verifier: dict[str, bytes]) -> str:
         f"cd {WORKDIR}\n"
         "# The verifier restores tests and pytest configuration from the base tree in its own copy of\n"
         "# the repo; the hidden tests and the expected observations live only in its dir.\n"
-        f"rm -rf {VERIFIER_DIR} && mkdir -p {tests} {logs}\n"
+        "# The script holds the answer key: only root may read it (the verifier runs the submitted\n"
+        "# code as an unprivileged user when it can).\n"
+        'if [ -f "$0" ]; then chmod 0700 "$0"; fi\n'
+        f"rm -rf {VERIFIER_DIR} && mkdir -m 0700 -p {VERIFIER_DIR} && mkdir -p {tests} {logs}\n"
         f"base64 -d <<'{PATCH_EOF}' | tar -xz -C {tests}\n{payload}\n{PATCH_EOF}\n"
         f"SDEBENCH_APP={WORKDIR} SDEBENCH_LOG_DIR={logs} python3 -B {tests}/verify.py\n"
         f"echo '{START}'\n"

@@ -100,7 +100,11 @@ def test_eval_script_grades_with_the_verifier_outside_the_repo(tasks_dir, tmp_pa
     repo_mod.apply_patch(oracle, t.oracle_patch)
     script = (inst["eval_script"].replace("cd /testbed", f"cd {oracle}").replace("=/testbed", f"={oracle}")
               .replace(swebench.VERIFIER_DIR, str(tmp_path / "verifier")))
-    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300)
+    eval_sh = tmp_path / "eval.sh"  # run as SWE-bench does, from a file: the key inside is made root-only
+    eval_sh.write_text(script)
+    eval_sh.chmod(0o644)
+    p = subprocess.run(["bash", str(eval_sh)], capture_output=True, text=True, timeout=300)
+    assert eval_sh.stat().st_mode & 0o077 == 0
     out = p.stdout.split(">>>>> Start Test Output", 1)[1]
     assert "FAILED" not in out and "PASSED tests/test_hidden_rounding.py" in out, p.stdout + p.stderr
 
