@@ -213,10 +213,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         return "No episodes.\n"
     order = ("full", "squashed", "memtool", "inject", "oracle")
     out = []
-    kinds = sorted({r.get("kind", "static") for r in rows}, key=lambda k: k != "static")
+    kinds = sorted({r["kind"] for r in rows}, key=lambda k: k != "static")
     for kind, agent, model in [(k, a, m) for k in kinds
-                               for a, m in sorted({(r["agent"], r["model"]) for r in rows if r.get("kind", "static") == k})]:
-        sub = [r for r in rows if r["agent"] == agent and r["model"] == model and r.get("kind", "static") == kind]
+                               for a, m in sorted({(r["agent"], r["model"]) for r in rows if r["kind"] == k})]:
+        sub = [r for r in rows if r["agent"] == agent and r["model"] == model and r["kind"] == kind]
         deliveries = sorted({r["delivery"] for r in sub}, key=lambda d: (order.index(d) if d in order else 99, d))
         sources = sorted({r["source"] for r in sub}, key=lambda s: ("HKFX".find(s) if s in "HKFX" else 9, s))
         cells = {(r["source"], r["delivery"]): r for r in sub}
