@@ -7,10 +7,9 @@ the real TTL, drawn per variant from values no convention would produce.
 
 from __future__ import annotations
 
-import random
-
-from sdebench.generation.facts import integer_space
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import draw_integer, integer_space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "ttlcache"
@@ -26,11 +25,7 @@ def drawable(ttl: int) -> bool:
 
 def fact_ttl(variant: int) -> int:
     """The TTL of a variant: 301..899 s, drawable."""
-    rng = random.Random(f"{FAMILY}-ttl-{variant}")
-    while True:
-        ttl = rng.randint(301, 899)
-        if drawable(ttl):
-            return ttl
+    return draw_integer(f"{FAMILY}-ttl-{variant}", 301, 899, drawable)
 
 
 # Every conventional TTL, then every second of 296..904 (the draw's range and its neighbours).
@@ -94,28 +89,13 @@ class TTLCache:
 '''
 
 
-class TTLCacheFamily:
-    """Generator of the ttlcache family."""
-
-    family = FAMILY
-    bottleneck = "knowledge-missing"
-    variants = (0, 1)
-    description = "the time-to-live the upstream provider guarantees for cached entries (a non-round number of seconds)"
-
-    space = SPACE
-
-    def fact(self, variant: int) -> int:
-        """The variant's drawn TTL."""
-        return fact_ttl(variant)
-
-    def build(self, variant: int, source: str, fact: int | None = None):
-        """Build one variant with the fact in `source` (`fact` replaces the drawn TTL)."""
-        pkg, what, item = SHAPES[variant]
-        ttl = fact_ttl(variant) if fact is None else fact
-        head_line = f"DEFAULT_TTL_SECONDS = {HEAD_TTL}"
-        fact_line = f"DEFAULT_TTL_SECONDS = {ttl}"
-        clock = "class Clock:\n    def __init__(self):\n        self.now = 0.0\n\n    def __call__(self):\n        return self.now\n"
-        base_tests = f'''from {pkg}.cache import TTLCache
+def tell(variant: int, ttl: int) -> Story:
+    """The story of one variant whose TTL is `ttl`."""
+    pkg, what, item = SHAPES[variant]
+    head_line = f"DEFAULT_TTL_SECONDS = {HEAD_TTL}"
+    fact_line = f"DEFAULT_TTL_SECONDS = {ttl}"
+    clock = "class Clock:\n    def __init__(self):\n        self.now = 0.0\n\n    def __call__(self):\n        return self.now\n"
+    base_tests = f'''from {pkg}.cache import TTLCache
 
 
 {clock}
@@ -139,7 +119,7 @@ def test_explicit_ttl_wins():
     clock.now = 10
     assert cache.get("k") is None
 '''
-        repro = f'''from {pkg}.cache import TTLCache
+    repro = f'''from {pkg}.cache import TTLCache
 
 
 {clock}
@@ -152,10 +132,10 @@ def test_{item}_survives_{REPRO_AGE}_seconds():
     clock.now = {REPRO_AGE}
     assert cache.get("k") == "v"
 '''
-        # Held-out checks read the entry at every second of the first hour, so no input singles out
-        # the TTL (the fact); expected values only right of each assert.
-        alive = list(range(1, ttl))
-        hidden = f'''from {pkg} import config
+    # Held-out checks read the entry at every second of the first hour, so no input singles out
+    # the TTL (the fact); expected values only right of each assert.
+    alive = list(range(1, ttl))
+    hidden = f'''from {pkg} import config
 from {pkg}.cache import TTLCache
 
 
@@ -180,63 +160,62 @@ def test_hidden_gone_after_expiry(observe):
 def test_hidden_setting():
     assert config.DEFAULT_TTL_SECONDS == {ttl}
 '''
-        m, s = divmod(ttl, 60)
-        fact_k = (CONVENTIONS, f"- Caching: the upstream provider guarantees its {what} for exactly {ttl} s; "
-                  f"DEFAULT_TTL_SECONDS must equal that, never longer (stale data) nor shorter (rate limits).")
-        fact_f = (PREFERENCES, f"- (review of #77, ops) The cache TTL is not a round number: it is {ttl} seconds "
-                  f"({m} min {s} s), the provider's guarantee. Don't 'fix' it to five minutes or an hour.")
-        fact_x = (PAST_FIXES, f"## Provider rate-limit errors\nSymptom: 429s from the provider at peak. Fix: the "
-                  f"sibling service's cache used the wrong TTL; set it to the provider's {ttl} s, as everywhere here.")
-        distractors = [
-            (CONVENTIONS, "- HTTP: client timeouts are 7 s connect, 20 s read; retries back off 1, 2, 4 s."),
-            (CONVENTIONS, "- Sessions expire after 1800 s of inactivity; this is unrelated to the data caches."),
-            (f"{ADR_DIR}/0003-cache-ttl.md", "# ADR-0003: Cache lifetime\n\nStatus: Superseded\n\nCached entries lived "
-             "300 s (five minutes), a round default chosen before the provider contract. Superseded; do not use."),
-            (f"{ADR_DIR}/0004-eviction.md", "# ADR-0004: Eviction\n\nStatus: Accepted\n\nWhen the cache is full, "
-             "the oldest entries are evicted in batches."),
-            (PREFERENCES, "- (review of #64) Inject clocks; never call time.time() inside cache logic."),
-            (PAST_FIXES, "## Cache grew without bound\nSymptom: memory climbed overnight. Fix: enforce MAX_ENTRIES on set."),
-        ]
-        story = Story(
-            package=pkg,
-            module=f"{pkg}/config.py",
-            v1_correct=config_module(fact_line, extra=False),
-            v1_buggy=config_module(f"DEFAULT_TTL_SECONDS = {HEAD_TTL + 60}", extra=False),
-            head_buggy=config_module(head_line, extra=True),
-            oracle=config_module(fact_line, extra=True),
-            conventional=config_module("DEFAULT_TTL_SECONDS = 300", extra=True),
-            intro_msg_fact=f"config: cache entries for {ttl} s\n\nThe provider guarantees each of its {what} for "
-            f"{ttl} seconds; caching longer serves stale data, shorter trips its rate limit.",
-            intro_msg_plain="config: add cache settings",
-            refactor_msg="config: add eviction batch size; tune defaults",
-            base_files={
-                f"{pkg}/__init__.py": f'"""{pkg}: a cache for {what}."""\n',
-                f"{pkg}/cache.py": cache_module(pkg),
-                "tests/test_cache.py": base_tests,
-                "README.md": f"# {pkg}\n\nCaches {what} from the upstream provider.\n",
-            },
-            repro_tests={"tests/test_repro_expiry.py": repro},
-            hidden_tests={"tests/test_hidden_ttl.py": hidden},
-            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-            distractors=distractors,
-        )
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=pkg,
-            statement=(
-                f"Cached {what} disappear after about two minutes, so every request goes back to the provider "
-                f"and we are being throttled. tests/test_repro_expiry.py reproduces it. Please fix the cache."
-            ),
-            fact=f"Cached {what} live exactly {ttl} seconds (the provider's guarantee).",
-            fact_tokens=tokens(ttl),
-            conventional_guess="DEFAULT_TTL_SECONDS = 300 (five minutes)",
-            tags=("caching", "magic-number"),
-            description=self.description,
-        )
+    m, s = divmod(ttl, 60)
+    fact_k = (CONVENTIONS, f"- Caching: the upstream provider guarantees its {what} for exactly {ttl} s; "
+              f"DEFAULT_TTL_SECONDS must equal that, never longer (stale data) nor shorter (rate limits).")
+    fact_f = (PREFERENCES, f"- (review of #77, ops) The cache TTL is not a round number: it is {ttl} seconds "
+              f"({m} min {s} s), the provider's guarantee. Don't 'fix' it to five minutes or an hour.")
+    fact_x = (PAST_FIXES, f"## Provider rate-limit errors\nSymptom: 429s from the provider at peak. Fix: the "
+              f"sibling service's cache used the wrong TTL; set it to the provider's {ttl} s, as everywhere here.")
+    distractors = [
+        (CONVENTIONS, "- HTTP: client timeouts are 7 s connect, 20 s read; retries back off 1, 2, 4 s."),
+        (CONVENTIONS, "- Sessions expire after 1800 s of inactivity; this is unrelated to the data caches."),
+        (f"{ADR_DIR}/0003-cache-ttl.md", "# ADR-0003: Cache lifetime\n\nStatus: Superseded\n\nCached entries lived "
+         "300 s (five minutes), a round default chosen before the provider contract. Superseded; do not use."),
+        (f"{ADR_DIR}/0004-eviction.md", "# ADR-0004: Eviction\n\nStatus: Accepted\n\nWhen the cache is full, "
+         "the oldest entries are evicted in batches."),
+        (PREFERENCES, "- (review of #64) Inject clocks; never call time.time() inside cache logic."),
+        (PAST_FIXES, "## Cache grew without bound\nSymptom: memory climbed overnight. Fix: enforce MAX_ENTRIES on set."),
+    ]
+    return Story(
+        package=pkg,
+        module=f"{pkg}/config.py",
+        v1_correct=config_module(fact_line, extra=False),
+        v1_buggy=config_module(f"DEFAULT_TTL_SECONDS = {HEAD_TTL + 60}", extra=False),
+        head_buggy=config_module(head_line, extra=True),
+        oracle=config_module(fact_line, extra=True),
+        conventional=config_module("DEFAULT_TTL_SECONDS = 300", extra=True),
+        intro_msg_fact=f"config: cache entries for {ttl} s\n\nThe provider guarantees each of its {what} for "
+        f"{ttl} seconds; caching longer serves stale data, shorter trips its rate limit.",
+        intro_msg_plain="config: add cache settings",
+        refactor_msg="config: add eviction batch size; tune defaults",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{pkg}: a cache for {what}."""\n',
+            f"{pkg}/cache.py": cache_module(pkg),
+            "tests/test_cache.py": base_tests,
+            "README.md": f"# {pkg}\n\nCaches {what} from the upstream provider.\n",
+        },
+        repro_tests={"tests/test_repro_expiry.py": repro},
+        hidden_tests={"tests/test_hidden_ttl.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        statement=(
+            f"Cached {what} disappear after about two minutes, so every request goes back to the provider "
+            f"and we are being throttled. tests/test_repro_expiry.py reproduces it. Please fix the cache."
+        ),
+        fact=f"Cached {what} live exactly {ttl} seconds (the provider's guarantee).",
+        fact_tokens=tokens(ttl),
+        conventional_guess="DEFAULT_TTL_SECONDS = 300 (five minutes)",
+        tags=("caching", "magic-number"),
+    )
 
 
-GENERATOR = TTLCacheFamily()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="knowledge-missing",
+    description="the time-to-live the upstream provider guarantees for cached entries (a non-round number of seconds)",
+    variants=(0, 1),
+    draw=fact_ttl,
+    tell=tell,
+    space=SPACE,
+)

@@ -88,3 +88,13 @@ def integer_space(conventional: Iterable[int], lo: int, hi: int, accept: Callabl
     """A numeric fact drawn by rejection from [lo, hi]: conventional values first, then every integer
     of [lo - margin, hi + margin] (the drawable ones and their neighbours)."""
     return space(conventional, accepted(lo, hi, accept), range(lo - margin, hi + margin + 1))
+
+
+def draw_integer(key: str, lo: int, hi: int, accept: Callable[[int], bool]) -> int:
+    """`randint(lo, hi)` from an RNG seeded with `key`, redrawn until `accept`: the families' numeric
+    draw, whose distribution is `uniform(accepted(lo, hi, accept))`."""
+    rng = random.Random(key)
+    while True:
+        n = rng.randint(lo, hi)
+        if accept(n):
+            return n

@@ -60,6 +60,13 @@ class Story:
     repro_msg: str = "tests: add a failing repro for the reported bug"
     # Filler committed after the regressing refactor, so the regression is not the latest change.
     late_filler: list[Commit] = field(default_factory=list)
+    # What the task says (read by `sdebench.generation.family.Family`; `assemble` takes them as arguments).
+    statement: str = ""  # the issue as the agent reads it
+    fact: str = ""  # the fact in one sentence (answer key; never shown)
+    fact_tokens: tuple[str, ...] = ()  # every spelling that would reveal the fact
+    conventional_guess: str = ""  # what an agent without the memory would write
+    tags: tuple[str, ...] = ()
+    project: str = ""  # the project's name in the artifacts (default: the package)
 
 
 def test_ids(files: dict[str, str]) -> tuple[str, ...]:
@@ -156,6 +163,11 @@ def assemble(
 def pick(rng_key: str, population: list) -> object:
     """A deterministic choice keyed by a string (never the global RNG)."""
     return random.Random(rng_key).choice(population)
+
+
+def pick_distinct(rng_key: str, population: list, count: int) -> list:
+    """`count` distinct members, chosen deterministically by a string key."""
+    return random.Random(rng_key).sample(population, count)
 
 
 # --- realistic filler for exploration-heavy families -----------------------------------------

@@ -1,7 +1,7 @@
 """The generator-facing API: what a task family builds for one variant x placement.
 
 A family module in `generators/` defines `GENERATOR`, an object with the attributes of
-`Generator`. `build(variant, source)` returns a `TaskSpec`: the whole history of a synthetic
+`Generator` (normally a declarative `sdebench.generation.family.Family`). `build(variant, source)` returns a `TaskSpec`: the whole history of a synthetic
 repo (HEAD = the buggy state), the fixes as replacement files, the hidden tests and the
 metadata. The engine (`sdebench.generation.generate`) turns a spec into a task dir and validates it.
 """

@@ -71,14 +71,16 @@ def test_a_declared_family_passes_with_figures_under_every_policy():
 
 
 SMALL = '''
+import dataclasses
 from pathlib import Path
 from sdebench.generation.facts import FactSpace, uniform
 from sdebench.generation.generate import load_generator
 
-GENERATOR = load_generator(Path({root!r}) / "generators" / "ttlcache.py")
-_fact = GENERATOR.fact(0)
+TTL = load_generator(Path({root!r}) / "generators" / "ttlcache.py")
+_fact = TTL.fact(0)
 # A deliberately small space: the conventional five minutes and the two values next to the fact.
-GENERATOR.space = FactSpace(((300, 10.0), (_fact, 1.0), (_fact + 1, 1.0)), uniform([_fact, _fact + 1]))
+GENERATOR = dataclasses.replace(
+    TTL, space=FactSpace(((300, 10.0), (_fact, 1.0), (_fact + 1, 1.0)), uniform([_fact, _fact + 1])))
 '''
 
 

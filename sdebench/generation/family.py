@@ -1,0 +1,58 @@
+"""A task family as a declarative spec: its fact space, its draw, and what each variant tells.
+
+A family module in `generators/` defines `GENERATOR = Family(...)`: the metadata, the fact space
+(rule 7), `draw(variant)` (the variant's fact, as the family draws it) and `tell(variant, fact)`,
+the variant's content as one `Story` (code in its four versions, tests, memory entries, distractors,
+statement). Everything else (the history's shape, the artifact files, the test ids, the TaskSpec)
+is the kit's: a family is content, not plumbing. `build(variant, source, fact=...)` renders any
+candidate fact, which is what the prober and rule 7 need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sdebench.generation.facts import FactSpace
+from sdebench.generation.kit import Story, assemble
+from sdebench.generation.spec import TaskSpec
+
+
+@dataclass(frozen=True)
+class Family:
+    """One task family as data; satisfies the `Generator` protocol."""
+
+    family: str
+    bottleneck: str
+    description: str
+    variants: Sequence[int]
+    draw: Callable[[int], Any]  # variant -> its fact
+    tell: Callable[[int, Any], Story]  # (variant, fact) -> the variant's story
+    space: FactSpace | None = None  # None: rule 7 unchecked (reported as such)
+
+    def fact(self, variant: int) -> Any:
+        """The variant's drawn fact."""
+        return self.draw(variant)
+
+    def build(self, variant: int, source: str, fact: Any = None) -> TaskSpec:
+        """The spec of one variant with the fact in `source` (`fact` replaces the drawn one)."""
+        story = self.tell(variant, self.draw(variant) if fact is None else fact)
+        missing = [f for f in ("statement", "fact", "conventional_guess") if not getattr(story, f)]
+        if missing or not story.fact_tokens:
+            raise ValueError(f"{self.family} v{variant}: the story lacks {', '.join(missing) or 'fact_tokens'}")
+        return assemble(
+            story,
+            family=self.family,
+            variant=variant,
+            source=source,
+            bottleneck=self.bottleneck,
+            project=story.project or story.package,
+            statement=story.statement,
+            fact=story.fact,
+            fact_tokens=tuple(story.fact_tokens),
+            conventional_guess=story.conventional_guess,
+            tags=tuple(story.tags),
+            description=self.description,
+        )
+
