@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sdebench.generation.facts import FactSpace
-from sdebench.generation.kit import Story, assemble
+from sdebench.generation.kit import Story, assemble, oracle_files
 from sdebench.generation.spec import TaskSpec
 
 
@@ -34,6 +34,11 @@ class Family:
     def fact(self, variant: int) -> Any:
         """The variant's drawn fact."""
         return self.draw(variant)
+
+    def render(self, variant: int, fact: Any) -> dict[str, str]:
+        """The oracle files of the variant with `fact` (what `build(...).oracle_files` holds,
+        without assembling the history: the prober renders every candidate)."""
+        return oracle_files(self.tell(variant, fact))
 
     def build(self, variant: int, source: str, fact: Any = None) -> TaskSpec:
         """The spec of one variant with the fact in `source` (`fact` replaces the drawn one)."""

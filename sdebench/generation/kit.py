@@ -105,6 +105,11 @@ def standard_memory(project: str, package: str) -> Memory:
     return m
 
 
+def oracle_files(story: Story) -> dict[str, str]:
+    """The files the oracle fix of `story` writes."""
+    return {story.module: story.oracle, **story.extra_oracle}
+
+
 def assemble(
     story: Story,
     *,
@@ -149,7 +154,7 @@ def assemble(
         fact_tokens=fact_tokens,
         conventional_guess=conventional_guess,
         commits=tuple(commits),
-        oracle_files={story.module: story.oracle, **story.extra_oracle},
+        oracle_files=oracle_files(story),
         conventional_files={story.module: story.conventional},
         hidden_tests=dict(story.hidden_tests),
         fail_to_pass=test_ids(story.repro_tests),

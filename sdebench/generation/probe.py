@@ -32,12 +32,12 @@ REPORT = ".probe/report.jsonl"
 
 # Runs inside the sandbox as `python3 -I -B -c DRIVER CONFIG`; stdlib + pytest + the runner's encoder.
 DRIVER = r'''
-import importlib.util, itertools, json, os, sys
+import importlib.machinery, importlib.util, itertools, json, os, sys
 runner = {"__name__": "sdebench_runner"}
 exec(compile(RUNNER, "runner", "exec"), runner)
 Observer = runner["Observer"]
 sys.dont_write_bytecode = True
-ws = os.getcwd()
+ws = os.path.abspath(os.getcwd())
 sys.path.append(ws)
 import pytest  # noqa: E401 - the tests use pytest.mark and pytest.raises
 cfg = json.load(open(sys.argv[1]))
@@ -64,24 +64,81 @@ def instances(fn):
         out_.append((f"[{k}]", args))
     return out_
 
+# Compiled code is cached by (path, source): the same text compiles to the same code, and every
+# candidate still executes fresh modules; a file is rewritten only when its text changes.
+codes = {}
+
+
+class Loader(importlib.machinery.SourceFileLoader):
+    def source_to_code(self, data, path, *, _optimize=-1):
+        key = (path, bytes(data))
+        code = codes.get(key)
+        if code is None:
+            code = codes[key] = compile(data, path, "exec", dont_inherit=True, optimize=_optimize)
+        return code
+
+
+details = [(importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+           (Loader, importlib.machinery.SOURCE_SUFFIXES),
+           (importlib.machinery.SourcelessFileLoader, importlib.machinery.BYTECODE_SUFFIXES)]
+ws_hook = importlib.machinery.FileFinder.path_hook(*details)
+
+
+def hook(path):
+    full = os.path.abspath(path or ".")
+    if full != ws and not full.startswith(ws + os.sep):
+        raise ImportError("not the workspace")
+    return ws_hook(path)
+
+
+sys.path_hooks.insert(0, hook)
+sys.path_importer_cache.clear()
+seen = {}  # instance -> observation text -> id (an observation list is sent once)
+
+
+def record(res, new, inst, outcome, sink):
+    ids = seen.setdefault(inst, {})
+    text = json.dumps(sink)
+    if text not in ids:
+        ids[text] = len(ids)
+        new.setdefault(inst, []).append(f"{json.dumps(str(ids[text]))}: {text}")
+    res[inst] = [outcome, ids[text]]
+
+
 for idx, files in enumerate(cfg["candidates"]):
+    created = False
     for rel, text in files.items():
-        with open(os.path.join(ws, rel), "w") as f:
-            f.write(text)
+        p = os.path.join(ws, rel)
+        try:
+            f = open(p, "r+")
+        except FileNotFoundError:
+            created = True
+            with open(p, "w") as f:
+                f.write(text)
+            continue
+        # Overwritten in place, not truncated to empty first (which makes ext4 flush the file).
+        with f:
+            if f.read() != text:
+                f.seek(0)
+                f.write(text)
+                f.truncate()
     for name in list(sys.modules):
         if name.split(".")[0] in cfg["tops"] or name.startswith("sdebench_probe_"):
             del sys.modules[name]
-    importlib.invalidate_caches()
-    res = {}
+    if created:
+        importlib.invalidate_caches()
+    res, new = {}, {}
     for n, (path, names) in enumerate(cfg["tests"]):
         try:
-            spec = importlib.util.spec_from_file_location(f"sdebench_probe_{n}", os.path.join(ws, path))
+            full = os.path.join(ws, path)
+            spec = importlib.util.spec_from_file_location(f"sdebench_probe_{n}", full,
+                                                          loader=Loader(f"sdebench_probe_{n}", full))
             mod = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = mod
             spec.loader.exec_module(mod)
         except BaseException as e:
             for name in names:
-                res[f"{path}::{name}"] = ["error", [], type(e).__name__]
+                record(res, new, f"{path}::{name}", "error", [])
             continue
         for name in names:
             fn = getattr(mod, name, None)
@@ -92,8 +149,10 @@ for idx, files in enumerate(cfg["candidates"]):
                     outcome = "passed"
                 except BaseException as e:
                     outcome = "failed"
-                res[f"{path}::{name}{suffix}"] = [outcome, sink]
-    out.write(json.dumps({"i": idx, "r": res}) + "\n")
+                record(res, new, f"{path}::{name}{suffix}", outcome, sink)
+    # {"i": .., "r": .., "new": {instance: {id: observations}}}, the texts already encoded once.
+    out.write(json.dumps({"i": idx, "r": res})[:-1] + ', "new": {' + ", ".join(
+        f"{json.dumps(inst)}: {{{', '.join(parts)}}}" for inst, parts in new.items()) + "}}\n")
     out.flush()
 out.close()
 '''
@@ -137,7 +196,19 @@ def run_candidates(factory, root: Path, head: Mapping[str, str], renders: Sequen
     if len(rows) != len(cands):
         tail = (ex.stderr.strip().splitlines() or [""])[-1][:300]
         raise ProbeError(f"the candidate run reported {len(rows)} of {len(cands)} candidates (exit {ex.exit_code}): {tail}")
-    return [{k: (v[0], v[1]) for k, v in row["r"].items()} for row in rows]
+    return decode_rows(rows)
+
+
+def decode_rows(rows: Sequence[dict]) -> list[dict[str, tuple]]:
+    """The runs of the driver's report lines: an observation list is sent once per instance and
+    then named by its id, so equal observations are one (shared) list object here."""
+    known: dict[str, dict[str, list]] = {}
+    runs = []
+    for row in rows:
+        for inst, fresh in row.get("new", {}).items():
+            known.setdefault(inst, {}).update(fresh)
+        runs.append({k: (v[0], known[k][str(v[1])]) for k, v in row["r"].items()})
+    return runs
 
 
 # --- the feedback model -------------------------------------------------------------------------
@@ -149,7 +220,11 @@ def _base(instance: str) -> str:
 
 @dataclass
 class Model:
-    """Behaviour classes of the admissible candidates and the feedback one gets against another."""
+    """Behaviour classes of the admissible candidates and the feedback one gets against another.
+
+    Every class passes every test instance of its own run (`build_model` admits no other), which
+    the comparisons below rely on; observations are interned as small ids per test instance, so
+    two classes are compared on the instances where their ids differ only."""
 
     hidden: list[str]  # hidden base ids
     visible: list[str]  # visible base ids
@@ -161,12 +236,22 @@ class Model:
     _ids: dict = field(default_factory=dict)
     _obs: dict = field(default_factory=dict)
     _tolerant: dict = field(default_factory=dict)
+    _texts: dict = field(default_factory=dict)  # id(observation list) -> (the list, its JSON text)
     enc: list = field(default_factory=list)
+    _items: list = field(default_factory=list)  # class -> {(instance, outcome, id)}
+    _unpassed: list = field(default_factory=list)  # class -> instances not passed
+    _fails: dict = field(default_factory=dict)  # class c -> failing(c, h) for every class h
     _resolves: dict | None = None
     _rows: dict = field(default_factory=dict)
 
+    def _text(self, obs: list) -> str:
+        hit = self._texts.get(id(obs))
+        if hit is None or hit[0] is not obs:  # the list is kept alive with its text, so ids stay unique
+            hit = self._texts[id(obs)] = (obs, json.dumps(obs))
+        return hit[1]
+
     def _id(self, inst: str, obs: list) -> int:
-        text = json.dumps(obs)
+        text = self._text(obs)
         ids = self._ids.setdefault(inst, {})
         if text not in ids:
             ids[text] = len(ids)
@@ -190,34 +275,100 @@ class Model:
     def index(self) -> None:
         """Intern every observation list as a small id per test instance."""
         self.enc = [{i: (o, self._id(i, obs)) for i, (o, obs) in run.items()} for run in self.runs]
+        self._items = [{(i, o, v) for i, (o, v) in enc.items()} for enc in self.enc]
+        self._unpassed = [{i for i, (o, _) in enc.items() if o != "passed"} for enc in self.enc]
+        self._fails.clear()
+        self._resolves = None
+        self._rows.clear()
 
     def failing(self, c: int, h: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(hidden, re-checked visible) base ids that class c's code fails if class h holds the fact."""
         exp, got = self.enc[h], self.enc[c]
-        bad = {_base(i) for i in exp if i not in got or not self._ok(i, h, c)}
-        bad |= {_base(i) for i in got if i not in exp}
+        # An instance both report with the same outcome and observations, passed, is fine: only the
+        # instances in the two sets' difference (or not passed) need a look.
+        suspects = {i for i, _, _ in self._items[h] ^ self._items[c]} | self._unpassed[c]
+        bad = {_base(i) for i in suspects if i not in exp or i not in got or not self._ok(i, h, c)}
         return tuple(b for b in self.hidden if b in bad), tuple(b for b in self.visible if b in bad)
+
+    def failures(self, c: int) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        """failing(c, h) for every class h (computed once per submitted class)."""
+        if c not in self._fails:
+            self._fails[c] = [self.failing(c, h) for h in range(len(self.runs))]
+        return self._fails[c]
 
     def resolvers(self, c: int) -> list[int]:
         """The classes h under which submitting class c resolves (c itself, and near-equal floats)."""
         if self._resolves is None:
             tolerant = {i for (i, k), t in self._tolerant.items() if t}
+            relevant = set(self.hidden) | set(self.visible)
             buckets: dict[tuple, list[int]] = {}
             for h, enc in enumerate(self.enc):
                 key = tuple(sorted((i, o, v) for i, (o, v) in enc.items() if i not in tolerant))
-                buckets.setdefault(key, []).append(h)
+                # Tolerant observations can only match with the same skeleton (see `skeleton`).
+                shape = tuple(sorted((i, self._skeleton(i, v)) for i, (_, v) in enc.items()
+                                     if i in tolerant and _base(i) in relevant))
+                buckets.setdefault((key, shape), []).append(h)
             self._resolves = {}
             for members in buckets.values():
                 for x in members:
                     self._resolves[x] = [h for h in members if h == x or not any(self.failing(x, h))]
         return self._resolves[c]
 
+    def _skeleton(self, inst: str, v: int):
+        key = ("skeleton", inst, v)
+        if key not in self._match:
+            self._match[key] = skeleton(self._obs[(inst, v)])
+        return self._match[key]
+
     def row(self, c: int, policy: str) -> list:
         """The feedback signature class c's submit gets against every class, under `policy`."""
         key = (c, policy)
         if key not in self._rows:
-            self._rows[key] = [signature(policy, *self.failing(c, h)) for h in range(len(self.runs))]
+            self._rows[key] = [signature(policy, *f) for f in self.failures(c)]
         return self._rows[key]
+
+
+def skeleton(obs) -> str:
+    """What two observation lists that `observations_match` must share: the structure and every
+    exact atom, each float blanked and each Decimal reduced to its value (the runner's encodings)."""
+    return json.dumps([_shape(v) for v in obs] if isinstance(obs, list) else obs)
+
+
+def _shape(value):
+    if not isinstance(value, list) or len(value) != 2:
+        return value
+    tag, payload = value
+    if tag == "float":
+        return ["float"]
+    if tag == "Decimal":
+        return ["Decimal", _decimal_key(payload)]
+    if tag in ("list", "tuple", "set", "frozenset") and isinstance(payload, list):
+        return [tag, [_shape(v) for v in payload]]
+    if tag == "dict" and isinstance(payload, list):
+        return [tag, [[p[0], _shape(p[1])] if isinstance(p, list) and len(p) == 2 else p for p in payload]]
+    return value
+
+
+def _decimal_key(text) -> str:
+    """A key equal for Decimals equal by value (NaNs: by their text, as the comparison wants)."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        d = Decimal(str(text))
+    except (InvalidOperation, ValueError):
+        return f"bad:{text}"
+    if d.is_nan():
+        return f"nan:{text}"
+    if d.is_infinite():
+        return str(d)
+    if not d:
+        return "0"
+    sign, digits, exp = d.as_tuple()
+    digits = list(digits)
+    while digits and digits[-1] == 0:
+        digits.pop()
+        exp += 1
+    return f"{'-' if sign else ''}{''.join(map(str, digits))}e{exp}"
 
 
 def signature(policy: str, hidden_failed: Sequence[str], recheck_failed: Sequence[str]):
@@ -235,16 +386,24 @@ def build_model(space: FactSpace, runs: Sequence[dict[str, tuple]], hidden: Sequ
                 visible: Sequence[str]) -> Model:
     """Group admissible candidates (every test instance passes, visible checks hold) by behaviour."""
     prior = [w for _, w in space.candidates]
-    classes: dict[str, int] = {}
+    classes: dict[tuple, int] = {}
     model = Model(list(hidden), list(visible), [], [], [])
+    shown = set(visible)
+    checked: dict[int, bool] = {}  # id(observation list) -> its checks hold (lists live in `runs`)
+
+    def checks_hold(obs: list) -> bool:
+        if id(obs) not in checked:
+            checked[id(obs)] = all(v[1] is True for v in obs if isinstance(v, list) and v[:1] == ["check"])
+        return checked[id(obs)]
+
     for i, run in enumerate(runs):
         ok = bool(run) and all(o == "passed" for o, _ in run.values())
-        ok = ok and all(v[1] is True for i_, (_, obs) in run.items() if _base(i_) in visible
-                        for v in obs if isinstance(v, list) and v[:1] == ["check"])
+        ok = ok and all(checks_hold(obs) for i_, (_, obs) in run.items() if _base(i_) in shown)
         if not ok:
             model.inadmissible.append(i)
             continue
-        key = json.dumps(sorted(run.items()))
+        # Same instances, outcomes and observation texts: the same behaviour.
+        key = tuple(sorted((inst, o, model._id(inst, obs)) for inst, (o, obs) in run.items()))
         if key not in classes:
             classes[key] = len(model.runs)
             model.runs.append(run)
@@ -260,9 +419,9 @@ def build_model(space: FactSpace, runs: Sequence[dict[str, tuple]], hidden: Sequ
 class Prober:
     """The best memoryless searcher over a feedback model: posterior = prior over consistent classes."""
 
-    def __init__(self, model: Model, policy: str):
+    def __init__(self, model: Model, policy: str, alive: Sequence[int] | None = None):
         self.model, self.policy = model, policy
-        self.alive = list(range(len(model.runs)))
+        self.alive = list(range(len(model.runs))) if alive is None else list(alive)
 
     def next(self) -> int | None:
         """The class to submit: the most probable resolving submit (ties: declared first)."""
@@ -294,6 +453,31 @@ def submits_to_resolve(model: Model, truth: int, policy: str, submits: int) -> i
             return n
         p.observe(c, sig)
     return None
+
+
+def resolve_submits(model: Model, truths: Sequence[int], policy: str, submits: int) -> dict[int, int | None]:
+    """`submits_to_resolve` for every class in `truths` at once. The prober is deterministic given
+    the feedback so far, so its replays form a tree: the truths that got the same feedback share
+    the next submit, and each node is searched once instead of once per truth."""
+    out: dict[int, int | None] = {}
+
+    def walk(alive: list[int], group: list[int], n: int) -> None:
+        c = Prober(model, policy, alive).next() if n <= submits else None
+        if c is None:
+            out.update(dict.fromkeys(group))
+            return
+        row = model.row(c, policy)
+        by_sig: dict = {}
+        for t in group:
+            by_sig.setdefault(row[t], []).append(t)
+        for sig, ts in by_sig.items():
+            if sig is None:
+                out.update(dict.fromkeys(ts, n))
+            else:
+                walk([h for h in alive if row[h] == sig], ts, n + 1)
+
+    walk(list(range(len(model.runs))), list(dict.fromkeys(truths)), 1)
+    return out
 
 
 # --- the rule ------------------------------------------------------------------------------------
@@ -351,18 +535,19 @@ def analyse_model(family: str, variant: int, space: FactSpace, fact: object, mod
         res.problems.append(f"the rendering of the variant's fact {fact!r} fails its own tests in the probe")
     if missing := space.outside_draw():
         res.problems.append(f"the family's draw produces values outside its space: {missing[:3]}")
-    def at(value, policy: str, memo: dict) -> int | None:
-        if value not in values or values.index(value) not in cls_of:
-            return None
-        k = cls_of[values.index(value)]
-        if k not in memo:
-            memo[k] = submits_to_resolve(model, k, policy, submits)
-        return memo[k]
+    first = {v: n for n, v in enumerate(values)}
 
+    def cls(value) -> int | None:
+        try:
+            return cls_of.get(first[value]) if value in first else None
+        except TypeError:  # an unhashable value is no candidate
+            return None
+
+    truths = [k for k in map(cls, [v for v, _ in space.draw] + [fact]) if k is not None]
     for policy in POLICIES:
-        memo: dict[int, int | None] = {}
-        res.resolve[policy] = sum(p for v, p in space.draw if at(v, policy, memo) is not None)
-        res.fact_submit[policy] = at(fact, policy, memo)
+        at = resolve_submits(model, truths, policy, submits)
+        res.resolve[policy] = sum(p for v, p in space.draw if cls(v) is not None and at[cls(v)] is not None)
+        res.fact_submit[policy] = at[cls(fact)] if cls(fact) is not None else None
     undrawable = [v for v, _ in space.draw if v in values and values.index(v) not in cls_of]
     if undrawable:
         res.problems.append(f"drawable facts whose rendering fails its own tests: {undrawable[:3]}")
@@ -397,9 +582,10 @@ class VariantModel:
 
 
 def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None,
-                  head: Mapping[str, str] | None = None) -> VariantModel:
+                  head: Mapping[str, str] | None = None, spec=None) -> VariantModel:
     """Render and run every candidate of a family variant over `head` (default: the HEAD built with
-    the first candidate; filler may differ, code under test does not); the fact is not used."""
+    the first candidate; filler may differ, code under test does not); the fact is not used.
+    `spec`: the variant already built with the first candidate (built here if not given)."""
     import tempfile
 
     from sdebench.generation.generate import visible_files
@@ -411,7 +597,8 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
     start = time.monotonic()
     space = gen.space
     # The repo and its tests are the same whichever candidate holds (held-out tests keep inputs only).
-    spec = gen.build(variant, "none", fact=space.values()[0])
+    if spec is None:
+        spec = gen.build(variant, "none", fact=space.values()[0])
     head = dict(head) if head is not None else head_tree(spec)
     tests = ObservationTests.of(visible_files(spec, head), spec.hidden_tests)
     renders = [render(gen, variant, v) for v in space.values()]
@@ -448,9 +635,10 @@ def probe_family(gen, variant: int, sandbox_cfg: dict, submits: int = DEFAULT_SU
     spec = gen.build(variant, "none")
     if fact in space.values() and render(gen, variant, fact) != dict(spec.oracle_files):
         problems.append("the renderer's files for the variant's fact differ from the oracle fix")
-    problems += _independent(spec, gen.build(variant, "none", fact=space.values()[0]))
+    first = gen.build(variant, "none", fact=space.values()[0])
+    problems += _independent(spec, first)
     try:
-        vm = variant_model(gen, variant, sandbox_cfg, work, head=head_tree(spec))
+        vm = variant_model(gen, variant, sandbox_cfg, work, head=head_tree(spec), spec=first)
     except ProbeError as e:
         return ProbeResult(gen.family, variant, space.size, 0, submits, repr(fact), problems=[*problems, str(e)])
     res = analyse_model(gen.family, variant, space, fact, vm.model, submits)

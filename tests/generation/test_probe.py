@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 
 from sdebench.generation.facts import FactSpace, integer_space, uniform
 from sdebench.generation.generate import generate, load_generator
-from sdebench.generation.probe import analyse, build_model, probe_family, signature, submits_to_resolve
+from sdebench.generation.probe import (
+    _base,
+    analyse,
+    build_model,
+    decode_rows,
+    probe_family,
+    resolve_submits,
+    signature,
+    skeleton,
+    submits_to_resolve,
+)
+from sdebench.grading.rules import observations_match
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = {"backend": "unsafe_local"}
@@ -67,7 +79,10 @@ def test_a_declared_family_passes_with_figures_under_every_policy():
     res = probe_family(gen, 0, SANDBOX)
     assert not res.violations(), res.violations()
     assert set(res.resolve) == {"binary", "counts", "tests"} and res.resolve["binary"] <= 0.05
-    assert res.classes > 300
+    assert res.classes == 614 and res.size == 617
+    # The figures pinned (the prober replayed per truth before the search was shared as a tree).
+    assert res.resolve["binary"] == 0 and res.fact_submit == dict.fromkeys(("binary", "counts", "tests"))
+    assert res.resolve["counts"] == res.resolve["tests"] == pytest.approx(3 / len(gen.space.draw))
 
 
 SMALL = '''
@@ -93,3 +108,74 @@ def test_rule_7_rejects_a_small_space_family(tmp_path):
     rule7 = [v for v in outcome.violations if v.startswith("rule 7")]
     assert any("reaches the fact without memory at submit 2" in v for v in rule7), outcome.violations
     assert any("100.0% of the family's draws" in v for v in rule7), outcome.violations
+
+
+def naive_failing(model, c, h):
+    """The comparison spelled out: every instance of both runs looked at."""
+    exp, got = model.enc[h], model.enc[c]
+    bad = {_base(i) for i in exp if i not in got or not model._ok(i, h, c)}
+    bad |= {_base(i) for i in got if i not in exp}
+    return tuple(b for b in model.hidden if b in bad), tuple(b for b in model.visible if b in bad)
+
+
+def naive_resolvers(model, c):
+    tolerant = {i for (i, k), t in model._tolerant.items() if t}
+    key = {h: tuple(sorted((i, o, v) for i, (o, v) in enc.items() if i not in tolerant)) for h, enc in enumerate(model.enc)}
+    return [h for h in range(len(model.runs)) if key[h] == key[c] and (h == c or not any(naive_failing(model, c, h)))]
+
+
+def random_model(seed: int):
+    """Candidates observing ints, near-equal floats, Decimals and checks over hidden and visible tests."""
+    rng = random.Random(seed)
+    hidden = [f"tests/test_h.py::test_{k}" for k in "abcd"]
+    visible = ["tests/test_v.py::test_v"]
+    runs = []
+    for _ in range(40):
+        run = {
+            hidden[0]: ("passed", [["int", str(rng.randint(0, 3))]]),
+            hidden[1]: ("passed", [["float", repr(rng.choice([1.0, 1.0 + 1e-9, 1.5, 2.0]))]]),
+            hidden[2]: ("passed", [["list", [["Decimal", rng.choice(["1.0", "1.00", "1.1", "-0", "0"])]]]]),
+            visible[0]: ("passed", [["check", rng.random() > 0.1]]),
+            "tests/test_x.py::test_other": ("passed", [["int", str(rng.randint(0, 1))]]),
+        }
+        if rng.random() > 0.2:
+            run[hidden[3] + f"[{rng.randint(0, 1)}]"] = ("passed", [["str", rng.choice("xy")]])
+        runs.append(run)
+    weights = [rng.choice([1.0, 2.0, 10.0]) for _ in runs]
+    space = FactSpace(tuple(enumerate(weights)), uniform(range(len(runs))))
+    return build_model(space, runs, hidden, visible)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_indexed_comparisons_and_the_shared_replay_are_the_plain_ones(seed):
+    model = random_model(seed)
+    n = len(model.runs)
+    assert n > 10 and model.inadmissible
+    for c in range(n):
+        assert [model.failing(c, h) for h in range(n)] == [naive_failing(model, c, h) for h in range(n)]
+        assert model.resolvers(c) == naive_resolvers(model, c)
+    for policy in ("binary", "counts", "tests"):
+        for submits in (1, 3, 6):
+            at = resolve_submits(model, range(n), policy, submits)
+            assert at == {t: submits_to_resolve(model, t, policy, submits) for t in range(n)}
+
+
+def test_observations_that_match_share_their_skeleton():
+    values = [[["float", "1.0"]], [["float", "1.0000000001"]], [["float", "2.5"]], [["Decimal", "1.0"]],
+              [["Decimal", "1.00"]], [["Decimal", "-0"]], [["Decimal", "0.0"]], [["Decimal", "NaN"]],
+              [["dict", [[["str", "k"], ["float", "3.0"]]]]], [["tuple", [["Decimal", "2"], ["int", "2"]]]],
+              [["tuple", [["Decimal", "2.0"], ["int", "2"]]]], [["int", "1"]], [["bool", True]]]
+    for a in values:
+        for b in values:
+            if observations_match(a, b):
+                assert skeleton(a) == skeleton(b), (a, b)
+    assert skeleton([["Decimal", "1.1"]]) != skeleton([["Decimal", "1.10000001"]])
+
+
+def test_an_observation_list_sent_once_is_shared_by_the_runs_that_report_it():
+    rows = [{"i": 0, "r": {"t::a": ["passed", 0]}, "new": {"t::a": {"0": [["int", "1"]]}}},
+            {"i": 1, "r": {"t::a": ["failed", 0]}, "new": {}},
+            {"i": 2, "r": {"t::a": ["passed", 1]}, "new": {"t::a": {"1": [["int", "2"]]}}}]
+    runs = decode_rows(rows)
+    assert [r["t::a"][0] for r in runs] == ["passed", "failed", "passed"]
+    assert runs[0]["t::a"][1] is runs[1]["t::a"][1] and runs[2]["t::a"][1] == [["int", "2"]]
