@@ -4,13 +4,15 @@ policy (exact over the family's draw), and the probe's time per task.
     python experiments/bench_prober.py [--families a,b] [--jobs 2]
 
 The probe runs once per family variant (every placement shares its code and tests), so its time per
-task is the variant's probe time divided by the placements. Families that declare no fact space
+task is the variant's probe time divided by the placements (s/var: the variant's probe time, ms/cand:
+that per candidate of its space). Families that declare no fact space
 are listed as unchecked.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -39,7 +41,7 @@ def main() -> int:
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(probe_variant, [p for p, _ in jobs], [v for _, v in jobs], [SANDBOX] * len(jobs)))
     header = f"{'family':<20} {'v':>2} {'space':>6} {'distinct':>8} " + " ".join(f"{p:>8}" for p in POLICIES)
-    print(header + f" {'s/task':>7}  verdict")
+    print(header + f" {'s/var':>6} {'ms/cand':>7} {'s/task':>7}  verdict")
     unchecked = []
     for (path, v), r in zip(jobs, results, strict=True):
         fam = load_generator(path).family
@@ -48,11 +50,13 @@ def main() -> int:
             continue
         figs = " ".join(f"{r.resolve.get(p, float('nan')):>8.2%}" for p in POLICIES)
         verdict = "ok" if not r.violations() else "FAIL: " + "; ".join(r.violations())[:160]
-        print(f"{fam:<20} {v:>2} {r.size:>6} {r.classes:>8} {figs} {r.seconds / len(SOURCES):>7.2f}  {verdict}")
+        print(f"{fam:<20} {v:>2} {r.size:>6} {r.classes:>8} {figs} {r.seconds:>6.1f} "
+              f"{r.seconds / max(1, r.size) * 1e3:>7.1f} {r.seconds / len(SOURCES):>7.2f}  {verdict}")
     if unchecked:
         print(f"unchecked (no fact space declared): {', '.join(sorted(set(unchecked)))}")
     print(f"limit: binary <= {LIMIT:.0%} within the cap; {len(jobs)} variants probed in "
-          f"{time.monotonic() - start:.1f} s with {args.jobs} workers (machine shared: times are noisy)")
+          f"{time.monotonic() - start:.1f} s with {args.jobs} workers, load average "
+          f"{os.getloadavg()[0]:.1f} (machine shared: times are noisy)")
     return 0
 
 

@@ -151,6 +151,15 @@ def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
         return {n: f.result() for n, f in futures.items()}
 
 
+def _space_size(gen_path: Path) -> int:
+    """The number of candidates a family's probe runs (0: none, or the generator does not load)."""
+    try:
+        gen = load_generator(gen_path)
+        return gen.space.size if declares_space(gen) else 0
+    except Exception:  # noqa: BLE001 - a broken generator is reported by its probe and build
+        return 0
+
+
 def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict) -> ProbeResult | None:
     """Rule-7 figures of one family variant (None: the family declares no fact space); never raises."""
     gen = load_generator(gen_path)
@@ -306,8 +315,11 @@ def generate(
         bar = tqdm(total=len(jobs), unit="task", file=sys.stderr)
     with ProcessPoolExecutor(max(1, workers)) as pool:
         variants = sorted({(p, v) for p, v, _ in jobs})
-        probed = dict(zip(variants, pool.map(probe_variant, *zip(*variants, strict=True),
-                                             [sandbox_cfg] * len(variants)), strict=True))
+        # The largest spaces first, so the probes' tail is short (a probe's cost grows with its space).
+        costly = sorted(variants, key=lambda pv: -_space_size(pv[0]))
+        probed = dict(zip(costly, pool.map(probe_variant, *zip(*costly, strict=True),
+                                           [sandbox_cfg] * len(costly)), strict=True))
+        probed = {pv: probed[pv] for pv in variants}
         for r in probed.values():
             if r is not None:
                 print(f"rule 7: {r.summary()} [{r.seconds:.1f}s]", file=sys.stderr)
