@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import keyword
 import os
@@ -254,3 +255,18 @@ def test_episode_records_of_a_fresh_set_carry_its_digest(fresh_set, keys):
     for rec in records:
         assert rec["set_digest"] == keys[0].digest and rec["resolved"] is True
         assert SEED_A not in json.dumps(rec)
+
+
+def test_task_toml_set_digest_round_trips_and_is_checked(tmp_path, keys):
+    import shutil
+
+    from sdebench.tasks.record import TaskError, load, save_meta
+
+    d = tmp_path / "ttlcache-v0-K"
+    shutil.copytree(ROOT / "tasks" / "ttlcache-v0-K", d)
+    assert load(d).set_digest is None and "set_digest" not in (d / "task.toml").read_text()
+    save_meta(dataclasses.replace(load(d), set_digest=keys[0].digest), d)
+    assert load(d).set_digest == keys[0].digest
+    (d / "task.toml").write_text((d / "task.toml").read_text().replace(keys[0].digest, "fresh1:abc"))
+    with pytest.raises(TaskError, match="set_digest"):
+        load(d)
