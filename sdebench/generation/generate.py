@@ -2,6 +2,8 @@
 
 A task that breaks a generation rule is not written; the message names the task and the rule.
 `--check` regenerates into a temporary dir and compares byte for byte with the tasks dir.
+`--fresh SEED --out DIR` emits a private set: fresh facts, names and draws from a secret seed
+(`sdebench.generation.fresh`, docs/fresh.md), validated by the same rules.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.generation import validate
+from sdebench.generation.fresh import FreshFamily, SeedError, SetKey, derive, new_seed, read_seed
 from sdebench.generation.observe import (
     ObservationTests,
     TransformError,
@@ -160,11 +163,21 @@ def _space_size(gen_path: Path) -> int:
         return 0
 
 
-def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict) -> ProbeResult | None:
+def family_of(gen_path: Path, fresh: SetKey | None = None):
+    """The family a module defines, seen through `fresh` (a private set's key) when given."""
+    gen = load_generator(gen_path)
+    return FreshFamily(gen, fresh) if fresh is not None else gen
+
+
+def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict, fresh: SetKey | None = None) -> ProbeResult | None:
     """Rule-7 figures of one family variant (None: the family declares no fact space); never raises."""
     gen = load_generator(gen_path)
     if not declares_space(gen):
         return None
+    try:
+        gen = family_of(gen_path, fresh)
+    except Exception as e:  # noqa: BLE001 - a family that cannot be seen fresh is a reported failure
+        return ProbeResult(gen.family, variant, 0, 0, DEFAULT_SUBMITS, "?", problems=[f"{type(e).__name__}: {e}"])
     try:
         return probe_family(gen, variant, sandbox_cfg)
     except Exception as e:  # noqa: BLE001 - a crashing renderer is a reported failure
@@ -173,14 +186,16 @@ def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict) -> ProbeResul
 
 
 def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict,
-               probed: ProbeResult | None = None) -> Outcome:
+               probed: ProbeResult | None = None, fresh: SetKey | None = None) -> Outcome:
     """Build, validate and (if every rule holds) write one task; never raises. `probed` holds the
-    variant's rule-7 figures (the same for every placement: code and tests do not depend on it)."""
+    variant's rule-7 figures (the same for every placement: code and tests do not depend on it);
+    `fresh` is a private set's key."""
     start = time.monotonic()
     gen = load_generator(gen_path)
     tid = f"{gen.family}-v{variant}-{source}"
     outcome = Outcome(tid)
     try:
+        gen = family_of(gen_path, fresh)
         spec = gen.build(variant, source)
         violations = validate.check_structure(spec, gen.family, variant, source)
         if probed is not None:
@@ -262,6 +277,7 @@ def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str, test_time_l
         tags=tuple(spec.tags),
         description=spec.description,
         test_time_limit_s=test_time_limit_s,
+        set_digest=spec.set_digest,
     )
 
 
@@ -303,9 +319,10 @@ def plan(
 
 
 def generate(
-    jobs: list[tuple[Path, int, str]], out_dir: Path, sandbox_cfg: dict, workers: int = 2, progress: bool = True
+    jobs: list[tuple[Path, int, str]], out_dir: Path, sandbox_cfg: dict, workers: int = 2, progress: bool = True,
+    fresh: SetKey | None = None,
 ) -> list[Outcome]:
-    """Run every job, `workers` at a time, with a progress bar on stderr."""
+    """Run every job, `workers` at a time, with a progress bar on stderr (`fresh`: a private set's key)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     outcomes = []
     bar = None
@@ -317,8 +334,8 @@ def generate(
         variants = sorted({(p, v) for p, v, _ in jobs})
         # The largest spaces first, so the probes' tail is short (a probe's cost grows with its space).
         costly = sorted(variants, key=lambda pv: -_space_size(pv[0]))
-        probed = dict(zip(costly, pool.map(probe_variant, *zip(*costly, strict=True),
-                                           [sandbox_cfg] * len(costly)), strict=True))
+        probed = dict(zip(costly, pool.map(probe_variant, *zip(*costly, strict=True), [sandbox_cfg] * len(costly),
+                                           [fresh] * len(costly)), strict=True))
         probed = {pv: probed[pv] for pv in variants}
         for r in probed.values():
             if r is not None:
@@ -326,7 +343,7 @@ def generate(
         unchecked = sorted({load_generator(p).family for (p, _), r in probed.items() if r is None})
         if unchecked:
             print(f"rule 7: no fact space declared (unchecked): {', '.join(unchecked)}", file=sys.stderr)
-        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)]) for p, v, s in jobs]
+        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)], fresh) for p, v, s in jobs]
         for fut in futures:
             outcomes.append(fut.result())
             if bar is not None:
@@ -367,12 +384,21 @@ def render_index(tasks_dir: Path) -> str:
     for d in discover(tasks_dir):
         t = load(d)
         fams.setdefault(t.family, []).append(t)
+    digests = sorted({t.set_digest for ts in fams.values() for t in ts if t.set_digest})
     lines = [
         "# The sdebench tasks",
         "",
         "Generated by `python -m sdebench.generate`; do not edit. Each family is emitted per variant in every",
         "placement (H, K, F, X, none). Sizes are ranges over the family's tasks.",
         "",
+    ]
+    if digests:
+        lines += [
+            f"A fresh private set, digest `{', '.join(digests)}`: regenerate it with the seed, "
+            "`python -m sdebench.generate --fresh @SEEDFILE --check --out DIR` (docs/fresh.md).",
+            "",
+        ]
+    lines += [
         f"{sum(len(v) for v in fams.values())} tasks, {len(fams)} families.",
         "",
         "| family | bottleneck | tags | variants | tasks | modules | commits | fact space |",
@@ -399,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     ap = argparse.ArgumentParser(prog="python -m sdebench.generate", description=__doc__.splitlines()[0])
     ap.add_argument("--generators", type=Path, default=DEFAULT_GENERATORS, help="dir of family modules (default: generators)")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="tasks dir to write (default: tasks)")
+    ap.add_argument("--out", type=Path, default=None, help="tasks dir to write (default: tasks; required with --fresh)")
     ap.add_argument("--families", help="comma-separated families (default: all)")
     ap.add_argument("--variants", help="comma-separated variant numbers (default: all)")
     ap.add_argument("--sources", help=f"comma-separated sources among {','.join(SOURCES)} (default: all)")
@@ -407,7 +433,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="parallel workers (default: 2)")
     ap.add_argument("--sandbox", default="unsafe_local", help="sandbox backend for validation runs (default: unsafe_local)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument("--fresh", metavar="SEED",
+                    help="emit a private set from a secret seed (@FILE reads it from a file, - from stdin); "
+                         "tasks carry only its digest (docs/fresh.md)")
+    ap.add_argument("--new-seed", action="store_true", help="print a new random seed for --fresh and exit")
     args = ap.parse_args(argv)
+    if args.new_seed:
+        print(new_seed())
+        return 0
+    fresh = None
+    if args.fresh is not None:
+        if args.out is None:
+            print("error: --fresh needs --out DIR (a private set never goes into the published tasks dir)", file=sys.stderr)
+            return 2
+        try:
+            fresh = derive(read_seed(args.fresh))
+        except SeedError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    args.out = DEFAULT_OUT if args.out is None else args.out
 
     sources = _csv(args.sources)
     if sources and not sources <= set(SOURCES):
@@ -417,8 +461,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         ap.error(f"--variants takes comma-separated integers, got {args.variants!r}")
     jobs, errors = plan(args.generators, _csv(args.families), variants, sources)
+    if fresh is not None:
+        jobs, skipped = fresh_jobs(jobs)
+        errors += skipped
+        errors += other_sets(args.out, fresh.digest, args.check)
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
+    if fresh is not None and any(e.startswith(OTHER_SET) for e in errors):
+        return 1
     if not jobs:
         print("error: nothing to generate", file=sys.stderr)
         return 1
@@ -426,13 +476,15 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     target = Path(tempfile.mkdtemp(prefix="sdebench-check-")) if args.check else args.out
     try:
-        outcomes = generate(jobs, target, sandbox_cfg, args.jobs, progress=not args.no_progress)
+        outcomes = generate(jobs, target, sandbox_cfg, args.jobs, progress=not args.no_progress, fresh=fresh)
         failed = [o for o in outcomes if o.violations]
         for o in failed:
             for v in o.violations:
                 print(f"{o.task_id}: {v}", file=sys.stderr)
         elapsed = time.monotonic() - start
         print(f"{len(outcomes) - len(failed)}/{len(outcomes)} tasks valid in {elapsed:.1f}s -> {target}", file=sys.stderr)
+        if fresh is not None:
+            print(f"fresh set digest: {fresh.digest}", file=sys.stderr)
         if not args.check:
             (args.out / INDEX).write_text(render_index(args.out))
         if args.check:
@@ -453,6 +505,41 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.check:
             shutil.rmtree(target, ignore_errors=True)
+
+
+OTHER_SET = "tasks of another set"
+
+
+def fresh_jobs(jobs: list[tuple[Path, int, str]]) -> tuple[list[tuple[Path, int, str]], list[str]]:
+    """The jobs of families that can be emitted fresh, and one line per family skipped."""
+    keep, skipped = [], {}
+    for path, v, s in jobs:
+        gen = load_generator(path)
+        if declares_space(gen):
+            keep.append((path, v, s))
+        else:
+            skipped[gen.family] = f"{gen.family}: declares no fact space; skipped (a fresh set draws its facts from it)"
+    return keep, list(skipped.values())
+
+
+def other_sets(out_dir: Path, digest: str, check: bool) -> list[str]:
+    """One line if `out_dir` holds tasks not of the set `digest` (a fresh set never mixes with another set)."""
+    from sdebench.tasks.record import TaskError, discover, load
+
+    if not out_dir.is_dir():
+        return [f"{out_dir}: no such tasks dir"] if check else []
+    others: dict[str, list[str]] = {}
+    for d in discover(out_dir):
+        try:
+            got = load(d).set_digest
+        except TaskError:
+            got = "unreadable"
+        if got != digest:
+            others.setdefault("the published set" if got is None else got, []).append(d.name)
+    if not others:
+        return []
+    what = "; ".join(f"{len(ds)} of {k} (e.g. {ds[0]})" for k, ds in sorted(others.items()))
+    return [f"{OTHER_SET} in {out_dir}, not of this seed's set: {what}"]
 
 
 def _check_against(outcomes: list[Outcome], fresh: Path, committed: Path) -> list[str]:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from sdebench.generation.observe import ObservationTests, observation_files  # noqa: F401 - the families' kit
+from sdebench.generation.seeded import salted_key
 from sdebench.generation.spec import Commit, Memory, TaskSpec
 from sdebench.generation.validate import find_tokens
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
@@ -162,6 +163,7 @@ def assemble(
         hidden_to_pass=test_ids(story.hidden_tests),
         tags=tags,
         description=description,
+        names=tuple(dict.fromkeys((project, story.package))),
     )
 
 
@@ -647,7 +649,7 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
     """
     if modules < 1 or commits < 0:
         raise ValueError(f"filler needs at least one module and no negative commit count, got {modules}, {commits}")
-    r = random.Random(f"filler:{key}:{modules}:{commits}")
+    r = random.Random(salted_key(f"filler:{key}:{modules}:{commits}"))
     pkg = vocab.package
     n_sub = max(1, min(len(vocab.areas), round(modules / 6)))
     areas = [a for a in vocab.areas if not _hits(a, avoid) and a not in include]

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from sdebench.generation.seeded import entry_order
+
 
 @dataclass(frozen=True)
 class Commit:
@@ -42,6 +44,8 @@ class TaskSpec:
     hidden_to_pass: tuple[str, ...]
     tags: tuple[str, ...] = ()
     description: str = ""
+    names: tuple[str, ...] = ()  # the project's own names (package, project), which a fresh set renames
+    set_digest: str | None = None  # the digest of the fresh set's seed (None: the published set)
 
     @property
     def task_id(self) -> str:
@@ -92,6 +96,6 @@ class Memory:
         out = {}
         for path in sorted(set(self.files) | set(self.headers)):
             parts = [self.headers[path]] if path in self.headers else []
-            parts += self.files.get(path, [])
+            parts += entry_order(path, self.files.get(path, []))
             out[path] = "\n\n".join(parts) + "\n"
         return out

@@ -178,6 +178,7 @@ def run_episode(
     started = time.monotonic()
     ident = identity(task, cfg)
     rec = EpisodeRecord.start(ident)
+    rec.set_digest = task.set_digest  # results on a private set stay told apart from the published one
     rec.feedback_hidden = str((cfg.get("grading") or {}).get("feedback_hidden", "binary"))
     try:
         traj = Trajectory(trajectory_path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,8 @@ from sdebench.components import DEFAULT_GRADER, GRADERS, is_target
 from sdebench.tasks.artifacts import BOTTLENECKS, SOURCES
 
 TASK_FILE = "task.toml"
+DIGEST_SCHEME = "fresh1"  # sdebench.generation.fresh.SCHEME
+DIGEST_RE = re.compile(rf"^{DIGEST_SCHEME}:[0-9a-f]{{64}}$")
 BUNDLE = "repo.bundle"
 HIDDEN_DIR = "hidden"
 OBSERVED_DIR = "observed"
@@ -73,6 +76,7 @@ class Task:
     description: str = ""
     grader: str = DEFAULT_GRADER
     test_time_limit_s: float | None = None  # per-test limit from the oracle's test times (None: the config's)
+    set_digest: str | None = None  # digest of the seed of a fresh private set (None: the published set)
     path: Path | None = field(default=None, compare=False)
 
     # --- files of the task dir -------------------------------------------------------
@@ -164,6 +168,8 @@ class Task:
             doc["grader"] = self.grader
         if self.test_time_limit_s is not None:
             doc["grading"] = {"test_time_limit_s": float(self.test_time_limit_s)}
+        if self.set_digest is not None:
+            doc["set_digest"] = self.set_digest
         return tomli_w.dumps(doc, multiline_strings=True)
 
 
@@ -232,6 +238,9 @@ def load(task_dir: str | Path) -> Task:
     limit = (doc.get("grading") or {}).get("test_time_limit_s") if isinstance(doc.get("grading"), dict) else None
     if limit is not None and (not isinstance(limit, int | float) or isinstance(limit, bool) or limit <= 0):
         raise TaskError(f"{path}: field 'grading.test_time_limit_s' must be a positive number, got {limit!r}")
+    digest = doc.get("set_digest")
+    if digest is not None and not (isinstance(digest, str) and DIGEST_RE.match(digest)):
+        raise TaskError(f"{path}: field 'set_digest' must be a fresh-set digest ({DIGEST_SCHEME}:<64 hex>), got {digest!r}")
     return Task(
         id=vals["id"],
         family=vals["family"],
@@ -252,6 +261,7 @@ def load(task_dir: str | Path) -> Task:
         description=str(doc.get("description", "")),
         grader=grader,
         test_time_limit_s=float(limit) if limit is not None else None,
+        set_digest=digest,
         path=task_dir,
     )
 
