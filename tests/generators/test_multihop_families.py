@@ -28,8 +28,6 @@ def generator(name: str):
 def token_parts(name: str, variant: int):
     """The fact tokens of each part of a split fact, in the order the parts are placed."""
     gen = generator(name)
-    if hasattr(gen, "token_parts"):  # a family not yet declared as a Family
-        return gen.token_parts(variant)
     module = sys.modules[f"sdebench_family_{name}"]
     return module.token_parts(module.shape(variant, gen.fact(variant)))
 
