@@ -2,79 +2,84 @@
 
 The repro calls the public loader (app), which reads every source into a layer (sources) and
 hands the layers to the merge helper (merge), where the precedence lives. At HEAD the layers are
-applied in reverse, so built-in defaults beat everything. The house order is not the common
-defaults < file < environment < command line: some pairs are inverted. The repro only checks that a
-file value beats the default, true under every order; hidden tests probe every pair of layers.
+applied in reverse, so built-in defaults beat everything. The house order of the six layers keeps
+built-in defaults lowest but is not the common defaults < site file < user file < project file <
+environment < command line: some pairs are inverted (119 such orders are drawn from). The repro only
+checks that a file value beats the default, true under every order; hidden tests probe every pair.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
-from itertools import combinations
-from pathlib import Path
+from itertools import combinations, permutations
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import space, uniform
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick_distinct
+from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
-
-def _helpers():
-    name = "sdebench_family__multihop"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_multihop.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-mh = _helpers()
-
 FAMILY = "layered-config"
-# Roles, lowest to highest in the common convention.
-CONVENTIONAL = ("default", "file", "env", "cli")
-# House orders (lowest to highest): each inverts part of the convention, for a stated reason.
-ORDERS = {
-    "file-over-env": (("default", "env", "file", "cli"),
-                      "the deployed config file is authoritative over stray environment variables"),
-    "env-over-cli": (("default", "file", "cli", "env"),
-                     "the orchestrator's environment is final, even over command-line flags"),
-    "file-final": (("default", "env", "cli", "file"),
-                   "the config file is rendered by the deployment system and nothing may override it"),
+# Roles, lowest to highest in the common convention (system-wide file < per-user file < project
+# file, as git and most tools layer them; then the environment, then the command line).
+CONVENTIONAL = ("default", "site", "user", "file", "env", "cli")
+# Every order that keeps built-in defaults lowest: the candidates an agent could try.
+ORDERS = tuple(("default", *rest) for rest in permutations(CONVENTIONAL[1:]))
+# House orders: any of them but the common one (each inverts some pair of the convention).
+DRAWABLE = tuple(o for o in ORDERS if o != CONVENTIONAL)
+# Why the house order's final layer is final.
+WHY = {
+    "cli": "flags given at start-up are the operator's last word",
+    "env": "the orchestrator's environment is final, even over command-line flags",
+    "file": "the project config file is rendered by the deployment system and nothing may override it",
+    "user": "a user's own file is what support asks them to edit, so it must win",
+    "site": "the site-wide file is managed by ops and outranks everything a service or user sets",
 }
 
 
 @dataclass(frozen=True)
 class Shape:
-    """What differs between variants: names of the layers and the drawn order."""
+    """What differs between variants: names of the layers, and the order (the fact)."""
 
     project: str
     package: str
     names: dict[str, str]  # role -> layer name
     prefix: str  # environment variable prefix
-    order: str
+    order: tuple[str, ...]  # roles, lowest first
 
 
-def shape(variant: int) -> Shape:
-    """The names and the drawn order of a variant."""
-    order = mh.draw_distinct(f"{FAMILY}-order", sorted(ORDERS), 2)[variant]
-    if variant == 0:
-        return Shape("stackconf", "stackconf",
-                     {"default": "defaults", "file": "file", "env": "env", "cli": "cli"}, "STACK_", order)
-    return Shape("settingsmith", "settingsmith",
-                 {"default": "builtin", "file": "profile", "env": "environment", "cli": "flags"}, "SMITH_", order)
+NAMES = {
+    0: ("stackconf", {"default": "defaults", "site": "site", "user": "user", "file": "file", "env": "env",
+                      "cli": "cli"}, "STACK_"),
+    1: ("settingsmith", {"default": "builtin", "site": "system", "user": "home", "file": "profile",
+                         "env": "environment", "cli": "flags"}, "SMITH_"),
+}
+
+
+def fact_order(variant: int) -> tuple[str, ...]:
+    """The house order of a variant (roles, lowest first): a non-conventional order, distinct per variant."""
+    return pick_distinct(f"{FAMILY}-order", list(DRAWABLE), 2)[variant]
+
+
+# The common order first (highest prior), then every order with defaults lowest; the draw is
+# uniform over all of them but the common one.
+SPACE = space([CONVENTIONAL], DRAWABLE, draw=uniform(DRAWABLE))
+
+
+def shape(variant: int, order: tuple[str, ...]) -> Shape:
+    """The names of a variant with the house order `order`."""
+    project, names, prefix = NAMES[variant]
+    return Shape(project, project, names, prefix, tuple(order))
 
 
 def house(s: Shape) -> tuple[str, ...]:
     """The house order as layer names, lowest first."""
-    return tuple(s.names[r] for r in ORDERS[s.order][0])
+    return tuple(s.names[r] for r in s.order)
 
 
 def swapped(s: Shape) -> list[tuple[str, str]]:
     """(lower, higher) layer names of every pair the house order inverts."""
-    order = ORDERS[s.order][0]
-    return [(s.names[lo], s.names[hi]) for lo, hi in combinations(order, 2)
+    return [(s.names[lo], s.names[hi]) for lo, hi in combinations(s.order, 2)
             if CONVENTIONAL.index(lo) > CONVENTIONAL.index(hi)]
 
 
@@ -174,10 +179,12 @@ def parse_args(argv):
     return out
 
 
-def collect(defaults, file_text, environ, argv):
+def collect(defaults, file_text, environ, argv, site_text="", user_text=""):
     """Every source as a layer, merged."""
     layers = {{
         "{n['default']}": {{k: str(v) for k, v in defaults.items()}},
+        "{n['site']}": parse_file(site_text),
+        "{n['user']}": parse_file(user_text),
         "{n['file']}": parse_file(file_text),
         "{n['env']}": parse_env(environ),
         "{n['cli']}": parse_args(argv),
@@ -214,14 +221,16 @@ class Settings:
         return default if value is None else value.lower() in ("1", "true", "yes", "on")
 
 
-def load_settings(defaults, file_text="", environ=None, argv=()):
-    """Settings from built-in defaults, a config file's text, environment variables and arguments."""
-    return Settings(collect(defaults, file_text, dict(environ or {{}}), list(argv)))
+def load_settings(defaults, file_text="", environ=None, argv=(), site_text="", user_text=""):
+    """Settings from built-in defaults, the project config file's text, environment variables,
+    arguments, and the site-wide and per-user config files' texts."""
+    return Settings(collect(defaults, file_text, dict(environ or {{}}), list(argv), site_text, user_text))
 '''
 
 
-def build_story(s: Shape, source: str) -> Story:
-    """The story of one variant x source."""
+def tell(variant: int, order: tuple[str, ...]) -> Story:
+    """The story of one variant whose house order is `order`."""
+    s = shape(variant, order)
     pkg, n, p = s.package, s.names, s.prefix
     base_tests = f'''import pytest
 
@@ -285,9 +294,11 @@ def settings_with(layers):
     value = {{name: str(10 + i) for i, name in enumerate(NAMES)}}
     defaults = {{"workers": value["{n['default']}"]}} if "{n['default']}" in layers else {{}}
     file_text = f"workers = {{value['{n['file']}']}}\\n" if "{n['file']}" in layers else ""
+    site_text = f"workers = {{value['{n['site']}']}}\\n" if "{n['site']}" in layers else ""
+    user_text = f"workers = {{value['{n['user']}']}}\\n" if "{n['user']}" in layers else ""
     environ = {{"{p}WORKERS": value["{n['env']}"]}} if "{n['env']}" in layers else {{}}
     argv = [f"--workers={{value['{n['cli']}']}}"] if "{n['cli']}" in layers else []
-    return load_settings(defaults, file_text, environ, argv)
+    return load_settings(defaults, file_text, environ, argv, site_text, user_text)
 
 
 PAIRS = [
@@ -309,9 +320,9 @@ def test_hidden_merge_helper_directly(observe):
     observe(merge_layers(layers)["k"])
     observe(origin(layers, "k"))
 '''
-    lo, hi = swapped(s)[0]
+    lo, hi = (swapped(s) or [(n["file"], n["env"])])[0]
     chain = " < ".join(house_order)
-    why = ORDERS[s.order][1]
+    why = WHY[s.order[-1]]
     fact_k = (f"{ADR_DIR}/0005-config-layers.md", f"Decision: layers are applied lowest to highest as {chain}; "
               f"{why}.")
     fact_f = (PREFERENCES, f"- (review of #412, ops) Precedence is {chain}, i.e. {hi} beats the {lo} layer: "
@@ -323,7 +334,7 @@ def test_hidden_merge_helper_directly(observe):
     conv_chain = " < ".join(s.names[r] for r in CONVENTIONAL)
     distractors = [
         (f"{ADR_DIR}/0005-config-layers.md", "# ADR-0005: Configuration layers\n\nStatus: Accepted\n\n"
-         "Settings come from four layers merged key by key; a key absent from a layer falls through to the "
+         "Settings come from six layers merged key by key; a key absent from a layer falls through to the "
          "next lower layer."),
         (f"{ADR_DIR}/0003-config-precedence.md", "# ADR-0003: Config precedence\n\nStatus: Superseded\n\n"
          f"Layers were applied as {conv_chain}, the common order. Superseded by the layer decision that "
@@ -360,47 +371,35 @@ def test_hidden_merge_helper_directly(observe):
             f"{pkg}/sources.py": sources(s),
             f"{pkg}/app.py": app(pkg),
             "tests/test_settings.py": base_tests,
-            "README.md": f"# {s.project}\n\nLoads settings from built-in defaults, a config file, `{p}*` "
-            "environment variables and `--key=value` arguments.\n",
+            "README.md": f"# {s.project}\n\nLoads settings from built-in defaults, a site-wide config file, a "
+            f"per-user config file, the project config file, `{p}*` environment variables and `--key=value` "
+            "arguments.\n",
         },
         repro_tests={"tests/test_repro_file_ignored.py": repro},
         hidden_tests={"tests/test_hidden_precedence.py": hidden},
         fact_entries=entries,
         distractors=distractors,
-        filler=[mh.filler(source, "dump: render merged settings", "", filler_files)],
+        filler=[Commit("dump: render merged settings", filler_files)],
+        statement=(
+            "Settings from the config file are ignored: we set `workers = 8` and the service still starts "
+            "with the built-in default of 2 workers. Environment variables and flags do not seem to take "
+            "effect reliably either. tests/test_repro_file_ignored.py reproduces the file case."
+        ),
+        fact=f"Configuration layers apply lowest to highest as {chain}.",
+        fact_tokens=tokens(s),
+        conventional_guess=f"{conv_chain} (later wins)",
+        tags=("config", "precedence"),
+        project=s.project,
     )
 
 
-class LayeredConfig:
-    """Generator of the layered-config family."""
-
-    family = FAMILY
-    bottleneck = "multi-hop"
-    variants = (0, 1)
-    description = ("the precedence order of four configuration layers, applied by a merge helper two imports "
-                   "below the loader")
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        s = shape(variant)
-        return assemble(
-            build_story(s, source),
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                "Settings from the config file are ignored: we set `workers = 8` and the service still starts "
-                "with the built-in default of 2 workers. Environment variables and flags do not seem to take "
-                "effect reliably either. tests/test_repro_file_ignored.py reproduces the file case."
-            ),
-            fact=f"Configuration layers apply lowest to highest as {' < '.join(house(s))}.",
-            fact_tokens=tokens(s),
-            conventional_guess=f"{' < '.join(s.names[r] for r in CONVENTIONAL)} (later wins)",
-            tags=("config", "precedence"),
-            description=self.description,
-        )
-
-
-GENERATOR = LayeredConfig()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="multi-hop",
+    description=("the precedence order of six configuration layers, applied by a merge helper two imports "
+                 "below the loader"),
+    variants=(0, 1),
+    draw=fact_order,
+    tell=tell,
+    space=SPACE,
+)

@@ -11,54 +11,69 @@ hidden tests probe the exact cap and every adjacent pair of the precedence.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
-from pathlib import Path
+from itertools import permutations
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, noted_commit, pick_distinct
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
-
-
-def _helpers():
-    name = "sdebench_family__multihop"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_multihop.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-mh = _helpers()
 
 FAMILY = "minicalc-erragg"
 HEAD_CAP = 64
 # Caps no convention produces (10, 20, 25, 50, 100 and powers of two are excluded).
 CAPS = (11, 13, 14, 17, 19, 21, 22, 23, 26, 27, 29)
-WORDS = {11: "eleven", 13: "thirteen", 14: "fourteen", 17: "seventeen", 19: "nineteen", 21: "twenty-one",
-         22: "twenty-two", 23: "twenty-three", 26: "twenty-six", 27: "twenty-seven", 29: "twenty-nine"}
+ROLES = ("div", "ref", "name", "value")
+ORDERS = tuple(permutations(ROLES))  # precedences of the error roles, strongest first
 BROKEN = 40
+_ONES = ("", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+
+
+def word(n: int) -> str:
+    """`n` (1..100) in words: 21 -> twenty-one."""
+    if n == 100:
+        return "one hundred"
+    if n < 20:
+        return _ONES[n]
+    return _TENS[n // 10] + (f"-{_ONES[n % 10]}" if n % 10 else "")
 
 
 @dataclass(frozen=True)
 class Shape:
-    """What differs between variants: names, error codes and the drawn policy."""
+    """What differs between variants: names and error codes, and the policy (the fact)."""
 
     project: str
     package: str
     codes: dict[str, str]  # role -> code spelling; roles: div, ref, name, value
     cap: int
-    precedence: tuple[str, ...]  # codes, strongest first
+    precedence: tuple[str, ...]  # codes, strongest first; () is "the first error raised wins"
 
 
-def shape(variant: int) -> Shape:
-    """The names and the drawn policy of a variant."""
-    codes = {0: {"div": "DIV0", "ref": "REF", "name": "NAME", "value": "VALUE"},
-             1: {"div": "ZERODIV", "ref": "BADREF", "name": "NOFUNC", "value": "TYPE"}}[variant]
-    cap = mh.draw_distinct(f"{FAMILY}-cap", list(CAPS), 2)[variant]
-    roles = ["div", "ref", "name", "value"]
-    order = mh.draw_distinct(f"{FAMILY}-precedence-{variant}", roles, 4)
+def fact_policy(variant: int) -> tuple[int, tuple[str, ...]]:
+    """The policy of a variant: (cap, precedence of roles, strongest first)."""
+    cap = pick_distinct(f"{FAMILY}-cap", list(CAPS), 2)[variant]
+    return cap, tuple(pick_distinct(f"{FAMILY}-precedence-{variant}", list(ROLES), 4))
+
+
+# The conventional policies (a round cap, the first error raised wins) first, then every drawable
+# policy (any of CAPS with any precedence), then the half-conventional neighbours: the first error
+# winning under any cap of 10..30, and a precedence under the round caps 10 and 20. The other
+# neighbours (a non-round cap next to a drawn one) are left out: declared after the drawable policies
+# at the same weight, they would never be submitted before one, and each costs a probe run.
+SPACE = space([(c, ()) for c in (10, 20, 25, 50, 100, 8, 16, 32, 64)],
+              [(c, o) for c in CAPS for o in ORDERS],
+              [(c, ()) for c in range(10, 31)] + [(c, o) for c in (10, 20) for o in ORDERS])
+
+CODES = {0: {"div": "DIV0", "ref": "REF", "name": "NAME", "value": "VALUE"},
+         1: {"div": "ZERODIV", "ref": "BADREF", "name": "NOFUNC", "value": "TYPE"}}
+
+
+def shape(variant: int, policy: tuple[int, tuple[str, ...]]) -> Shape:
+    """The names of a variant with the aggregation policy `policy`."""
+    cap, order = policy
+    codes = CODES[variant]
     project, package = {0: ("cellcalc", "cellcalc"), 1: ("gridsum", "gridsum")}[variant]
     return Shape(project, package, codes, cap, tuple(codes[r] for r in order))
 
@@ -66,7 +81,7 @@ def shape(variant: int) -> Shape:
 def token_parts(s: Shape) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The spellings of each part of the policy: the cap, then the precedence."""
     p = [c.lower() for c in s.precedence]
-    cap = tuple(dict.fromkeys((str(s.cap), WORDS[s.cap], WORDS[s.cap].replace("-", " "))))
+    cap = tuple(dict.fromkeys((str(s.cap), word(s.cap), word(s.cap).replace("-", " "))))
     prec = (" > ".join(p), ">".join(p), " > ".join("#" + c for c in p), ", ".join(p),
             ", ".join(f'"{c}"' for c in p), " then ".join(p), ", then ".join(p))
     return cap, prec
@@ -253,9 +268,12 @@ def diagnostics(s: Shape, state: str, helper: bool) -> str:
         "from dataclasses import dataclass, field",
         "",
     ]
-    if state in ("correct", "oracle"):
+    ranked = state in ("correct", "oracle") and bool(s.precedence)
+    if ranked:
         prec = ", ".join(f'"{c}"' for c in s.precedence)
         head += [f"MAX_REPORTED = {s.cap}", f"PRECEDENCE = ({prec})"]
+    elif state in ("correct", "oracle"):
+        head += [f"MAX_REPORTED = {s.cap}"]
     elif state == "conventional":
         head += ["MAX_REPORTED = 10"]
     else:
@@ -281,7 +299,7 @@ def diagnostics(s: Shape, state: str, helper: bool) -> str:
         "",
         "",
     ]
-    if state in ("correct", "oracle"):
+    if ranked:
         body = [
             "def winner(errors):",
             '    """The error reported for a cell whose sub-expressions raised several."""',
@@ -292,7 +310,7 @@ def diagnostics(s: Shape, state: str, helper: bool) -> str:
             '    """The report of (cell, errors) pairs: one entry per cell, capped."""',
             "    entries = [winner(errors) for _, errors in errors_by_cell]",
         ]
-    elif state == "conventional":
+    elif state in ("correct", "oracle", "conventional"):
         body = [
             "def winner(errors):",
             '    """The error reported for a cell whose sub-expressions raised several."""',
@@ -321,8 +339,9 @@ def diagnostics(s: Shape, state: str, helper: bool) -> str:
 PRODUCERS = {"div": "DIV(1, 0)", "ref": "XX1", "name": "FOO(2)", "value": "T1"}
 
 
-def build_story(s: Shape, source: str) -> Story:
-    """The story of one variant x source."""
+def tell(variant: int, policy: tuple[int, tuple[str, ...]], source: str) -> Story:
+    """The story of one variant whose aggregation policy is `policy`, placed in `source`."""
+    s = shape(variant, policy)
     pkg, c = s.package, s.codes
     base_tests = f'''from {pkg}.report import render
 from {pkg}.workbook import Workbook
@@ -417,7 +436,7 @@ def test_hidden_cap_is_exact(observe):
 
 
 def test_hidden_cap_boundary(observe):
-    observe([report_of(broken_sheet(n)).suppressed for n in range(1, {BROKEN})])
+    observe([report_of(broken_sheet(n)).suppressed for n in range(1, {BROKEN}, 4)])
 
 
 PAIRS = [
@@ -443,11 +462,11 @@ def test_hidden_strongest_of_all(observe):
     observe([e.code for e in report.shown])
 '''
     prec_text = " > ".join(s.precedence)
-    word = WORDS[s.cap]
+    cap_word = word(s.cap)
     part_cap = {
         "K": (CONVENTIONS, f"- Error panel: list at most {s.cap} cells; the rest are counted in the "
               "'... and N more' trailer. Support asked for a panel that fits one screen."),
-        "F": (PREFERENCES, f"- (review of #318, support) The error panel shows {word} cells at most, then the "
+        "F": (PREFERENCES, f"- (review of #318, support) The error panel shows {cap_word} cells at most, then the "
               "'... and N more' line. Not ten, not everything."),
         "X": (PAST_FIXES, f"## Import summary too long\nSymptom: importing a broken CSV printed hundreds of "
               f"lines from {pkg}/importer.py. Fix: cap the summary at {s.cap} entries, the same cap the error "
@@ -514,45 +533,29 @@ def test_hidden_strongest_of_all(observe):
         hidden_tests={"tests/test_hidden_aggregation.py": hidden},
         fact_entries=entries,
         distractors=distractors,
-        filler=[mh.filler(source, "export: add to_csv", h_note, filler_files)],
+        filler=[noted_commit(source, "export: add to_csv", h_note, filler_files)],
+        statement=(
+            f"The error panel under a {s.project} workbook is unusable: a sheet with {BROKEN} broken "
+            "cells prints every single one, and a cell whose formula has two problems is listed twice. "
+            "tests/test_repro_panel.py has both cases."
+        ),
+        fact=(f"The error panel lists at most {s.cap} cells (the rest counted as suppressed); a cell with "
+              f"several errors shows one, by precedence {' > '.join(s.precedence)}."),
+        fact_tokens=tokens(s),
+        conventional_guess="cap of 10 cells, the first error raised in the cell wins",
+        tags=("calculator", "error-aggregation", "split-fact"),
+        project=s.project,
     )
 
 
-class MinicalcErrAgg:
-    """Generator of the minicalc-erragg family."""
-
-    family = FAMILY
-    bottleneck = "multi-hop"
-    variants = (0, 1)
-    description = ("how a workbook's error panel aggregates sub-expression errors: the cap on listed cells and "
-                   "which error code wins in a cell (two parts, split across two entries)")
-
-    def token_parts(self, variant: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The fact tokens of each part of the split fact, in the order the parts are placed."""
-        return token_parts(shape(variant))
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        s = shape(variant)
-        return assemble(
-            build_story(s, source),
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"The error panel under a {s.project} workbook is unusable: a sheet with {BROKEN} broken "
-                "cells prints every single one, and a cell whose formula has two problems is listed twice. "
-                "tests/test_repro_panel.py has both cases."
-            ),
-            fact=(f"The error panel lists at most {s.cap} cells (the rest counted as suppressed); a cell with "
-                  f"several errors shows one, by precedence {' > '.join(s.precedence)}."),
-            fact_tokens=tokens(s),
-            conventional_guess="cap of 10 cells, the first error raised in the cell wins",
-            tags=("calculator", "error-aggregation", "split-fact"),
-            description=self.description,
-        )
-
-
-GENERATOR = MinicalcErrAgg()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="multi-hop",
+    description=("how a workbook's error panel aggregates sub-expression errors: the cap on listed cells and "
+                 "which error code wins in a cell (two parts, split across two entries)"),
+    variants=(0, 1),
+    draw=fact_policy,
+    tell=tell,
+    space=SPACE,
+    by_source=True,
+)

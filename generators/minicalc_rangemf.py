@@ -10,29 +10,17 @@ repro only checks a value far above the range and one in the middle, so the conv
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, noted_commit, pick_distinct
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
-
-def _helpers():
-    name = "sdebench_family__multihop"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_multihop.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-mh = _helpers()
-
 FAMILY = "minicalc-rangemf"
-FLOORS = (0.13, 0.19, 0.23, 0.29, 0.31, 0.37, 0.41, 0.43)
+# Residual degrees no convention produces: hundredths of 0.11..0.89, never a multiple of 0.05.
+FLOORS = tuple(n / 100 for n in range(11, 90) if n % 5)
+ROUND_FLOORS = tuple(n / 100 for n in range(10, 95, 5))
 
 # Bound rules no convention produces: closed [lo, hi] and Python's half-open [lo, hi) are excluded.
 BOUNDS = {
@@ -55,6 +43,13 @@ BOUNDS = {
                 "open (lo, hi)", "excludes both bounds"),
     ),
 }
+DRAWN_BOUNDS = sorted(BOUNDS)
+# The conventional rules, only rendered as candidates (never drawn).
+BOUNDS["closed"] = dict(cond="lo <= x <= hi", upper_inside=True, words="both bounds are inclusive (lo <= x <= hi)",
+                        short="closed [lo, hi]", tokens=("lo <= x <= hi", "closed [lo, hi]"))
+BOUNDS["half-open"] = dict(cond="lo <= x < hi", upper_inside=False,
+                           words="the lower bound is inclusive and the upper bound exclusive (lo <= x < hi)",
+                           short="half-open [lo, hi)", tokens=("lo <= x < hi", "half-open [lo, hi)"))
 
 
 @dataclass(frozen=True)
@@ -70,13 +65,27 @@ class Shape:
     floor: float
 
 
-def shape(variant: int) -> Shape:
-    """The names and the drawn fact of a variant."""
-    kinds = mh.draw_distinct(f"{FAMILY}-bounds", sorted(BOUNDS), 2)
-    floors = mh.draw_distinct(f"{FAMILY}-floor", list(FLOORS), 2)
-    names = {0: ("minicalc", "minicalc", "member", "comfort rules", "temp"),
-             1: ("exprlab", "exprlab", "within", "sensor alarms", "level")}[variant]
-    return Shape(*names, bounds=kinds[variant], floor=floors[variant])
+def fact_rule(variant: int) -> tuple[str, float]:
+    """The rule of a variant: (bounds, residual degree); the two variants differ in both."""
+    kind = pick_distinct(f"{FAMILY}-bounds", DRAWN_BOUNDS, 2)[variant]
+    return kind, pick_distinct(f"{FAMILY}-floor", list(FLOORS), 2)[variant]
+
+
+# The conventional rules (closed or half-open, zero outside) first; then every drawable rule (either
+# unconventional bounds with any residual of FLOORS, each part drawn uniformly and independently);
+# then their neighbours: zero or a round residual (0.10, 0.15, ...) with any bounds.
+SPACE = space([("closed", 0.0), ("half-open", 0.0)],
+              [(k, f) for k in DRAWN_BOUNDS for f in FLOORS],
+              [(k, f) for k in (*DRAWN_BOUNDS, "closed", "half-open") for f in (0.0, *ROUND_FLOORS)])
+
+NAMES = {0: ("minicalc", "minicalc", "member", "comfort rules", "temp"),
+         1: ("exprlab", "exprlab", "within", "sensor alarms", "level")}
+
+
+def shape(variant: int, rule: tuple[str, float]) -> Shape:
+    """The names of a variant with the membership rule `rule`."""
+    kind, floor = rule
+    return Shape(*NAMES[variant], bounds=kind, floor=floor)
 
 
 def token_parts(s: Shape) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -301,8 +310,9 @@ def fuzzy(s: Shape, state: str, helper: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_story(s: Shape, source: str) -> Story:
-    """The story of one variant x source."""
+def tell(variant: int, fact: tuple[str, float], source: str) -> Story:
+    """The story of one variant whose membership rule is `fact`, placed in `source`."""
+    s = shape(variant, fact)
     pkg, fn, v = s.package, s.fn, s.var
     rule = BOUNDS[s.bounds]
     base_tests = f'''import pytest
@@ -453,45 +463,28 @@ def test_hidden_direct_call_inside():
         hidden_tests={"tests/test_hidden_membership.py": hidden},
         fact_entries=entries,
         distractors=distractors,
-        filler=[mh.filler(source, "format: add as_percent display helper", h_note, filler_files)],
+        filler=[noted_commit(source, "format: add as_percent display helper", h_note, filler_files)],
+        statement=(
+            f"Our {s.topic} misfire: `calc(\"{s.fn}({s.var}, 10, 20)\", {s.var}=50)` says the reading is "
+            f"fully inside the band, although 50 is nowhere near it. Rules built on top of it "
+            f"(either/both) are wrong as a result. tests/test_repro_band.py shows it."
+        ),
+        fact=f"{s.fn}(x, lo, hi): {rule['words']}; outside the range the degree is {s.floor}, not 0.",
+        fact_tokens=tokens(s),
+        conventional_guess="closed range (lo <= x <= hi) with degree 0 outside",
+        tags=("calculator", "range-rule", "split-fact"),
+        project=s.project,
     )
 
 
-class MinicalcRangeMF:
-    """Generator of the minicalc-rangemf family."""
-
-    family = FAMILY
-    bottleneck = "multi-hop"
-    variants = (0, 1)
-    description = ("which bounds of a range count as inside and the residual degree a value outside keeps, "
-                   "in a calculator's membership helper (two parts, split across two entries)")
-
-    def token_parts(self, variant: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The fact tokens of each part of the split fact, in the order the parts are placed."""
-        return token_parts(shape(variant))
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        s = shape(variant)
-        rule = BOUNDS[s.bounds]
-        return assemble(
-            build_story(s, source),
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"Our {s.topic} misfire: `calc(\"{s.fn}({s.var}, 10, 20)\", {s.var}=50)` says the reading is "
-                f"fully inside the band, although 50 is nowhere near it. Rules built on top of it "
-                f"(either/both) are wrong as a result. tests/test_repro_band.py shows it."
-            ),
-            fact=f"{s.fn}(x, lo, hi): {rule['words']}; outside the range the degree is {s.floor}, not 0.",
-            fact_tokens=tokens(s),
-            conventional_guess="closed range (lo <= x <= hi) with degree 0 outside",
-            tags=("calculator", "range-rule", "split-fact"),
-            description=self.description,
-        )
-
-
-GENERATOR = MinicalcRangeMF()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="multi-hop",
+    description=("which bounds of a range count as inside and the residual degree a value outside keeps, "
+                 "in a calculator's membership helper (two parts, split across two entries)"),
+    variants=(0, 1),
+    draw=fact_rule,
+    tell=tell,
+    space=SPACE,
+    by_source=True,
+)

@@ -11,31 +11,19 @@ compounding below the cap and the cap itself.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
-from pathlib import Path
+from decimal import Decimal
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, noted_commit, pick_distinct
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
-
-def _helpers():
-    name = "sdebench_family__multihop"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_multihop.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-mh = _helpers()
-
 FAMILY = "promo-stacking"
-# Caps above the largest compounded case the hidden tests keep below the cap (15% and 20%: 32%) and
-# below three 20% codes (48.8%), never a multiple of 5.
-CAPS = (33, 34, 37, 38, 39, 41, 43, 44)
+# Caps in tenths of a percent: above the largest compounded case the hidden tests keep below the
+# cap (15% and 20%: 32%) and below three 20% codes (48.8%), never a multiple of half a percent.
+CAPS = tuple(n for n in range(331, 488) if n % 5)
+UNCAPPED = 1000  # 100.0%
 COMPOUND_TOKENS = ("compound", "compounds", "compounded", "compounding", "multiplicative", "multiplicatively",
                    "already-discounted", "already discounted", "one after another", "one after the other")
 
@@ -48,23 +36,46 @@ class Shape:
     package: str
     noun: str  # promo code / voucher
     codes: dict[str, int]  # code -> percent
-    cap: int
+    mode: str  # "compound" (the house rule) or "add"
+    cap: int  # tenths of a percent
 
 
-def shape(variant: int) -> Shape:
-    """The names and the drawn cap of a variant."""
-    cap = mh.draw_distinct(f"{FAMILY}-cap", list(CAPS), 2)[variant]
+def fact_rule(variant: int) -> tuple[str, int]:
+    """The rule of a variant: discounts compound, capped at a drawn share (tenths of a percent)."""
+    return "compound", pick_distinct(f"{FAMILY}-cap", list(CAPS), 2)[variant]
+
+
+# Adding the percentages up (capped at 100%) first; then every drawable rule; then the neighbours:
+# compounding uncapped or capped at a whole or half percent of 30..50, adding up under a round cap.
+SPACE = space([("add", UNCAPPED)], [("compound", c) for c in CAPS],
+              [("compound", UNCAPPED)] + [("compound", c) for c in range(300, 505, 5)]
+              + [("add", c) for c in range(300, 505, 50)])
+
+
+def shape(variant: int, rule: tuple[str, int]) -> Shape:
+    """The names of a variant with the stacking rule `rule`."""
+    mode, cap = rule
     if variant == 0:
         return Shape("tillkit", "tillkit", "promo code",
-                     {"SPRING10": 10, "WELCOME15": 15, "STAFF20": 20, "BULK20": 20, "VIP20": 20}, cap)
+                     {"SPRING10": 10, "WELCOME15": 15, "STAFF20": 20, "BULK20": 20, "VIP20": 20}, mode, cap)
     return Shape("cartwise", "cartwise", "voucher",
-                 {"NEWS10": 10, "FRIEND15": 15, "CREW20": 20, "TRADE20": 20, "GOLD20": 20}, cap)
+                 {"NEWS10": 10, "FRIEND15": 15, "CREW20": 20, "TRADE20": 20, "GOLD20": 20}, mode, cap)
+
+
+def percent(cap: int) -> str:
+    """A cap in tenths of a percent as a percentage: 374 -> 37.4."""
+    return str(Decimal(cap) / 10)
+
+
+def rate(cap: int) -> str:
+    """A cap in tenths of a percent as a share: 374 -> 0.374."""
+    return str(Decimal(cap) / 1000)
 
 
 def token_parts(s: Shape) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The spellings of each part of the rule: compounding, then the cap."""
-    c = s.cap
-    return COMPOUND_TOKENS, (f"{c}%", f"{c} %", f"{c} percent", f"{c} per cent", f"0.{c}", f"{c}/100")
+    c = percent(s.cap)
+    return COMPOUND_TOKENS, (f"{c}%", f"{c} %", f"{c} percent", f"{c} per cent", rate(s.cap), f"{s.cap}/1000")
 
 
 def tokens(s: Shape) -> tuple[str, ...]:
@@ -84,7 +95,7 @@ def stacking(s: Shape, state: str, helper: bool) -> str:
         'HUNDRED = Decimal("100")',
     ]
     if state in ("correct", "oracle"):
-        lines += [f'MAX_RATE = Decimal("0.{s.cap}")']
+        lines += [f'MAX_RATE = Decimal("{rate(s.cap)}")']
     lines += [
         "",
         "",
@@ -93,7 +104,9 @@ def stacking(s: Shape, state: str, helper: bool) -> str:
         "    if not percents:",
         "        return Decimal(0)",
     ]
-    if state in ("correct", "oracle"):
+    if state in ("correct", "oracle") and s.mode == "add":
+        lines += ["    return min(sum(Decimal(p) for p in percents) / HUNDRED, MAX_RATE)"]
+    elif state in ("correct", "oracle"):
         lines += [
             "    remaining = ONE",
             "    for p in percents:",
@@ -179,8 +192,9 @@ def checkout(lines, codes=()):
 '''
 
 
-def build_story(s: Shape, source: str) -> Story:
-    """The story of one variant x source."""
+def tell(variant: int, rule: tuple[str, int], source: str) -> Story:
+    """The story of one variant whose stacking rule is `rule`, placed in `source`."""
+    s = shape(variant, rule)
     pkg, noun = s.package, s.noun
     c10, c15, c20a, c20b, c20c = s.codes
     base_tests = f'''from decimal import Decimal
@@ -229,7 +243,7 @@ def test_second_code_lowers_the_total():
     two = checkout(BASKET, ["{c10}", "{c15}"]).total
     assert two < one
 '''
-    cap_total = f"{200 * (100 - s.cap) / 100:.2f}"
+    cap_total = f"{Decimal(200) * (UNCAPPED - s.cap) / UNCAPPED:.2f}"
     hidden = f'''from decimal import Decimal
 
 from {pkg}.checkout import checkout
@@ -250,15 +264,15 @@ def test_hidden_two_codes_compound_any_order():
 
 def test_hidden_cap_on_combined_discount():
     r = checkout(BASKET, ["{c20a}", "{c20b}", "{c20c}"])
-    assert r.discount == Decimal("{200 - float(cap_total):.2f}")
+    assert r.discount == Decimal("{Decimal(200) - Decimal(cap_total):.2f}")
     assert r.total == Decimal("{cap_total}")
 
 
 def test_hidden_rate_helper():
     assert combined_rate([10, 20]) == Decimal("0.28")
-    assert combined_rate([20, 20, 20, 10]) == Decimal("{s.cap}") / 100
+    assert combined_rate([20, 20, 20, 10]) == Decimal("{rate(s.cap)}")
 '''
-    cap = s.cap
+    cap = percent(s.cap)
     adr = f"{ADR_DIR}/0005-promotions.md"
     part_compound = {
         "K": (CONVENTIONS, f"- Discounts: several {noun}s compound: each one applies to the already-discounted "
@@ -328,46 +342,29 @@ def test_hidden_rate_helper():
         hidden_tests={"tests/test_hidden_stacking.py": hidden},
         fact_entries=entries,
         distractors=distractors,
-        filler=[mh.filler(source, "receipt: plain-text rendering", h_note, filler_files)],
+        filler=[noted_commit(source, "receipt: plain-text rendering", h_note, filler_files)],
+        statement=(
+            f"A customer used two {s.noun}s ({c10} and {c15}) and the till charged exactly what it charges "
+            f"with {c10} alone: the second {s.noun} is silently dropped from the total. "
+            "tests/test_repro_stacking.py reproduces it."
+        ),
+        fact=(f"Stacked {s.noun}s compound (each applies to the already-discounted amount) and the combined "
+              f"discount is capped at {cap}% of the subtotal."),
+        fact_tokens=tokens(s),
+        conventional_guess="add the percentages up (capped at 100%)",
+        tags=("money", "discount-rule", "split-fact"),
+        project=s.project,
     )
 
 
-class PromoStacking:
-    """Generator of the promo-stacking family."""
-
-    family = FAMILY
-    bottleneck = "multi-hop"
-    variants = (0, 1)
-    description = ("how several percentage discounts combine at checkout and the cap on the combined discount "
-                   "(two parts, split across two entries)")
-
-    def token_parts(self, variant: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The fact tokens of each part of the split fact, in the order the parts are placed."""
-        return token_parts(shape(variant))
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        s = shape(variant)
-        c10, c15 = list(s.codes)[:2]
-        return assemble(
-            build_story(s, source),
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"A customer used two {s.noun}s ({c10} and {c15}) and the till charged exactly what it charges "
-                f"with {c10} alone: the second {s.noun} is silently dropped from the total. "
-                "tests/test_repro_stacking.py reproduces it."
-            ),
-            fact=(f"Stacked {s.noun}s compound (each applies to the already-discounted amount) and the combined "
-                  f"discount is capped at {s.cap}% of the subtotal."),
-            fact_tokens=tokens(s),
-            conventional_guess="add the percentages up (capped at 100%)",
-            tags=("money", "discount-rule", "split-fact"),
-            description=self.description,
-        )
-
-
-GENERATOR = PromoStacking()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="multi-hop",
+    description=("how several percentage discounts combine at checkout and the cap on the combined discount "
+                 "(two parts, split across two entries)"),
+    variants=(0, 1),
+    draw=fact_rule,
+    tell=tell,
+    space=SPACE,
+    by_source=True,
+)

@@ -3,39 +3,27 @@
 The repro calls the weekly report (report), which groups items with the bucketing module
 (buckets), which asks the time helper (timeutil) where the week containing a moment starts; the
 rule lives there. At HEAD the helper forgets to move to the start of the day, so two moments of
-the same week land in different buckets. The house week starts on a weekday and hour no
-convention uses (not Monday or Sunday midnight). The repro only groups a Saturday and a Sunday,
-which every week rule puts together; hidden tests probe the weekday and the hour of the boundary.
+the same week land in different buckets. The house week starts on a weekday and half hour no
+convention uses (Tuesday to Friday, never midnight: 184 starts are drawn from). The repro only groups
+a Saturday and a Sunday, which every such rule puts together; hidden tests sample every half hour.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick_distinct
+from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
-
-
-def _helpers():
-    name = "sdebench_family__multihop"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_multihop.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-mh = _helpers()
 
 FAMILY = "retail-week"
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 # Weekdays (Python numbering) no convention starts a week on: not Monday, Saturday or Sunday.
 START_DAYS = (1, 2, 3, 4)
-START_HOURS = (3, 4, 5, 6, 7)
+# Start times (hour, minute) on the half hour, never midnight.
+START_TIMES = tuple((h, m) for h in range(1, 24) for m in (0, 30))
 # 2024-03-04 is a Monday; tests place moments relative to it.
 MONDAY = (2024, 3, 4)
 
@@ -49,22 +37,47 @@ class Shape:
     item: str  # what the report counts
     day: int
     hour: int
+    minute: int
 
 
-def shape(variant: int) -> Shape:
-    """The names and the drawn boundary of a variant."""
-    days = mh.draw_distinct(f"{FAMILY}-day", list(START_DAYS), 2)
-    hours = mh.draw_distinct(f"{FAMILY}-hour", list(START_HOURS), 2)
-    project, package, item = {0: ("shiftplan", "shiftplan", "shift"), 1: ("bookingdesk", "bookingdesk", "booking")}[variant]
-    return Shape(project, package, item, days[variant], hours[variant])
+def fact_start(variant: int) -> tuple[int, int, int]:
+    """The week start of a variant: (weekday, hour, minute); weekday and time drawn independently."""
+    day = pick_distinct(f"{FAMILY}-day", list(START_DAYS), 2)[variant]
+    hour, minute = pick_distinct(f"{FAMILY}-time", list(START_TIMES), 2)[variant]
+    return day, hour, minute
+
+
+# The conventional starts (Monday, Sunday or Saturday midnight) first; then every drawable start
+# (an unconventional weekday at any half hour but midnight); then every other weekday at any full hour.
+SPACE = space([(0, 0, 0), (6, 0, 0), (5, 0, 0)],
+              [(d, h, m) for d in START_DAYS for h, m in START_TIMES],
+              [(d, h, 0) for d in range(7) for h in range(24)])
+NAMES = {0: ("shiftplan", "shiftplan", "shift"), 1: ("bookingdesk", "bookingdesk", "booking")}
+
+
+def shape(variant: int, start: tuple[int, int, int]) -> Shape:
+    """The names of a variant whose business week starts at `start`."""
+    return Shape(*NAMES[variant], *start)
+
+
+def clock(s: Shape) -> str:
+    """The start time as HH:MM."""
+    return f"{s.hour:02d}:{s.minute:02d}"
 
 
 def tokens(s: Shape) -> tuple[str, ...]:
-    """Every spelling that would reveal the boundary (weekday or hour)."""
+    """Every spelling that would reveal the boundary (weekday or time of day)."""
     name = DAYS[s.day].lower()
-    h = s.hour
-    return (name, f"{name}s", name[:3], f"{h:02d}:00", f"{h}:00", f"{h} am", f"{h}am", f"{h:02d}h", f"{h} o'clock",
-            f"week_start_day = {s.day}", f"week_start_hour = {h}", f"hours={h}")
+    h, m = s.hour, s.minute
+    h12 = f"{(h - 1) % 12 + 1}"
+    half = "am" if h < 12 else "pm"
+    times = (clock(s), f"{h}:{m:02d}", f"{h12}:{m:02d} {half}", f"{h12}:{m:02d}{half}", f"{h:02d}{m:02d}h",
+             f"{h12}.{m:02d} {half}", f"week_start_hour = {h}", f"hours={h}, minutes={m}")
+    if m == 0:
+        times += (f"{h12} {half}", f"{h12}{half}", f"{h:02d}h", f"{h12} o'clock")
+    else:
+        times += (f"half past {h12}", f"half past {h}", f"week_start_minute = {m}")
+    return (name, f"{name}s", name[:3], f"week_start_day = {s.day}", *times)
 
 
 def timeutil(s: Shape, state: str, helper: bool) -> str:
@@ -72,13 +85,14 @@ def timeutil(s: Shape, state: str, helper: bool) -> str:
     lines = ['"""Time helpers: where the business week containing a moment starts."""', "",
              "from datetime import timedelta", ""]
     if state in ("correct", "oracle"):
-        lines += [f"WEEK_START_DAY = {s.day}  # {DAYS[s.day]}", f"WEEK_START_HOUR = {s.hour}", "", "",
+        lines += [f"WEEK_START_DAY = {s.day}  # {DAYS[s.day]}",
+                  f"WEEK_START = timedelta(hours={s.hour}, minutes={s.minute})  # {clock(s)}", "", "",
                   "def week_start(moment):",
                   '    """The first moment of the business week that contains `moment` (naive local time)."""',
-                  "    shifted = moment - timedelta(hours=WEEK_START_HOUR)",
+                  "    shifted = moment - WEEK_START",
                   "    day = shifted.replace(hour=0, minute=0, second=0, microsecond=0)",
                   "    day -= timedelta(days=(day.weekday() - WEEK_START_DAY) % 7)",
-                  "    return day + timedelta(hours=WEEK_START_HOUR)"]
+                  "    return day + WEEK_START"]
     elif state == "conventional":
         lines += ["WEEK_START_DAY = 0  # Monday", "", "",
                   "def week_start(moment):",
@@ -183,8 +197,9 @@ def weekly_counts(bookings):
 '''
 
 
-def build_story(s: Shape, source: str) -> Story:
-    """The story of one variant x source."""
+def tell(variant: int, start: tuple[int, int, int]) -> Story:
+    """The story of one variant whose business week starts at `start` (weekday, hour, minute)."""
+    s = shape(variant, start)
     pkg = s.package
     y, m, d = MONDAY
     if s.item == "shift":
@@ -247,37 +262,37 @@ def test_weekend_items_share_a_week():
     [week] = report
     assert week <= sat
 '''
-    # Held-out checks sample every hour (and the second before it) across two weeks from a Monday
-    # midnight, so no input singles out the boundary: the week start is the fact, and shows only in
-    # the oracle's observations.
+    # Held-out checks sample every half hour (and the second before it) across eight days from a
+    # Monday midnight, so no input singles out the boundary: the week start is the fact, and shows
+    # only in the oracle's observations.
     hidden = f'''from datetime import datetime, timedelta
 
 from {pkg}.buckets import bucket_key
 from {pkg}.timeutil import week_start
 
 BASE = datetime({y}, {m}, {d})
-MOMENTS = [BASE + timedelta(hours=h, seconds=s) for h in range(1, 15 * 24) for s in (-1, 0)]
+MOMENTS = [BASE + timedelta(minutes=30 * k, seconds=s) for k in range(1, 8 * 48) for s in (-1, 0)]
 
 
-def test_hidden_week_start_of_every_hour(observe):
+def test_hidden_week_start_of_every_half_hour(observe):
     observe([week_start(t) for t in MOMENTS])
 
 
 def test_hidden_buckets_follow_the_week(observe):
-    observe([bucket_key(t) for t in MOMENTS])
+    observe([bucket_key(t) for t in MOMENTS[::7]])
 
 
 def test_hidden_week_start_is_idempotent(observe):
-    observe([week_start(week_start(t)) for t in MOMENTS[::24]])
+    observe([week_start(week_start(t)) for t in MOMENTS[::48]])
 '''
-    day, h = DAYS[s.day], s.hour
-    fact_k = (f"{ADR_DIR}/0005-business-week.md", f"Decision: the business week starts on {day} at {h:02d}:00 "
+    day, hm = DAYS[s.day], clock(s)
+    fact_k = (f"{ADR_DIR}/0005-business-week.md", f"Decision: the business week starts on {day} at {hm} "
               "local time, when the weekly stock count closes; reports bucket by that boundary.")
     fact_f = (PREFERENCES, f"- (review of #614, payroll) Our weeks are not ISO weeks: a week starts {day} "
-              f"{h:02d}:00, after the stock count. Please stop assuming Monday midnight.")
+              f"{hm}, after the stock count. Please stop assuming Monday midnight.")
     fact_x = (PAST_FIXES, f"## Stock report split a week in two\nSymptom: the stock report in {pkg}/stock.py "
-              f"disagreed with payroll at week edges. Fix: bucket by the business week, {day} {h:02d}:00 to "
-              f"{day} {h:02d}:00, like the other reports.")
+              f"disagreed with payroll at week edges. Fix: bucket by the business week, {day} {hm} to "
+              f"{day} {hm}, like the other reports.")
     entries = {"K": [fact_k], "F": [fact_f], "X": [fact_x]}
     distractors = [
         (f"{ADR_DIR}/0005-business-week.md", "# ADR-0005: Business weeks\n\nStatus: Accepted\n\nAll weekly "
@@ -310,7 +325,7 @@ def test_hidden_week_start_is_idempotent(observe):
         head_buggy=timeutil(s, "buggy", helper=True),
         oracle=timeutil(s, "oracle", helper=True),
         conventional=timeutil(s, "conventional", helper=True),
-        intro_msg_fact=f"timeutil: business week start\n\nWeeks start {day} {h:02d}:00 local, when the weekly "
+        intro_msg_fact=f"timeutil: business week start\n\nWeeks start {day} {hm} local, when the weekly "
         "stock count closes.",
         intro_msg_plain="timeutil: business week start",
         refactor_msg="timeutil: shorten week_start; add week_end",
@@ -325,40 +340,27 @@ def test_hidden_week_start_is_idempotent(observe):
         hidden_tests={"tests/test_hidden_week_boundary.py": hidden},
         fact_entries=entries,
         distractors=distractors,
-        filler=[mh.filler(source, "export: weekly rows for CSV", "", filler_files)],
+        filler=[Commit("export: weekly rows for CSV", filler_files)],
+        statement=(
+            f"The weekly {s.item} report splits weeks apart: a {s.item} on Saturday morning and one on "
+            "Sunday afternoon of the same weekend come out as two different weeks, so weekly totals "
+            "are wrong. See tests/test_repro_weekend.py."
+        ),
+        fact=f"The business week starts on {DAYS[s.day]} at {clock(s)} local time.",
+        fact_tokens=tokens(s),
+        conventional_guess="Monday 00:00 (ISO week)",
+        tags=("time", "calendar-rule"),
+        project=s.project,
     )
 
 
-class RetailWeek:
-    """Generator of the retail-week family."""
-
-    family = FAMILY
-    bottleneck = "multi-hop"
-    variants = (0, 1)
-    description = ("the weekday and hour at which the business week starts, decided in a time helper two "
-                   "calls below a weekly report")
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        s = shape(variant)
-        return assemble(
-            build_story(s, source),
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"The weekly {s.item} report splits weeks apart: a {s.item} on Saturday morning and one on "
-                "Sunday afternoon of the same weekend come out as two different weeks, so weekly totals "
-                "are wrong. See tests/test_repro_weekend.py."
-            ),
-            fact=f"The business week starts on {DAYS[s.day]} at {s.hour:02d}:00 local time.",
-            fact_tokens=tokens(s),
-            conventional_guess="Monday 00:00 (ISO week)",
-            tags=("time", "calendar-rule"),
-            description=self.description,
-        )
-
-
-GENERATOR = RetailWeek()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="multi-hop",
+    description=("the weekday and time of day at which the business week starts, decided in a time helper two "
+                 "calls below a weekly report"),
+    variants=(0, 1),
+    draw=fact_start,
+    tell=tell,
+    space=SPACE,
+)

@@ -3,82 +3,106 @@
 The repro searches the index (index), which splits text with the analyser (analyze), which runs
 every word through the normaliser (normalize); the rule lives there. Terms are folded and cut to
 a fixed prefix so spelling variants meet; at HEAD the prefix is far too short and unrelated words
-collide. The house prefix length is a number no convention suggests. The repro only checks that
-two words with a short common start no longer collide, which indexing whole words also fixes;
-hidden tests probe words that share exactly the prefix, or one character less.
+collide. The house rule has two parts: a light stemmer strips three suffixes (of seven it could
+know) before the cut, and the prefix length is a number no convention suggests (210 rules are
+drawn from). The repro only checks that two words with a short common start no longer collide,
+which indexing whole words also fixes; hidden tests probe words that share exactly the prefix, or
+one character less, and a word per suffix.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
-from pathlib import Path
+from itertools import combinations
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick_distinct
+from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
-
-
-def _helpers():
-    name = "sdebench_family__multihop"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("_multihop.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-mh = _helpers()
 
 FAMILY = "search-prefix"
 HEAD_LEN = 4
-# Prefix lengths no convention suggests (8, 10, 12, 16 excluded); at most 14 so that the
-# British/American spellings of 'internationalisation' (which differ at the 15th letter) meet.
-LENGTHS = {9: "nine", 11: "eleven", 13: "thirteen", 14: "fourteen"}
+# Prefix lengths no convention suggests (8, 10, 12, 16 excluded); at least 6 so that 'cartoon' and
+# 'cartography' (which share five letters) part, at most 14 so that the British/American spellings
+# of 'internationalisation' (which differ at the 15th letter) meet.
+LENGTHS = {6: "six", 7: "seven", 9: "nine", 11: "eleven", 13: "thirteen", 14: "fourteen"}
+# Suffixes a light stemmer may strip before the cut; the house stemmer strips three of them.
+SUFFIXES = ("s", "es", "ed", "er", "ly", "ing", "ment")
+STEMS = tuple(tuple(c) for c in combinations(SUFFIXES, 3))
+MIN_STEM = 3  # a suffix is stripped only when at least this many letters remain
 ALPHABET = "qwertyuiopasdfghjklzxcvbnm"
+# One word per suffix (and 'boxes', which tells -es from -s), for the held-out checks.
+PROBE_WORDS = ("lamps", "boxes", "jumped", "painter", "quickly", "running", "payment", "red", "sing")
 
 
 @dataclass(frozen=True)
 class Shape:
-    """What differs between variants: names and the drawn prefix length."""
+    """What differs between variants: names, and the term rule (the fact)."""
 
     project: str
     package: str
     things: str  # what is indexed
-    length: int
+    length: int | None  # the prefix kept; None: whole words
+    suffixes: tuple[str, ...]  # stripped before the cut, in SUFFIXES order
 
 
-def shape(variant: int) -> Shape:
-    """The names and the drawn length of a variant."""
-    length = mh.draw_distinct(f"{FAMILY}-length", sorted(LENGTHS), 2)[variant]
-    project, package, things = {0: ("findit", "findit", "catalogue items"),
-                                1: ("doclens", "doclens", "help articles")}[variant]
-    return Shape(project, package, things, length)
+def fact_rule(variant: int) -> tuple[int, tuple[str, ...]]:
+    """The term rule of a variant: (prefix length, suffixes stripped), drawn independently."""
+    length = pick_distinct(f"{FAMILY}-length", sorted(LENGTHS), 2)[variant]
+    return length, pick_distinct(f"{FAMILY}-suffixes", list(STEMS), 2)[variant]
+
+
+# Whole words or a round prefix, no stemming, first; then every drawable rule (an unconventional
+# length with any three suffixes); then the neighbours: any length of 5..16 without stemming, and
+# whole words with any three suffixes stripped.
+SPACE = space([(None, ()), (8, ()), (10, ()), (12, ()), (16, ())],
+              [(k, st) for k in sorted(LENGTHS) for st in STEMS],
+              [(k, ()) for k in range(5, 17)] + [(None, st) for st in STEMS])
+NAMES = {0: ("findit", "findit", "catalogue items"), 1: ("doclens", "doclens", "help articles")}
+
+
+def shape(variant: int, rule: tuple[int | None, tuple[str, ...]]) -> Shape:
+    """The names of a variant whose term rule is `rule`."""
+    length, suffixes = rule
+    return Shape(*NAMES[variant], length, tuple(x for x in SUFFIXES if x in suffixes))
+
+
+def stripped(s: Shape) -> str:
+    """The stripped suffixes in prose: -s, -ly and -ing."""
+    items = [f"-{x}" for x in s.suffixes]
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items) or "nothing"
 
 
 def tokens(s: Shape) -> tuple[str, ...]:
-    """Every spelling that would reveal the length."""
-    k, w = s.length, LENGTHS[s.length]
-    return (str(k), w, f"{w} characters", f"{w} letters", f"[:{k}]", f"prefix_len = {k}")
+    """Every spelling that would reveal the length or the suffix set."""
+    k = s.length
+    w = LENGTHS.get(k, str(k))
+    out = (str(k), w, f"{w} characters", f"{w} letters", f"[:{k}]", f"prefix_len = {k}")
+    order = sorted(s.suffixes, key=lambda x: (-len(x), x))
+    return out + (stripped(s), ", ".join(s.suffixes), repr(tuple(order)), repr(s.suffixes),
+                  ", ".join(f'"{x}"' for x in order), " ".join(f"-{x}" for x in s.suffixes))
 
 
 def normalize(s: Shape, state: str, helper: bool) -> str:
     """The normaliser; state is correct, buggy, conventional or oracle."""
-    lines = ['"""Normalise words into index terms: fold case and accents, keep a fixed-length prefix."""', "",
+    right = state in ("correct", "oracle")
+    cut = s.length if right else (HEAD_LEN if state == "buggy" else None)
+    suffixes = tuple(sorted(s.suffixes, key=lambda x: (-len(x), x))) if right else ()
+    lines = ['"""Normalise words into index terms: fold case and accents, strip suffixes, keep a prefix."""', "",
              "import unicodedata", ""]
-    if state in ("correct", "oracle"):
-        lines += [f"PREFIX_LEN = {s.length}"]
-    elif state == "buggy":
-        lines += [f"PREFIX_LEN = {HEAD_LEN}"]
-    lines += ["", "", "def fold(word):", '    """Lower-case `word` and strip accents."""',
+    if cut is not None:
+        lines += [f"PREFIX_LEN = {cut}"]
+    lines += [f"SUFFIXES = {suffixes!r}  # longest first", f"MIN_STEM = {MIN_STEM}",
+              "", "", "def fold(word):", '    """Lower-case `word` and strip accents."""',
               '    decomposed = unicodedata.normalize("NFKD", word.casefold())',
               '    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))',
+              "", "", "def stem(word):",
+              '    """`word` without the first of SUFFIXES it ends with, if MIN_STEM letters remain."""',
+              "    for suffix in SUFFIXES:", "        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:",
+              "            return word[:-len(suffix)]", "    return word",
               "", "", "def normalize_term(word):", '    """The index term of one word."""']
-    if state == "conventional":
-        lines += ["    return fold(word)"]
-    else:
-        lines += ["    return fold(word)[:PREFIX_LEN]"]
+    lines += ["    return stem(fold(word))" + ("" if cut is None else "[:PREFIX_LEN]")]
     if helper:
         lines += ["", "", "def same_term(a, b):", '    """Whether two words meet in the index."""',
                   "    return normalize_term(a) == normalize_term(b)"]
@@ -147,8 +171,9 @@ class Index:
 '''
 
 
-def build_story(s: Shape, source: str) -> Story:
-    """The story of one variant x source."""
+def tell(variant: int, rule: tuple[int | None, tuple[str, ...]]) -> Story:
+    """The story of one variant whose term rule is `rule` (prefix length, suffixes stripped)."""
+    s = shape(variant, rule)
     pkg, k = s.package, s.length
     base_tests = f'''from {pkg}.analyze import terms, words
 from {pkg}.index import Index
@@ -198,8 +223,8 @@ def test_cartoon_does_not_find_cartography():
     idx.add("stickers", "Cartoon stickers")
     assert idx.search("cartoon") == {{"stickers"}}
 '''
-    # Held-out checks try every prefix length, so no input singles out the real one (the fact);
-    # expected values only right of each assert (dropped from the held-out observation tests).
+    # Held-out checks try every prefix length and a word per suffix, so no input singles out the real
+    # rule (the fact); expected values only right of each assert (dropped from the observation tests).
     hidden = f'''from {pkg}.index import Index
 from {pkg}.normalize import normalize_term
 
@@ -217,20 +242,27 @@ def test_hidden_term_length():
     assert normalize_term(ALPHABET) == "{ALPHABET[:k]}"
 
 
+def test_hidden_suffixes_stripped(observe):
+    observe([normalize_term(w) for w in {PROBE_WORDS!r}])
+
+
 def test_hidden_words_sharing_a_prefix(observe):
     for n in range(3, 21):
         idx = Index()
         idx.add(1, ALPHABET[:n] + "alpha")
         observe(idx.search(ALPHABET[:n] + "omega"))
 '''
-    w = LENGTHS[k]
-    fact_k = (CONVENTIONS, f"- Search: index terms are the first {k} characters of the folded word, so British "
-              "and American spellings and most inflections meet. Queries go through the same normaliser.")
+    w, strip = LENGTHS.get(k, str(k)), stripped(s)
+    fact_k = (CONVENTIONS, f"- Search: index terms are the first {k} characters of the folded word once the "
+              f"suffixes {strip} are stripped (only when at least {MIN_STEM} letters remain), so British and "
+              "American spellings and most inflections meet. Queries go through the same normaliser.")
     fact_f = (PREFERENCES, f"- (review of #702, catalogue team) Index terms keep {w} characters of the folded "
-              "word, no more and no fewer; we tuned that against real queries.")
+              f"word, no more and no fewer, after stripping {strip} (never a stem under {MIN_STEM} letters); "
+              "we tuned that against real queries.")
     fact_x = (PAST_FIXES, f"## Autocomplete missed spelling variants\nSymptom: {pkg}/suggest.py did not offer "
-              f"'colour' for 'color' words. Fix: cut suggestion keys to the index prefix of {k} characters "
-              "after folding, as the normaliser does.")
+              f"'colour' for 'color' words. Fix: strip the suffixes {strip} (leaving at least {MIN_STEM} "
+              f"letters) and cut suggestion keys to the index prefix of {k} characters after folding, as the "
+              "normaliser does.")
     entries = {"K": [fact_k], "F": [fact_f], "X": [fact_x]}
     distractors = [
         (f"{ADR_DIR}/0005-search.md", "# ADR-0005: In-process search\n\nStatus: Accepted\n\nSearch is an "
@@ -262,7 +294,7 @@ def test_hidden_words_sharing_a_prefix(observe):
         oracle=normalize(s, "oracle", helper=True),
         conventional=normalize(s, "conventional", helper=True),
         intro_msg_fact=f"normalize: fold words and keep a prefix\n\nTerms are the first {k} characters of the "
-        "folded word, so spelling variants meet in the index.",
+        f"folded word with {strip} stripped, so spelling variants and inflections meet in the index.",
         intro_msg_plain="normalize: fold words and keep a prefix",
         refactor_msg="normalize: add same_term helper; tidy constants",
         base_files={
@@ -276,39 +308,28 @@ def test_hidden_words_sharing_a_prefix(observe):
         hidden_tests={"tests/test_hidden_terms.py": hidden},
         fact_entries=entries,
         distractors=distractors,
-        filler=[mh.filler(source, "highlight: mark query words in snippets", "", filler_files)],
+        filler=[Commit("highlight: mark query words in snippets", filler_files)],
+        statement=(
+            f"Search over {s.things} returns nonsense: looking for \"cartoon\" also brings up the "
+            "cartography atlas, and other short queries match unrelated words that merely start the same "
+            "way. tests/test_repro_false_match.py reproduces it."
+        ),
+        fact=(f"Index terms are the first {k} characters of the folded word, after stripping the suffixes "
+              f"{strip} when at least {MIN_STEM} letters remain."),
+        fact_tokens=tokens(s),
+        conventional_guess="index whole folded words (no prefix cut, no stemming)",
+        tags=("search", "text-normalisation"),
+        project=s.project,
     )
 
 
-class SearchPrefix:
-    """Generator of the search-prefix family."""
-
-    family = FAMILY
-    bottleneck = "multi-hop"
-    variants = (0, 1)
-    description = "the length of the prefix a text normaliser keeps as an index term, two calls below search"
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        s = shape(variant)
-        return assemble(
-            build_story(s, source),
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"Search over {s.things} returns nonsense: looking for \"cartoon\" also brings up the "
-                "cartography atlas, and other short queries match unrelated words that merely start the same "
-                "way. tests/test_repro_false_match.py reproduces it."
-            ),
-            fact=f"Index terms are the first {s.length} characters of the folded word.",
-            fact_tokens=tokens(s),
-            conventional_guess="index whole folded words (no prefix cut)",
-            tags=("search", "text-normalisation"),
-            description=self.description,
-        )
-
-
-GENERATOR = SearchPrefix()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="multi-hop",
+    description=("the term rule of a text normaliser two calls below search: the suffixes it strips and the "
+                 "length of the prefix it keeps"),
+    variants=(0, 1),
+    draw=fact_rule,
+    tell=tell,
+    space=SPACE,
+)

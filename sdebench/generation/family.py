@@ -28,8 +28,11 @@ class Family:
     description: str
     variants: Sequence[int]
     draw: Callable[[int], Any]  # variant -> its fact
-    tell: Callable[[int, Any], Story]  # (variant, fact) -> the variant's story
+    tell: Callable[..., Story]  # (variant, fact[, source]) -> the variant's story
     space: FactSpace | None = None  # None: rule 7 unchecked (reported as such)
+    # True: `tell(variant, fact, source)`, for a story that differs by placement beyond what the kit
+    # places (a split fact whose second part, in H, lives in a filler commit's message).
+    by_source: bool = False
 
     def fact(self, variant: int) -> Any:
         """The variant's drawn fact."""
@@ -42,7 +45,8 @@ class Family:
 
     def build(self, variant: int, source: str, fact: Any = None) -> TaskSpec:
         """The spec of one variant with the fact in `source` (`fact` replaces the drawn one)."""
-        story = self.tell(variant, self.draw(variant) if fact is None else fact)
+        value = self.draw(variant) if fact is None else fact
+        story = self.tell(variant, value, source) if self.by_source else self.tell(variant, value)
         missing = [f for f in ("statement", "fact", "conventional_guess") if not getattr(story, f)]
         if missing or not story.fact_tokens:
             raise ValueError(f"{self.family} v{variant}: the story lacks {', '.join(missing) or 'fact_tokens'}")

@@ -177,6 +177,14 @@ def pick_distinct(rng_key: str, population: list, count: int) -> list:
     return random.Random(rng_key).sample(population, count)
 
 
+def noted_commit(source: str, message: str, h_note: str, files: dict[str, str | None]) -> Commit:
+    """A filler commit whose message, in H only, carries `h_note` (one part of a split fact) as a
+    second paragraph: a multi-hop fact's second part lives in another commit than its first."""
+    if source == "H" and h_note:
+        return Commit(f"{message}\n\n{h_note}", files)
+    return Commit(message, files)
+
+
 # --- realistic filler for exploration-heavy families -----------------------------------------
 #
 # An exploration-heavy task hides its bug in one module among many, under a long history. The

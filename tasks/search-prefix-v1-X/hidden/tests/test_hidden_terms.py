@@ -11,6 +11,9 @@ def test_hidden_spelling_variants_meet(observe):
 def test_hidden_term_length(observe):
     observe(normalize_term(ALPHABET))
 
+def test_hidden_suffixes_stripped(observe):
+    observe([normalize_term(w) for w in ('lamps', 'boxes', 'jumped', 'painter', 'quickly', 'running', 'payment', 'red', 'sing')])
+
 def test_hidden_words_sharing_a_prefix(observe):
     for n in range(3, 21):
         idx = Index()
