@@ -41,12 +41,15 @@ class Family:
     def render(self, variant: int, fact: Any) -> dict[str, str]:
         """The oracle files of the variant with `fact` (what `build(...).oracle_files` holds,
         without assembling the history: the prober renders every candidate)."""
-        return oracle_files(self.tell(variant, fact))
+        return oracle_files(self._story(variant, fact, "none"))
+
+    def _story(self, variant: int, fact: Any, source: str) -> Story:
+        return self.tell(variant, fact, source) if self.by_source else self.tell(variant, fact)
 
     def build(self, variant: int, source: str, fact: Any = None) -> TaskSpec:
         """The spec of one variant with the fact in `source` (`fact` replaces the drawn one)."""
         value = self.draw(variant) if fact is None else fact
-        story = self.tell(variant, value, source) if self.by_source else self.tell(variant, value)
+        story = self._story(variant, value, source)
         missing = [f for f in ("statement", "fact", "conventional_guess") if not getattr(story, f)]
         if missing or not story.fact_tokens:
             raise ValueError(f"{self.family} v{variant}: the story lacks {', '.join(missing) or 'fact_tokens'}")
