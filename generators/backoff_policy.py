@@ -1,17 +1,19 @@
 """backoff-policy: retries wait on a geometric schedule with a house multiplier and a hard cap.
 
-Two-value fact: the growth multiplier (two decimals, not 1.5 or 2) and the cap in seconds (under
-a minute, not a round number). HEAD doubles and caps at ten minutes, so late retries stall; the
+Two-value fact, drawn jointly: the growth multiplier (two decimals in 1.31..1.59, not 1.5, not
+sqrt(2)) and the cap in seconds (17..33, not a round number). HEAD doubles and caps at ten minutes, so late retries stall; the
 repro only requires the tenth retry within a minute, which doubling with a 30 s cap satisfies.
-Hidden tests pin the multiplier on early retries and the cap on late ones.
+Hidden tests pin the multiplier on early retries and the cap on late ones; the whole schedule
+in milliseconds tells every candidate pair apart.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import accepted, space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -39,18 +41,35 @@ SHAPES = {
 }
 
 
+def drawable_multiplier(hundredths: int) -> bool:
+    """Whether the draw may pick a multiplier of `hundredths`/100: not x.x0/x.x5, not sqrt(2), phi, sqrt(3)."""
+    return bool(hundredths % 5) and hundredths not in (141, 162, 173)
+
+
+def drawable_cap(cap: int) -> bool:
+    """Whether the draw may pick a cap of `cap` seconds: not a multiple of 5, off the round caps by 2+."""
+    return bool(cap % 5) and all(abs(cap - r) > 1 for r in ROUND_CAPS)
+
+
+def multiplier(hundredths: int) -> str:
+    """The multiplier as written in the code: two decimals."""
+    return f"{hundredths / 100:.2f}"
+
+
+# The draw: uniform over every (multiplier, cap) pair it accepts (23 multipliers x 10 caps).
+DRAWN = [(multiplier(h), cap) for h in accepted(131, 159, drawable_multiplier) for cap in accepted(17, 33, drawable_cap)]
+# Conventional pairs first (doubling, 1.5x or tripling with round caps), then every pair of the
+# draw's ranges and their neighbours, drawable or not (1.28..1.62 x 15..35 s).
+SPACE = space(
+    [(multiplier(h), cap) for h in (200, 150, 300) for cap in (30, 60, 10, 20, 45, 120, 300, 600)],
+    DRAWN,
+    [(multiplier(h), cap) for h in range(128, 163) for cap in range(15, 36)],
+)
+
+
 def fact_of(variant: int) -> tuple[str, int]:
     """The multiplier as text (e.g. '1.37') and the cap in whole seconds."""
-    rng = random.Random(f"{FAMILY}-fact-{variant}")
-    while True:
-        hundredths = rng.randint(131, 189)
-        if hundredths % 5 and hundredths not in (141, 162, 173):  # avoid sqrt(2), phi, sqrt(3)
-            break
-    while True:
-        cap = rng.randint(17, 57)
-        if cap % 5 and all(abs(cap - r) > 1 for r in ROUND_CAPS):
-            break
-    return f"{hundredths / 100:.2f}", cap
+    return pick(f"{FAMILY}-fact-{variant}", DRAWN)
 
 
 def rule_module(s: Shape, mult: str, cap: str, schedule: bool) -> str:
@@ -107,10 +126,10 @@ def tokens(mult: str, cap: int) -> tuple[str, ...]:
     return (mult, mult.replace(".", ","), f"{pct}%", f"{pct} %", str(cap), f"{cap}.0")
 
 
-def build_story(variant: int):
-    """The story of one variant, its shape and fact."""
+def tell(variant: int, fact: tuple[str, int]) -> Story:
+    """The story of one variant whose (multiplier, cap) is `fact`."""
     s = SHAPES[variant]
-    mult, cap = fact_of(variant)
+    mult, cap = fact
     m, b = float(mult), float(s.base)
     pkg = s.package
     base_tests = f'''import pytest
@@ -156,6 +175,8 @@ def test_late_retries_do_not_stall():
     # Reported: after a few failures {s.what} wait for minutes between attempts.
     assert delay(10) <= 60
 '''
+    # Whole milliseconds: an exact observation that tells every candidate apart.
+    millis = [round(min(b * m ** n, float(cap)) * 1000) for n in range(40)]
     hidden = f'''import pytest
 
 from {pkg}.{s.module} import delay, schedule
@@ -175,8 +196,11 @@ def test_hidden_ceiling():
 
 def test_hidden_schedule_head():
     assert schedule(3) == pytest.approx([{b!r}, {b * m!r}, {b * m * m!r}])
+
+
+def test_hidden_schedule_in_milliseconds():
+    assert [round(seconds * 1000) for seconds in schedule(40)] == {millis!r}
 '''
-    assert b * m * m < cap  # the growth probes stay below the ceiling
     fact_k = (CONVENTIONS, f"- Retries: delays grow by a factor of {mult} per retry, starting at the base delay, "
               f"and never exceed {cap} s (the receivers' idle timeout).")
     fact_f = (PREFERENCES, f"- (review of #412, platform) Backoff here is not doubling: multiply by {mult} each "
@@ -197,7 +221,7 @@ def test_hidden_schedule_head():
         (PAST_FIXES, "## Retry storm after deploy\nSymptom: every worker retried at once. Fix: stagger worker "
          "start-up; the backoff itself was fine."),
     ]
-    story = Story(
+    return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
         v1_correct=rule_module(s, mult, f"{cap}.0", schedule=False),
@@ -221,39 +245,25 @@ def test_hidden_schedule_head():
         distractors=distractors,
         filler=[Commit("readme: describe the retry loop", {
             "README.md": f"# {s.project}\n\nRetries {s.what} with backoff. Only connection errors are retried.\n"})],
+        statement=(
+            f"After a short outage of a receiver, our {s.what} took ages to recover: the logs show the "
+            f"client sleeping for minutes between attempts, and receivers dropped us in the meantime. "
+            f"tests/test_repro_stall.py captures it."
+        ),
+        fact=f"Retry delays grow by a factor of {mult} per retry and are capped at {cap} seconds.",
+        fact_tokens=tokens(mult, cap),
+        conventional_guess=f"MULTIPLIER = {CONV_MULT}, MAX_DELAY = {CONV_CAP}",
+        tags=("networking", "retry", "multi-part-rule"),
+        project=s.project,
     )
-    return story, s, mult, cap
 
 
-class RetryBackoff:
-    """Generator of the backoff-policy family."""
-
-    family = FAMILY
-    bottleneck = "knowledge-missing"
-    variants = (0, 1)
-    description = "the backoff growth multiplier and the ceiling on any single retry delay (two values)"
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        story, s, mult, cap = build_story(variant)
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"After a short outage of a receiver, our {s.what} took ages to recover: the logs show the "
-                f"client sleeping for minutes between attempts, and receivers dropped us in the meantime. "
-                f"tests/test_repro_stall.py captures it."
-            ),
-            fact=f"Retry delays grow by a factor of {mult} per retry and are capped at {cap} seconds.",
-            fact_tokens=tokens(mult, cap),
-            conventional_guess=f"MULTIPLIER = {CONV_MULT}, MAX_DELAY = {CONV_CAP}",
-            tags=("networking", "retry", "multi-part-rule"),
-            description=self.description,
-        )
-
-
-GENERATOR = RetryBackoff()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="knowledge-missing",
+    description="the backoff growth multiplier and the ceiling on any single retry delay (two values)",
+    variants=(0, 1),
+    draw=fact_of,
+    tell=tell,
+    space=SPACE,
+)

@@ -11,16 +11,17 @@ padded with realistic filler modules and a long history (see `build_sized` for t
 from __future__ import annotations
 
 import functools
-import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 
-from sdebench.generation.facts import integer_space
+from sdebench.generation.facts import draw_integer, integer_space
+from sdebench.generation.family import Family
 from sdebench.generation.kit import (
     ADR_DIR,
     CONVENTIONS,
+    Filler,
     FillerVocab,
     Story,
-    assemble,
     filler_size,
     make_filler,
 )
@@ -66,11 +67,7 @@ def drawable(pct: int) -> bool:
 
 def fact_margin(variant: int) -> int:
     """The safety margin of a variant in percent: 31..69, never a multiple of 5."""
-    rng = random.Random(f"{FAMILY}-margin-{variant}")
-    while True:
-        pct = rng.randint(31, 69)
-        if drawable(pct):
-            return pct
+    return draw_integer(f"{FAMILY}-margin-{variant}", 31, 69, drawable)
 
 
 # Conventional values first, then every integer of the draw's range and its neighbours.
@@ -141,41 +138,28 @@ def suggest_orders(items):
 '''
 
 
-class InventoryReorderFamily:
-    """Generator of the inventory-reorder family."""
+@functools.cache
+def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
+    """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
+    modules, commits = filler_size(size)
+    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits,
+                       avoid=tokens(fact_margin(variant)), include=(HOMES[variant % 2],))
 
-    space = SPACE
 
-    def fact(self, variant: int) -> int:
-        """The variant's drawn fact."""
-        return fact_margin(variant)
+def tell(variant: int, pct: int) -> Story:
+    """The story of one variant (at its named size, see SIZES) whose margin is `pct`."""
+    return tell_sized(variant, pct, SIZES.get(variant, "default"))
 
-    family = FAMILY
-    bottleneck = "exploration-heavy"
-    variants = (0, 1, 2)
-    description = "the safety margin a stock service adds on top of lead-time demand (a non-round percentage)"
 
-    def render(self, variant: int, value: int) -> dict[str, str]:
-        """The fix a perfect agent believing `value` writes (the rule module only: no filler rebuilt)."""
-        return {_rule_path(self, variant): rule_module(f"0.{value}", per_site=True)}
-
-    def build(self, variant: int, source: str, fact=None) -> TaskSpec:
-        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
-        return self.build_sized(variant, source, SIZES.get(variant, "default"), fact)
-
-    def build_sized(self, variant: int, source: str, size: str | tuple[int, int], fact=None) -> TaskSpec:
-        """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
-        s = SHAPES[variant % 2]
-        pct = fact_margin(variant) if fact is None else fact
-        toks = tokens(pct)
-        modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
-                             include=(HOMES[variant % 2],))
-        pkg, home = s.package, filler.packages[0]
-        mod = f"{home}/{s.rule_module}.py"
-        dotted = mod.removesuffix(".py").replace("/", ".")
-        item = f'from {pkg}.service import Item, suggest_orders\n'
-        base_tests = f'''{item}
+def tell_sized(variant: int, pct: int, size: str | tuple[int, int]) -> Story:
+    """The story of one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+    s = SHAPES[variant % 2]
+    filler = filler_of(variant, size)
+    pkg, home = s.package, filler.packages[0]
+    mod = f"{home}/{s.rule_module}.py"
+    dotted = mod.removesuffix(".py").replace("/", ".")
+    item = f'from {pkg}.service import Item, suggest_orders\n'
+    base_tests = f'''{item}
 
 def test_no_demand_never_reorders():
     assert suggest_orders([Item("A1", 0, 0, 9)]) == []
@@ -192,15 +176,15 @@ def test_plenty_of_stock_does_not_reorder():
 def test_suggestions_are_sorted():
     assert suggest_orders([Item("B2", 0, 1, 2), Item("A1", 0, 1, 2)]) == ["A1", "B2"]
 '''
-        repro = f'''{item}
+    repro = f'''{item}
 
 def test_low_stock_is_reordered_in_time():
     # 100 a day, 10 days lead time: 1150 on hand covers lead time with almost no buffer.
     assert suggest_orders([Item("X9", 1150, 100, 10)]) == ["X9"]
 '''
-        # Held-out checks sweep stock levels across every plausible reorder point: the inputs
-        # single out no boundary, and the oracle's answers are recorded, never written here.
-        hidden = f'''import pytest
+    # Held-out checks sweep stock levels across every plausible reorder point: the inputs
+    # single out no boundary, and the oracle's answers are recorded, never written here.
+    hidden = f'''import pytest
 
 {item}from {dotted} import SAFETY_MARGIN
 
@@ -218,80 +202,78 @@ def test_hidden_point_scales_with_demand(observe):
 def test_hidden_margin_setting():
     assert SAFETY_MARGIN == pytest.approx(0.{pct})
 '''
-        sibling = "the returns warehouse" if variant % 2 == 0 else "the spares depot"
-        fact_k = (f"{ADR_DIR}/0005-safety-stock.md", f"# ADR-0005: Safety stock\n\nStatus: Accepted\n\nSupersedes "
-                  f"ADR-0003. Reorder points add a safety margin of {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}), "
-                  f"sized from two years of supplier lateness; anything lower runs us dry during late deliveries.")
-        fact_f = (PREFERENCES, f"- (review of #214, purchasing) The safety margin is 0.{pct} of lead-time demand, "
-                  f"not the textbook quarter. Please stop rounding it.")
-        fact_x = (PAST_FIXES, f"## Stock-outs during supplier delays\nSymptom: {sibling} ran out of stock before "
-                  f"reorders arrived. Fix: its reorder point used a too-small margin; set SAFETY_MARGIN to 0.{pct} "
-                  f"({pct}% of lead-time demand), the company-wide value.")
-        distractors = [
-            (f"{ADR_DIR}/0003-safety-stock.md", "# ADR-0003: Safety stock\n\nStatus: Superseded by ADR-0005\n\n"
-             f"Reorder points add {int(float(CONVENTIONAL_MARGIN) * 100)}% of lead-time demand as safety stock "
-             f"(SAFETY_MARGIN = {CONVENTIONAL_MARGIN}). "
-             "Superseded: too low once supplier lateness was measured."),
-            (f"{ADR_DIR}/0004-cycle-counts.md", "# ADR-0004: Cycle counts\n\nStatus: Accepted\n\nEvery bin is "
-             "counted once a quarter; high-value bins once a month."),
-            (CONVENTIONS, "- Quantities are integers of the stocking unit; costs are Decimals, never floats."),
-            (CONVENTIONS, "- Lead times are in calendar days, including weekends."),
-            (PREFERENCES, "- (review of #190) Sort purchase suggestions by code so diffs of the report stay stable."),
-            (PREFERENCES, "- (review of #201) Do not reorder items flagged as discontinued, whatever the stock."),
-            (PAST_FIXES, "## Duplicate purchase orders\nSymptom: two POs for one item. Fix: de-duplicate "
-             "suggestions by item code before sending."),
-        ]
-        early, late = filler.split()
-        story = Story(
-            package=pkg,
-            module=mod,
-            v1_correct=rule_module(f"0.{pct}", per_site=False),
-            v1_buggy=rule_module("0.15", per_site=False),
-            head_buggy=rule_module(HEAD_MARGIN, per_site=True),
-            oracle=rule_module(f"0.{pct}", per_site=True),
-            conventional=rule_module(CONVENTIONAL_MARGIN, per_site=True),
-            intro_msg_fact=f"{s.rule_module}: reorder points with a {pct}% safety margin\n\nLead-time demand "
-            f"plus {pct}% (SAFETY_MARGIN = 0.{pct}), sized from measured supplier lateness.",
-            intro_msg_plain=f"{s.rule_module}: reorder points from lead-time demand",
-            refactor_msg=f"{s.rule_module}: allow a per-site margin override; simplify",
-            base_files={
-                f"{pkg}/__init__.py": f'"""{pkg}: stock levels and purchasing for {s.item}s."""\n',
-                f"{pkg}/service.py": service_module(s, dotted),
-                "tests/test_service.py": base_tests,
-                "README.md": f"# {pkg}\n\nTracks stock of each {s.item} and suggests purchase orders.\n",
-                **filler.files,
-            },
-            repro_tests={"tests/test_repro_stockout.py": repro},
-            hidden_tests={"tests/test_hidden_reorder_point.py": hidden},
-            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-            distractors=distractors,
-            filler=early,
-            late_filler=late,
-        )
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=pkg,
-            statement=(
-                f"We keep running out of stock. A {s.item} selling 100 a day with a 10-day lead time had 1150 "
-                f"units on hand and no purchase order was suggested; it ran dry before the delivery. "
-                f"tests/test_repro_stockout.py shows it. Please fix the purchase suggestions."
-            ),
-            fact=f"Reorder points add a safety margin of {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}).",
-            fact_tokens=toks,
-            conventional_guess=f"SAFETY_MARGIN = {CONVENTIONAL_MARGIN} (a textbook quarter of lead-time demand)",
-            tags=("inventory", "magic-number", "large-repo"),
-            description=self.description,
-        )
+    sibling = "the returns warehouse" if variant % 2 == 0 else "the spares depot"
+    fact_k = (f"{ADR_DIR}/0005-safety-stock.md", f"# ADR-0005: Safety stock\n\nStatus: Accepted\n\nSupersedes "
+              f"ADR-0003. Reorder points add a safety margin of {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}), "
+              f"sized from two years of supplier lateness; anything lower runs us dry during late deliveries.")
+    fact_f = (PREFERENCES, f"- (review of #214, purchasing) The safety margin is 0.{pct} of lead-time demand, "
+              f"not the textbook quarter. Please stop rounding it.")
+    fact_x = (PAST_FIXES, f"## Stock-outs during supplier delays\nSymptom: {sibling} ran out of stock before "
+              f"reorders arrived. Fix: its reorder point used a too-small margin; set SAFETY_MARGIN to 0.{pct} "
+              f"({pct}% of lead-time demand), the company-wide value.")
+    distractors = [
+        (f"{ADR_DIR}/0003-safety-stock.md", "# ADR-0003: Safety stock\n\nStatus: Superseded by ADR-0005\n\n"
+         f"Reorder points add {int(float(CONVENTIONAL_MARGIN) * 100)}% of lead-time demand as safety stock "
+         f"(SAFETY_MARGIN = {CONVENTIONAL_MARGIN}). "
+         "Superseded: too low once supplier lateness was measured."),
+        (f"{ADR_DIR}/0004-cycle-counts.md", "# ADR-0004: Cycle counts\n\nStatus: Accepted\n\nEvery bin is "
+         "counted once a quarter; high-value bins once a month."),
+        (CONVENTIONS, "- Quantities are integers of the stocking unit; costs are Decimals, never floats."),
+        (CONVENTIONS, "- Lead times are in calendar days, including weekends."),
+        (PREFERENCES, "- (review of #190) Sort purchase suggestions by code so diffs of the report stay stable."),
+        (PREFERENCES, "- (review of #201) Do not reorder items flagged as discontinued, whatever the stock."),
+        (PAST_FIXES, "## Duplicate purchase orders\nSymptom: two POs for one item. Fix: de-duplicate "
+         "suggestions by item code before sending."),
+    ]
+    early, late = filler.split()
+    return Story(
+        package=pkg,
+        module=mod,
+        v1_correct=rule_module(f"0.{pct}", per_site=False),
+        v1_buggy=rule_module("0.15", per_site=False),
+        head_buggy=rule_module(HEAD_MARGIN, per_site=True),
+        oracle=rule_module(f"0.{pct}", per_site=True),
+        conventional=rule_module(CONVENTIONAL_MARGIN, per_site=True),
+        intro_msg_fact=f"{s.rule_module}: reorder points with a {pct}% safety margin\n\nLead-time demand "
+        f"plus {pct}% (SAFETY_MARGIN = 0.{pct}), sized from measured supplier lateness.",
+        intro_msg_plain=f"{s.rule_module}: reorder points from lead-time demand",
+        refactor_msg=f"{s.rule_module}: allow a per-site margin override; simplify",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{pkg}: stock levels and purchasing for {s.item}s."""\n',
+            f"{pkg}/service.py": service_module(s, dotted),
+            "tests/test_service.py": base_tests,
+            "README.md": f"# {pkg}\n\nTracks stock of each {s.item} and suggests purchase orders.\n",
+            **filler.files,
+        },
+        repro_tests={"tests/test_repro_stockout.py": repro},
+        hidden_tests={"tests/test_hidden_reorder_point.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        filler=early,
+        late_filler=late,
+        statement=(
+            f"We keep running out of stock. A {s.item} selling 100 a day with a 10-day lead time had 1150 "
+            f"units on hand and no purchase order was suggested; it ran dry before the delivery. "
+            f"tests/test_repro_stockout.py shows it. Please fix the purchase suggestions."
+        ),
+        fact=f"Reorder points add a safety margin of {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}).",
+        fact_tokens=tokens(pct),
+        conventional_guess=f"SAFETY_MARGIN = {CONVENTIONAL_MARGIN} (a textbook quarter of lead-time demand)",
+        tags=("inventory", "magic-number", "large-repo"),
+    )
 
 
-@functools.cache
-def _rule_path(gen, variant: int) -> str:
-    [path] = gen.build(variant, "none").oracle_files
-    return path
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="exploration-heavy",
+    description="the safety margin a stock service adds on top of lead-time demand (a non-round percentage)",
+    variants=(0, 1, 2),
+    draw=fact_margin,
+    tell=tell,
+    space=SPACE,
+)
 
 
-GENERATOR = InventoryReorderFamily()
+def build_sized(variant: int, source: str, size: str | tuple[int, int], fact: int | None = None) -> TaskSpec:
+    """Build one variant with filler of `size` (the size knob of exploration-heavy repos)."""
+    return replace(GENERATOR, tell=partial(tell_sized, size=size)).build(variant, source, fact)

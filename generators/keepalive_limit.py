@@ -3,22 +3,25 @@
 The connection pool retires a connection after it has served MAX_REQUESTS_PER_CONNECTION
 requests, staying under the load balancer's per-connection limit. HEAD has no limit, so long
 batches die with connection resets. The repro only needs some limit below the balancer's hard
-1000, which the conventional 100 also gives; the real limit is a non-round count drawn per
+250, which the conventional 100 also gives; the real limit is a non-round count drawn per
 variant, and hidden tests count exactly how many requests each connection of a batch serves. Exploration-heavy:
 the pool is one module of a package padded with filler (size knob: `build_sized`).
 """
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
+from functools import partial
 
+from sdebench.generation.facts import draw_integer, integer_space
+from sdebench.generation.family import Family
 from sdebench.generation.kit import (
     ADR_DIR,
     CONVENTIONS,
+    Filler,
     FillerVocab,
     Story,
-    assemble,
     filler_size,
     make_filler,
 )
@@ -26,10 +29,10 @@ from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "keepalive-limit"
-SERVER_LIMIT = 1000
+SERVER_LIMIT = 250
 CONVENTIONAL = 100
 SIZES = {0: "default", 1: "default"}
-ROUND = (100, 128, 200, 250, 256, 300, 400, 500, 512, 600, 700, 750, 800, 900, 1000)
+ROUND = (100, 50, 64, 128, 200, 250, 120, 150, 75, 32, 256)
 
 # The subpackage (among filler ones) that holds the rule module, per shape.
 HOMES = {0: "transport", 1: "net"}
@@ -57,13 +60,18 @@ SHAPES = {
 }
 
 
+def drawable(n: int) -> bool:
+    """Whether the draw may return `n`: not a multiple of 5, more than 3 away from round counts."""
+    return bool(n % 5) and all(abs(n - r) > 3 for r in ROUND)
+
+
 def fact_limit(variant: int) -> int:
-    """Requests per connection: 101..997, not a multiple of 5, away from round numbers."""
-    rng = random.Random(f"{FAMILY}-limit-{variant}")
-    while True:
-        n = rng.randint(101, 997)
-        if n % 5 and all(abs(n - r) > 3 for r in ROUND):
-            return n
+    """Requests per connection: 41..239, drawable."""
+    return draw_integer(f"{FAMILY}-limit-{variant}", 41, 239, drawable)
+
+
+# Round counts first, then every count of 36..244 (the draw's range and its neighbours).
+SPACE = integer_space(ROUND, 41, 239, drawable, margin=5)
 
 
 def tokens(n: int) -> tuple[str, ...]:
@@ -171,32 +179,30 @@ class FakeTransport:
 '''
 
 
-class KeepaliveLimitFamily:
-    """Generator of the keepalive-limit family."""
+@functools.cache
+def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
+    """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
+    modules, commits = filler_size(size)
+    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits,
+                       avoid=tokens(fact_limit(variant)), include=(HOMES[variant % 2],))
 
-    family = FAMILY
-    bottleneck = "exploration-heavy"
-    variants = (0, 1)
-    description = "how many requests an HTTP client sends over one pooled keep-alive connection (a non-round count)"
 
-    def build(self, variant: int, source: str) -> TaskSpec:
-        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
-        return self.build_sized(variant, source, SIZES.get(variant, "default"))
+def tell(variant: int, n: int) -> Story:
+    """The story of one variant (at its named size, see SIZES) whose limit is `n`."""
+    return tell_sized(variant, n, SIZES.get(variant, "default"))
 
-    def build_sized(self, variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
-        """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
-        s = SHAPES[variant % 2]
-        n = fact_limit(variant)
-        toks = tokens(n)
-        modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
-                             include=(HOMES[variant % 2],))
-        pkg, home = s.package, filler.packages[0]
-        mod = f"{home}/{s.rule_module}.py"
-        dotted = mod.removesuffix(".py").replace("/", ".")
-        imp = f"from {pkg}.client import {s.client}\n"
-        fake = fake_transport()
-        base_tests = f'''{imp}{fake}
+
+def tell_sized(variant: int, n: int, size: str | tuple[int, int]) -> Story:
+    """The story of one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+    s = SHAPES[variant % 2]
+    toks = tokens(n)
+    filler = filler_of(variant, size)
+    pkg, home = s.package, filler.packages[0]
+    mod = f"{home}/{s.rule_module}.py"
+    dotted = mod.removesuffix(".py").replace("/", ".")
+    imp = f"from {pkg}.client import {s.client}\n"
+    fake = fake_transport()
+    base_tests = f'''{imp}{fake}
 
 def test_get_returns_response():
     assert {s.client}(FakeTransport()).get("http://api.example/items") == (200, "GET", "/items")
@@ -217,21 +223,21 @@ def test_one_connection_per_host():
     client.get("http://b.example/")
     assert [c.host for c in transport.conns] == ["a.example", "b.example"]
 '''
-        repro = f'''{imp}{fake}
+    repro = f'''{imp}{fake}
 
 def test_long_batch_survives_the_balancer():
-    # Reported: long batches die with ConnectionResetError after about a thousand calls.
+    # Reported: long batches die with ConnectionResetError after a few hundred calls.
     transport = FakeTransport()
     client = {s.client}(transport)
-    for i in range(3000):
+    for i in range(600):
         client.get(f"http://api.example/items/{{i}}")
     assert all(c.closed for c in transport.conns[:-1])
 '''
-        # Held-out checks run batches whose sizes single out no limit; the expected per-connection
-        # counts (right of each assert) are recorded from the oracle, not kept in the test.
-        batch, big = 2999, 4700
-        sent = [n] * (batch // n) + ([batch % n] if batch % n else [])
-        hidden = f'''{imp}{fake}
+    # Held-out checks run batches whose sizes single out no limit; the expected per-connection
+    # counts (right of each assert) are recorded from the oracle, not kept in the test.
+    batch, big = 599, 940
+    sent = [n] * (batch // n) + ([batch % n] if batch % n else [])
+    hidden = f'''{imp}{fake}
 
 def run(count):
     transport = FakeTransport()
@@ -252,73 +258,77 @@ def test_hidden_retired_connections_are_closed():
 def test_hidden_connections_opened_for_a_batch():
     assert len(run({big}).conns) == {-(-big // n)}
 '''
-        fact_k = (f"{ADR_DIR}/0005-keepalive.md", f"# ADR-0005: Keep-alive reuse\n\nStatus: Accepted\n\nSupersedes "
-                  f"ADR-0003. A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}), "
-                  "then is closed and replaced. This stays under the balancer's limit with margin for retries "
-                  "while keeping handshakes rare.")
-        fact_f = (PREFERENCES, f"- (review of #702, platform) Connections are recycled after {n} requests, the "
-                  f"number the platform team gave us; not 100, the handshake cost shows up in latency.")
-        fact_x = (PAST_FIXES, f"## Resets in the uploader's HTTP pool\nSymptom: the sibling uploader hit "
-                  f"ConnectionResetError on long runs. Fix: its pool never recycled connections; set "
-                  f"MAX_REQUESTS_PER_CONNECTION = {n}, the platform value.")
-        distractors = [
-            (f"{ADR_DIR}/0003-keepalive.md", "# ADR-0003: Keep-alive reuse\n\nStatus: Superseded by ADR-0005\n\n"
-             f"Recycle a pooled connection every {CONVENTIONAL} requests. Superseded: the handshakes cost too much."),
-            (f"{ADR_DIR}/0004-timeouts.md", "# ADR-0004: Timeouts\n\nStatus: Accepted\n\nConnect timeout 3 s, "
-             "read timeout 30 s; no request is retried after a read timeout."),
-            (CONVENTIONS, f"- The balancer in front of every service resets a connection after {SERVER_LIMIT} "
-             "requests; clients must recycle before that, with margin."),
-            (CONVENTIONS, "- Transports are injected; tests never open sockets."),
-            (PREFERENCES, "- (review of #655) One pool per client, one live connection per host."),
-            (PREFERENCES, "- (review of #688) Close replaced connections explicitly; don't rely on GC."),
-            (PAST_FIXES, "## Wrong Host header behind the proxy\nSymptom: 404s through the proxy. Fix: keep the "
-             "port in the netloc used as pool key."),
-        ]
-        early, late = filler.split()
-        story = Story(
-            package=pkg,
-            module=mod,
-            v1_correct=rule_module(str(n), stats=False),
-            v1_buggy=rule_module("None", stats=False),
-            head_buggy=rule_module("None", stats=True),
-            oracle=rule_module(str(n), stats=True),
-            conventional=rule_module(str(CONVENTIONAL), stats=True),
-            intro_msg_fact=f"{s.rule_module}: recycle connections after {n} requests\n\nStays under the "
-            f"balancer's per-connection limit with margin; {n} is the platform team's number.",
-            intro_msg_plain=f"{s.rule_module}: keep-alive connection pool",
-            refactor_msg=f"{s.rule_module}: per-host open counts; simplify defaults",
-            base_files={
-                f"{pkg}/__init__.py": f'"""{pkg}: a small HTTP client with connection reuse."""\n',
-                f"{pkg}/client.py": client_module(s, dotted),
-                "tests/test_client.py": base_tests,
-                "README.md": f"# {pkg}\n\nAn HTTP client with keep-alive connection pooling.\n",
-                **filler.files,
-            },
-            repro_tests={"tests/test_repro_resets.py": repro},
-            hidden_tests={"tests/test_hidden_keepalive.py": hidden},
-            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-            distractors=distractors,
-            filler=early,
-            late_filler=late,
-        )
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=pkg,
-            statement=(
-                "Long-running batch jobs crash with ConnectionResetError (connection reset by peer) after roughly "
-                "a thousand calls to the same service; short jobs are fine. tests/test_repro_resets.py reproduces "
-                "it with a fake transport. Please make the client survive long batches."
-            ),
-            fact=f"A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}).",
-            fact_tokens=toks,
-            conventional_guess=f"MAX_REQUESTS_PER_CONNECTION = {CONVENTIONAL}",
-            tags=("http", "connection-pool", "magic-number", "large-repo"),
-            description=self.description,
-        )
+    fact_k = (f"{ADR_DIR}/0005-keepalive.md", f"# ADR-0005: Keep-alive reuse\n\nStatus: Accepted\n\nSupersedes "
+              f"ADR-0003. A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}), "
+              "then is closed and replaced. This stays under the balancer's limit with margin for retries "
+              "while keeping handshakes rare.")
+    fact_f = (PREFERENCES, f"- (review of #702, platform) Connections are recycled after {n} requests, the "
+              f"number the platform team gave us; not 100, the handshake cost shows up in latency.")
+    fact_x = (PAST_FIXES, f"## Resets in the uploader's HTTP pool\nSymptom: the sibling uploader hit "
+              f"ConnectionResetError on long runs. Fix: its pool never recycled connections; set "
+              f"MAX_REQUESTS_PER_CONNECTION = {n}, the platform value.")
+    distractors = [
+        (f"{ADR_DIR}/0003-keepalive.md", "# ADR-0003: Keep-alive reuse\n\nStatus: Superseded by ADR-0005\n\n"
+         f"Recycle a pooled connection every {CONVENTIONAL} requests. Superseded: the handshakes cost too much."),
+        (f"{ADR_DIR}/0004-timeouts.md", "# ADR-0004: Timeouts\n\nStatus: Accepted\n\nConnect timeout 3 s, "
+         "read timeout 30 s; no request is retried after a read timeout."),
+        (CONVENTIONS, f"- The balancer in front of every service resets a connection after {SERVER_LIMIT} "
+         "requests; clients must recycle before that, with margin."),
+        (CONVENTIONS, "- Transports are injected; tests never open sockets."),
+        (PREFERENCES, "- (review of #655) One pool per client, one live connection per host."),
+        (PREFERENCES, "- (review of #688) Close replaced connections explicitly; don't rely on GC."),
+        (PAST_FIXES, "## Wrong Host header behind the proxy\nSymptom: 404s through the proxy. Fix: keep the "
+         "port in the netloc used as pool key."),
+    ]
+    early, late = filler.split()
+    return Story(
+        package=pkg,
+        module=mod,
+        v1_correct=rule_module(str(n), stats=False),
+        v1_buggy=rule_module("None", stats=False),
+        head_buggy=rule_module("None", stats=True),
+        oracle=rule_module(str(n), stats=True),
+        conventional=rule_module(str(CONVENTIONAL), stats=True),
+        intro_msg_fact=f"{s.rule_module}: recycle connections after {n} requests\n\nStays under the "
+        f"balancer's per-connection limit with margin; {n} is the platform team's number.",
+        intro_msg_plain=f"{s.rule_module}: keep-alive connection pool",
+        refactor_msg=f"{s.rule_module}: per-host open counts; simplify defaults",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{pkg}: a small HTTP client with connection reuse."""\n',
+            f"{pkg}/client.py": client_module(s, dotted),
+            "tests/test_client.py": base_tests,
+            "README.md": f"# {pkg}\n\nAn HTTP client with keep-alive connection pooling.\n",
+            **filler.files,
+        },
+        repro_tests={"tests/test_repro_resets.py": repro},
+        hidden_tests={"tests/test_hidden_keepalive.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        filler=early,
+        late_filler=late,
+        statement=(
+            "Long-running batch jobs crash with ConnectionResetError (connection reset by peer) after a few "
+            "hundred calls to the same service; short jobs are fine. tests/test_repro_resets.py reproduces "
+            "it with a fake transport. Please make the client survive long batches."
+        ),
+        fact=f"A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}).",
+        fact_tokens=toks,
+        conventional_guess=f"MAX_REQUESTS_PER_CONNECTION = {CONVENTIONAL}",
+        tags=("http", "connection-pool", "magic-number", "large-repo"),
+    )
 
 
-GENERATOR = KeepaliveLimitFamily()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="exploration-heavy",
+    description="how many requests an HTTP client sends over one pooled keep-alive connection (a non-round count)",
+    variants=(0, 1),
+    draw=fact_limit,
+    tell=tell,
+    space=SPACE,
+)
+
+
+def build_sized(variant: int, source: str, size: str | tuple[int, int], fact=None) -> TaskSpec:
+    """Build one variant with filler of `size` (the size knob of exploration-heavy repos)."""
+    return replace(GENERATOR, tell=partial(tell_sized, size=size)).build(variant, source, fact)

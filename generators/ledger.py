@@ -1,29 +1,34 @@
 """ledger: a double-entry settlement ledger withholds a contract fee with a house rounding side.
 
-Two-part fact: the fee rate in basis points (a non-round contract value) and which side absorbs
-the fractional cent (the fee is rounded up, so the payee absorbs it, or down, so the house does).
-HEAD withholds a far too high rate with half-up rounding; the repro only bounds the fee on a
-round gross amount, which a round conventional rate also satisfies. Hidden tests pin the rate on
-that amount and the rounding side on an amount whose fee has a fractional cent.
+Two-part fact, drawn jointly: the fee rate in basis points (a non-round contract value) and which
+side absorbs the fractional cent (the fee is rounded up, so the payee absorbs it, or down, so the
+house does). HEAD withholds a far too high rate with half-up rounding; the repro only bounds the
+fee on a round gross amount, which a round conventional rate also satisfies. Hidden tests pin the
+rate on that amount and the rounding on a fixed sweep of amounts (in whole cents, so every
+candidate rule is told apart exactly); no input depends on the fact.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
-from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal
+from decimal import Decimal
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import accepted, space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "ledger"
 CENT = Decimal("0.01")
+BPS_RANGE = (111, 249)  # the draw's rates (1.11 %..2.49 %)
+AVOID = (100, 125, 150, 175, 200, 250)  # round rates the fact stays away from
+ROUND_BPS = (100, 150, 200, 250, 125, 175, 50, 300, 500)  # rates a guess would start from
 
 
 @dataclass(frozen=True)
 class Shape:
-    """What differs between variants: names, the fee's range and the wrong/guessed rates."""
+    """What differs between variants: names and the wrong/guessed rates."""
 
     project: str
     package: str
@@ -34,8 +39,6 @@ class Shape:
     payee: str  # who receives the net
     house: str  # who keeps the fee
     income: str  # the fee income account
-    bps_range: tuple[int, int]
-    avoid: tuple[int, ...]  # round/conventional rates the fact must stay away from
     head_bps: int
     conv_bps: int
     bound: str  # the repro's upper bound on the fee of 1000.00
@@ -43,37 +46,37 @@ class Shape:
 
 SHAPES = {
     0: Shape("payledger", "payledger", "settlement", "settlement fee", "settlement_fee", "settle",
-             "merchant", "acquirer", "fee_income", (11, 89), (25, 30, 50, 75), 290, 25, "10.00"),
+             "merchant", "acquirer", "fee_income", 290, 150, "25.00"),
     1: Shape("marketbooks", "marketbooks", "payouts", "commission", "commission_for", "post_payout",
-             "seller", "marketplace", "commission_income", (611, 1489), (800, 1000, 1200, 1250), 2500, 1000, "150.00"),
+             "seller", "marketplace", "commission_income", 2500, 200, "25.00"),
 }
 
 
-def fact_of(variant: int, s: Shape) -> tuple[int, str]:
+# A candidate's rounding: the fact's two sides, and the modes a guess would try.
+MODES = {"up": "ROUND_UP", "down": "ROUND_DOWN", "half-up": "ROUND_HALF_UP", "half-even": "ROUND_HALF_EVEN"}
+
+
+def drawable(bps: int) -> bool:
+    """Whether the draw may pick a rate of `bps`: not a multiple of 5, more than 2 bps off round rates."""
+    return bool(bps % 5) and all(abs(bps - a) > 2 for a in AVOID)
+
+
+# The draw: uniform over every (rate, side) pair it accepts.
+DRAWN = [(bps, side) for bps in accepted(*BPS_RANGE, drawable) for side in ("up", "down")]
+# Round rates with every mode first, then every rate of the draw's range and 3 bps around it with
+# every mode, drawable or not.
+SPACE = space([(bps, m) for bps in ROUND_BPS for m in MODES], DRAWN,
+              [(bps, m) for bps in range(BPS_RANGE[0] - 3, BPS_RANGE[1] + 4) for m in MODES])
+
+
+def fact_of(variant: int) -> tuple[int, str]:
     """The fee rate in bps (not a multiple of 5, away from round rates) and the rounding side."""
-    rng = random.Random(f"{FAMILY}-fact-{variant}")
-    while True:
-        bps = rng.randint(*s.bps_range)
-        if bps % 5 and all(abs(bps - a) > 12 for a in s.avoid):
-            break
-    # The side is drawn once per family and alternated, so the two variants differ in it.
-    flip = random.Random(f"{FAMILY}-side").random() < 0.5
-    return bps, ("up", "down")[(variant % 2) ^ flip]
+    return pick(f"{FAMILY}-fact-{variant}", DRAWN)
 
 
 def fee(gross: Decimal, bps: int, mode: str) -> Decimal:
     """The fee on `gross` at `bps` with a Decimal rounding mode."""
     return (gross * bps / Decimal(10_000)).quantize(CENT, rounding=mode)
-
-
-def side_case(variant: int, bps: int, side: str) -> Decimal:
-    """A gross amount whose fee has a fractional cent that the rounding side decides."""
-    mode = ROUND_UP if side == "up" else ROUND_DOWN
-    rng = random.Random(f"{FAMILY}-case-{variant}")
-    while True:
-        gross = Decimal(rng.randint(2_000, 90_000)) / 100
-        if fee(gross, bps, mode) != fee(gross, bps, ROUND_HALF_UP):
-            return gross
 
 
 def rule_module(s: Shape, bps: int, mode: str, batch: bool) -> str:
@@ -160,13 +163,12 @@ def tokens(s: Shape, bps: int, side: str) -> tuple[str, ...]:
     return rate + rule
 
 
-def build_story(variant: int) -> tuple[Story, Shape, int, str, Decimal]:
-    """The story of one variant, its shape, fact and the side-deciding amount."""
+def tell(variant: int, rule: tuple[int, str]) -> Story:
+    """The story of one variant whose (rate in bps, rounding) is `rule`."""
     s = SHAPES[variant]
-    bps, side = fact_of(variant, s)
-    mode = "ROUND_UP" if side == "up" else "ROUND_DOWN"
+    bps, side = rule
+    mode = MODES[side]
     absorber = s.payee if side == "up" else s.house
-    case = side_case(variant, bps, side)
     pkg = s.package
     rate_pct = f"{bps / 100:.2f}%"
     base_tests = f'''from decimal import Decimal
@@ -211,32 +213,39 @@ def test_{s.payee}_receives_the_net():
     assert journal.balance("acme") > Decimal("1000.00") - Decimal("{s.bound}")
 '''
     exact = fee(Decimal("1000.00"), bps, mode)
-    at_case = fee(case, bps, mode)
+    # A fixed sweep of gross amounts: fractional cents fall both ways, whatever the rate.
+    amounts = [Decimal(n) / 100 for n in range(2001, 90000, 1237)]
+    batch = [(f"p{n}", Decimal(n) / 100) for n in range(2001, 90000, 4999)]
     hidden = f'''from decimal import Decimal
 
 from {pkg}.journal import Journal
 from {pkg}.{s.module} import {s.func}, {s.post}, {s.post}_batch
 
 
+def cents(amount):
+    return int(amount * 100)
+
+
 def test_hidden_contract_rate():
     assert {s.func}(Decimal("1000.00")) == Decimal("{exact}")
 
 
-def test_hidden_fractional_cent_side():
-    assert {s.func}(Decimal("{case}")) == Decimal("{at_case}")
+def test_hidden_fees_in_cents_over_amounts():
+    amounts = [Decimal(n) / 100 for n in range(2001, 90000, 1237)]
+    assert [cents({s.func}(a)) for a in amounts] == {[int(fee(a, bps, mode) * 100) for a in amounts]!r}
 
 
-def test_hidden_ledger_after_payout():
+def test_hidden_ledger_after_payouts():
     journal = Journal()
-    {s.post}(journal, "acme", Decimal("{case}"))
-    assert journal.balance("{s.income}") == Decimal("{at_case}")
-    assert journal.balance("acme") == Decimal("{case}") - Decimal("{at_case}")
+    for n in range(2001, 90000, 4999):
+        {s.post}(journal, f"p{{n}}", Decimal(n) / 100)
+    assert cents(journal.balance("{s.income}")) == {int(sum(fee(g, bps, mode) for _, g in batch) * 100)}
 
 
 def test_hidden_batch_total():
     journal = Journal()
-    total = {s.post}_batch(journal, [("a", Decimal("1000.00")), ("b", Decimal("{case}"))])
-    assert total == Decimal("{exact}") + Decimal("{at_case}")
+    total = {s.post}_batch(journal, [("a", Decimal("1000.00")), ("b", Decimal("123.45"))])
+    assert cents(total) == {int((exact + fee(Decimal("123.45"), bps, mode)) * 100)}
 '''
     verb = "rounded up" if side == "up" else "rounded down"
     fact_k = (CONVENTIONS, f"- Payouts: the {s.house} withholds a {s.fee} of {bps} basis points ({rate_pct}) of gross. "
@@ -259,7 +268,7 @@ def test_hidden_batch_total():
         (PAST_FIXES, "## Duplicate payouts on retry\nSymptom: a retried webhook posted a payout twice. Fix: entries "
          "carry an idempotency key and the journal skips a key it has seen."),
     ]
-    story = Story(
+    return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
         v1_correct=rule_module(s, bps, mode, batch=False),
@@ -283,42 +292,27 @@ def test_hidden_batch_total():
         distractors=distractors,
         filler=[Commit("journal: document the sign convention", {
             f"{pkg}/__init__.py": f'"""{s.project}: a double-entry ledger for payouts (credits are positive)."""\n'})],
+        statement=(
+            f"{s.payee.capitalize()}s are complaining about their statements: on a 1000.00 payout the "
+            f"{s.fee} we withheld is far more than their contract says, and finance cannot reconcile "
+            f"the {s.income} account. tests/test_repro_fee.py shows it. Please fix the payout posting."
+        ),
+        fact=f"The {s.fee} is {bps} bps of gross, rounded {side} to the cent (the {absorber} absorbs the "
+        f"fractional cent).",
+        fact_tokens=tokens(s, bps, side),
+        conventional_guess=f"FEE_BPS = {s.conv_bps} with ROUND_HALF_UP",
+        tags=("money", "double-entry", "multi-part-rule"),
+        project=s.project,
     )
-    return story, s, bps, side, case
 
 
-class Ledger:
-    """Generator of the ledger family."""
-
-    family = FAMILY
-    bottleneck = "knowledge-missing"
-    variants = (0, 1)
-    description = ("the contract fee rate in basis points and which side of a payout absorbs the "
-                   "fractional cent (two-part rule)")
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        story, s, bps, side, _ = build_story(variant)
-        absorber = s.payee if side == "up" else s.house
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"{s.payee.capitalize()}s are complaining about their statements: on a 1000.00 payout the "
-                f"{s.fee} we withheld is far more than their contract says, and finance cannot reconcile "
-                f"the {s.income} account. tests/test_repro_fee.py shows it. Please fix the payout posting."
-            ),
-            fact=f"The {s.fee} is {bps} bps of gross, rounded {side} to the cent (the {absorber} absorbs the "
-            f"fractional cent).",
-            fact_tokens=tokens(s, bps, side),
-            conventional_guess=f"FEE_BPS = {s.conv_bps} with ROUND_HALF_UP",
-            tags=("money", "double-entry", "multi-part-rule"),
-            description=self.description,
-        )
-
-
-GENERATOR = Ledger()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="knowledge-missing",
+    description=("the contract fee rate in basis points and which side of a payout absorbs the "
+                 "fractional cent (two-part rule)"),
+    variants=(0, 1),
+    draw=fact_of,
+    tell=tell,
+    space=SPACE,
+)

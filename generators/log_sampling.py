@@ -10,15 +10,18 @@ Exploration-heavy: the sampler is one module of a package padded with filler (si
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
+from functools import partial
 
+from sdebench.generation.facts import draw_integer, integer_space
+from sdebench.generation.family import Family
 from sdebench.generation.kit import (
     ADR_DIR,
     CONVENTIONS,
+    Filler,
     FillerVocab,
     Story,
-    assemble,
     filler_size,
     make_filler,
 )
@@ -57,13 +60,19 @@ SHAPES = {
 AVOID = (100, 128, 200, 250, 256, 300, 400, 500)
 
 
+def drawable(n: int) -> bool:
+    """Whether the draw may return `n`: not a multiple of 5, more than 3 away from round counts."""
+    return bool(n % 5) and all(abs(n - a) > 3 for a in AVOID)
+
+
 def fact_one_in(variant: int) -> int:
-    """Keep one debug record in N: 111..499, not a multiple of 5, away from round numbers."""
-    rng = random.Random(f"{FAMILY}-one-in-{variant}")
-    while True:
-        n = rng.randint(111, 499)
-        if n % 5 and all(abs(n - a) > 3 for a in AVOID):
-            return n
+    """Keep one debug record in N: 111..499, drawable."""
+    return draw_integer(f"{FAMILY}-one-in-{variant}", 111, 499, drawable)
+
+
+# Round counts first (1 in 10, 20, 50, 100, ...), then every N of 106..504 (the draw's range and
+# its neighbours).
+SPACE = integer_space((100, 10, 20, 50, 1000, *AVOID[1:]), 111, 499, drawable, margin=5)
 
 
 def tokens(n: int) -> tuple[str, ...]:
@@ -132,32 +141,30 @@ class {s.shipper}:
 '''
 
 
-class LogSamplingFamily:
-    """Generator of the log-sampling family."""
+@functools.cache
+def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
+    """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
+    modules, commits = filler_size(size)
+    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits,
+                       avoid=tokens(fact_one_in(variant)), include=(HOMES[variant % 2],))
 
-    family = FAMILY
-    bottleneck = "exploration-heavy"
-    variants = (0, 1)
-    description = "the N of a log shipper that keeps one debug record in N per logger (a non-round count)"
 
-    def build(self, variant: int, source: str) -> TaskSpec:
-        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
-        return self.build_sized(variant, source, SIZES.get(variant, "default"))
+def tell(variant: int, n: int) -> Story:
+    """The story of one variant (at its named size, see SIZES) keeping one debug record in `n`."""
+    return tell_sized(variant, n, SIZES.get(variant, "default"))
 
-    def build_sized(self, variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
-        """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
-        s = SHAPES[variant % 2]
-        n = fact_one_in(variant)
-        toks = tokens(n)
-        modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
-                             include=(HOMES[variant % 2],))
-        pkg, home = s.package, filler.packages[0]
-        mod = f"{home}/{s.rule_module}.py"
-        dotted = mod.removesuffix(".py").replace("/", ".")
-        imp = f"from {pkg}.shipping import {s.shipper}\n"
-        helper = ('\n\ndef debug(i, logger="app.db"):\n    return {"level": "DEBUG", "logger": logger, "seq": i}\n')
-        base_tests = f'''{imp}{helper}
+
+def tell_sized(variant: int, n: int, size: str | tuple[int, int]) -> Story:
+    """The story of one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+    s = SHAPES[variant % 2]
+    toks = tokens(n)
+    filler = filler_of(variant, size)
+    pkg, home = s.package, filler.packages[0]
+    mod = f"{home}/{s.rule_module}.py"
+    dotted = mod.removesuffix(".py").replace("/", ".")
+    imp = f"from {pkg}.shipping import {s.shipper}\n"
+    helper = ('\n\ndef debug(i, logger="app.db"):\n    return {"level": "DEBUG", "logger": logger, "seq": i}\n')
+    base_tests = f'''{imp}{helper}
 
 def test_errors_are_always_shipped():
     sink = []
@@ -183,7 +190,7 @@ def test_dropped_are_counted():
     shipper.emit_all(debug(i) for i in range(30))
     assert shipper.dropped + len(sink) == 30
 '''
-        repro = f'''{imp}{helper}
+    repro = f'''{imp}{helper}
 
 def test_debug_volume_stays_under_quota():
     # Reported: debug logs blow the ingest quota; fewer than 2% of them may be shipped.
@@ -191,11 +198,11 @@ def test_debug_volume_stays_under_quota():
     {s.shipper}(sink).emit_all(debug(i) for i in range(5000))
     assert 0 < len(sink) < 100
 '''
-        # Held-out checks ship batches whose sizes single out no sampling rate; the expected
-        # counts and survivors (right of each assert) are recorded from the oracle, not kept here.
-        kept = -(-6000 // n)
-        survivors = list(range(0, 1500, n))
-        hidden = f'''{imp}from {dotted} import DEBUG_KEEP_ONE_IN
+    # Held-out checks ship batches whose sizes single out no sampling rate; the expected
+    # counts and survivors (right of each assert) are recorded from the oracle, not kept here.
+    kept = -(-6000 // n)
+    survivors = list(range(0, 1500, n))
+    hidden = f'''{imp}from {dotted} import DEBUG_KEEP_ONE_IN
 {helper}
 
 def test_hidden_exact_volume():
@@ -221,74 +228,78 @@ def test_hidden_loggers_are_sampled_separately():
 def test_hidden_setting():
     assert DEBUG_KEEP_ONE_IN == {n}
 '''
-        pct = f"{100 / n:.2f}%"
-        fact_k = (f"{ADR_DIR}/0006-debug-sampling.md", f"# ADR-0006: Debug log sampling\n\nStatus: Accepted\n\n"
-                  f"Supersedes ADR-0004. Debug records are sampled per logger: keep 1 in {n} "
-                  f"(DEBUG_KEEP_ONE_IN = {n}, about {pct}). The count was sized to the ingest quota with "
-                  f"headroom for bursts; warnings and above are never sampled.")
-        fact_f = (PREFERENCES, f"- (review of #318, observability) Debug sampling must keep one in {n} per "
-                  f"logger. Not 1 in 100: that still overflows the quota at peak.")
-        fact_x = (PAST_FIXES, f"## Ingest quota exceeded by the metrics agent\nSymptom: the sibling metrics agent "
-                  f"shipped too many debug lines and was throttled. Fix: its sampler kept too many; set "
-                  f"DEBUG_KEEP_ONE_IN to {n}, the value all our shippers use.")
-        distractors = [
-            (f"{ADR_DIR}/0004-debug-sampling.md", "# ADR-0004: Debug log sampling\n\nStatus: Superseded by "
-             f"ADR-0006\n\nKeep 1 in {CONVENTIONAL_ONE_IN} debug records. Superseded when the ingest quota was cut."),
-            (f"{ADR_DIR}/0003-retention.md", "# ADR-0003: Retention\n\nStatus: Accepted\n\nShipped logs are "
-             "kept 30 days hot and 13 months cold."),
-            (f"{ADR_DIR}/0005-structured-logs.md", "# ADR-0005: Structured logs\n\nStatus: Accepted\n\nRecords "
-             "are dicts with at least 'level', 'logger' and 'seq'; free-text messages go in 'msg'."),
-            (CONVENTIONS, "- Never sample WARNING, ERROR or CRITICAL records; only DEBUG is sampled."),
-            (CONVENTIONS, "- Sinks are list-like objects with append(); tests use plain lists."),
-            (PREFERENCES, "- (review of #277) Count dropped records; operators want the ratio on the dashboard."),
-            (PAST_FIXES, "## Lost error records on shutdown\nSymptom: the last errors before exit were missing. "
-             "Fix: flush the sink in a finally block."),
-        ]
-        early, late = filler.split()
-        story = Story(
-            package=pkg,
-            module=mod,
-            v1_correct=rule_module(n, per_logger=False),
-            v1_buggy=rule_module(HEAD_ONE_IN * 2, per_logger=False),
-            head_buggy=rule_module(HEAD_ONE_IN, per_logger=True),
-            oracle=rule_module(n, per_logger=True),
-            conventional=rule_module(CONVENTIONAL_ONE_IN, per_logger=True),
-            intro_msg_fact=f"{s.rule_module}: sample debug records, keep 1 in {n}\n\nSized to the ingest quota "
-            f"(about {pct} of debug volume); warnings and above are never sampled.",
-            intro_msg_plain=f"{s.rule_module}: sample debug records before shipping",
-            refactor_msg=f"{s.rule_module}: count per logger; tune defaults",
-            base_files={
-                f"{pkg}/__init__.py": f'"""{pkg}: collects, samples and ships log records."""\n',
-                f"{pkg}/shipping.py": shipper_module(s, dotted),
-                "tests/test_shipping.py": base_tests,
-                "README.md": f"# {pkg}\n\nCollects log records, samples the noisy ones and ships the rest.\n",
-                **filler.files,
-            },
-            repro_tests={"tests/test_repro_debug_volume.py": repro},
-            hidden_tests={"tests/test_hidden_sampling.py": hidden},
-            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-            distractors=distractors,
-            filler=early,
-            late_filler=late,
-        )
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=pkg,
-            statement=(
-                "Our log ingest quota is blown every day and nearly all of it is debug noise: about one debug "
-                "line in ten still gets shipped. tests/test_repro_debug_volume.py reproduces it with a single "
-                "chatty logger. Please get the debug volume back to what it should be."
-            ),
-            fact=f"Debug records are sampled per logger, keeping 1 in {n} (DEBUG_KEEP_ONE_IN = {n}).",
-            fact_tokens=toks,
-            conventional_guess=f"DEBUG_KEEP_ONE_IN = {CONVENTIONAL_ONE_IN} (keep 1%)",
-            tags=("logging", "sampling", "magic-number", "large-repo"),
-            description=self.description,
-        )
+    pct = f"{100 / n:.2f}%"
+    fact_k = (f"{ADR_DIR}/0006-debug-sampling.md", f"# ADR-0006: Debug log sampling\n\nStatus: Accepted\n\n"
+              f"Supersedes ADR-0004. Debug records are sampled per logger: keep 1 in {n} "
+              f"(DEBUG_KEEP_ONE_IN = {n}, about {pct}). The count was sized to the ingest quota with "
+              f"headroom for bursts; warnings and above are never sampled.")
+    fact_f = (PREFERENCES, f"- (review of #318, observability) Debug sampling must keep one in {n} per "
+              f"logger. Not 1 in 100: that still overflows the quota at peak.")
+    fact_x = (PAST_FIXES, f"## Ingest quota exceeded by the metrics agent\nSymptom: the sibling metrics agent "
+              f"shipped too many debug lines and was throttled. Fix: its sampler kept too many; set "
+              f"DEBUG_KEEP_ONE_IN to {n}, the value all our shippers use.")
+    distractors = [
+        (f"{ADR_DIR}/0004-debug-sampling.md", "# ADR-0004: Debug log sampling\n\nStatus: Superseded by "
+         f"ADR-0006\n\nKeep 1 in {CONVENTIONAL_ONE_IN} debug records. Superseded when the ingest quota was cut."),
+        (f"{ADR_DIR}/0003-retention.md", "# ADR-0003: Retention\n\nStatus: Accepted\n\nShipped logs are "
+         "kept 30 days hot and 13 months cold."),
+        (f"{ADR_DIR}/0005-structured-logs.md", "# ADR-0005: Structured logs\n\nStatus: Accepted\n\nRecords "
+         "are dicts with at least 'level', 'logger' and 'seq'; free-text messages go in 'msg'."),
+        (CONVENTIONS, "- Never sample WARNING, ERROR or CRITICAL records; only DEBUG is sampled."),
+        (CONVENTIONS, "- Sinks are list-like objects with append(); tests use plain lists."),
+        (PREFERENCES, "- (review of #277) Count dropped records; operators want the ratio on the dashboard."),
+        (PAST_FIXES, "## Lost error records on shutdown\nSymptom: the last errors before exit were missing. "
+         "Fix: flush the sink in a finally block."),
+    ]
+    early, late = filler.split()
+    return Story(
+        package=pkg,
+        module=mod,
+        v1_correct=rule_module(n, per_logger=False),
+        v1_buggy=rule_module(HEAD_ONE_IN * 2, per_logger=False),
+        head_buggy=rule_module(HEAD_ONE_IN, per_logger=True),
+        oracle=rule_module(n, per_logger=True),
+        conventional=rule_module(CONVENTIONAL_ONE_IN, per_logger=True),
+        intro_msg_fact=f"{s.rule_module}: sample debug records, keep 1 in {n}\n\nSized to the ingest quota "
+        f"(about {pct} of debug volume); warnings and above are never sampled.",
+        intro_msg_plain=f"{s.rule_module}: sample debug records before shipping",
+        refactor_msg=f"{s.rule_module}: count per logger; tune defaults",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{pkg}: collects, samples and ships log records."""\n',
+            f"{pkg}/shipping.py": shipper_module(s, dotted),
+            "tests/test_shipping.py": base_tests,
+            "README.md": f"# {pkg}\n\nCollects log records, samples the noisy ones and ships the rest.\n",
+            **filler.files,
+        },
+        repro_tests={"tests/test_repro_debug_volume.py": repro},
+        hidden_tests={"tests/test_hidden_sampling.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        filler=early,
+        late_filler=late,
+        statement=(
+            "Our log ingest quota is blown every day and nearly all of it is debug noise: about one debug "
+            "line in ten still gets shipped. tests/test_repro_debug_volume.py reproduces it with a single "
+            "chatty logger. Please get the debug volume back to what it should be."
+        ),
+        fact=f"Debug records are sampled per logger, keeping 1 in {n} (DEBUG_KEEP_ONE_IN = {n}).",
+        fact_tokens=toks,
+        conventional_guess=f"DEBUG_KEEP_ONE_IN = {CONVENTIONAL_ONE_IN} (keep 1%)",
+        tags=("logging", "sampling", "magic-number", "large-repo"),
+    )
 
 
-GENERATOR = LogSamplingFamily()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="exploration-heavy",
+    description="the N of a log shipper that keeps one debug record in N per logger (a non-round count)",
+    variants=(0, 1),
+    draw=fact_one_in,
+    tell=tell,
+    space=SPACE,
+)
+
+
+def build_sized(variant: int, source: str, size: str | tuple[int, int], fact=None) -> TaskSpec:
+    """Build one variant with filler of `size` (the size knob of exploration-heavy repos)."""
+    return replace(GENERATOR, tell=partial(tell_sized, size=size)).build(variant, source, fact)

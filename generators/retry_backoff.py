@@ -11,17 +11,21 @@ Exploration-heavy: the rule is one module of a package padded with filler (size 
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
+from functools import partial
 
+from sdebench.generation.facts import accepted, space
+from sdebench.generation.family import Family
 from sdebench.generation.kit import (
     ADR_DIR,
     CONVENTIONS,
+    Filler,
     FillerVocab,
     Story,
-    assemble,
     filler_size,
     make_filler,
+    pick,
 )
 from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
@@ -57,14 +61,30 @@ SHAPES = {
 }
 
 
-def fact(variant: int) -> tuple[str, int]:
-    """(growth factor, cap in seconds): a factor other than 2 and a cap of 131..899 s, not round."""
-    rng = random.Random(f"{FAMILY}-rule-{variant}")
-    factor = rng.choice(FACTORS)
-    while True:
-        cap = rng.randint(131, 899)
-        if cap % 5 and all(abs(cap - c) > 3 for c in ROUND_CAPS):
-            return factor, cap
+def drawable_cap(cap: int) -> bool:
+    """Whether the draw may pick a cap of `cap` s: not a multiple of 5, more than 3 s off round caps."""
+    return bool(cap % 5) and all(abs(cap - c) > 3 for c in ROUND_CAPS)
+
+
+def tenths(k: int) -> str:
+    """A factor as written in the code: one decimal."""
+    return f"{k / 10:.1f}"
+
+
+# The draw: uniform over every (factor, cap) pair of FACTORS x the drawable caps of 131..169 s.
+DRAWN = [(f, cap) for f in FACTORS for cap in accepted(131, 169, drawable_cap)]
+# Conventional rules first (doubling, 1.5x or tripling, capped at round minutes), then every pair of
+# one-decimal factors 1.2..2.8 and caps 128..172 s (the draw's ranges and their neighbours).
+SPACE = space(
+    [(tenths(k), cap) for k in (20, 15, 30) for cap in (300, 600, 60, 120, 900, 1800, 3600)],
+    DRAWN,
+    [(tenths(k), cap) for k in range(12, 29) for cap in range(128, 173)],
+)
+
+
+def fact_rule(variant: int) -> tuple[str, int]:
+    """(growth factor, cap in seconds): a factor other than 2 and a cap of 131..169 s, not round."""
+    return pick(f"{FAMILY}-rule-{variant}", DRAWN)
 
 
 def tokens(factor: str, cap: int) -> tuple[str, ...]:
@@ -148,33 +168,31 @@ class Scheduler:
 '''
 
 
-class RetryBackoffFamily:
-    """Generator of the retry-backoff family."""
+@functools.cache
+def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
+    """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
+    modules, commits = filler_size(size)
+    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits,
+                       avoid=tokens(*fact_rule(variant)), include=(HOMES[variant % 2],))
 
-    family = FAMILY
-    bottleneck = "exploration-heavy"
-    variants = (0, 1)
-    description = ("a job scheduler's two-part retry backoff rule: a growth factor other than 2 and a "
-                   "delay cap that is not a round number of minutes")
 
-    def build(self, variant: int, source: str) -> TaskSpec:
-        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
-        return self.build_sized(variant, source, SIZES.get(variant, "default"))
+def tell(variant: int, rule: tuple[str, int]) -> Story:
+    """The story of one variant (at its named size, see SIZES) whose (factor, cap) is `rule`."""
+    return tell_sized(variant, rule, SIZES.get(variant, "default"))
 
-    def build_sized(self, variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
-        """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
-        s = SHAPES[variant % 2]
-        factor, cap = fact(variant)
-        toks = tokens(factor, cap)
-        modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
-                             include=(HOMES[variant % 2],))
-        pkg, home = s.package, filler.packages[0]
-        mod = f"{home}/{s.rule_module}.py"
-        dotted = mod.removesuffix(".py").replace("/", ".")
-        imp = f"from {pkg}.scheduler import Scheduler\n"
-        clock = "\n\nclass Clock:\n    def __init__(self):\n        self.now = 0.0\n\n    def __call__(self):\n        return self.now\n"
-        base_tests = f'''{imp}{clock}
+
+def tell_sized(variant: int, rule: tuple[str, int], size: str | tuple[int, int]) -> Story:
+    """The story of one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+    s = SHAPES[variant % 2]
+    factor, cap = rule
+    toks = tokens(factor, cap)
+    filler = filler_of(variant, size)
+    pkg, home = s.package, filler.packages[0]
+    mod = f"{home}/{s.rule_module}.py"
+    dotted = mod.removesuffix(".py").replace("/", ".")
+    imp = f"from {pkg}.scheduler import Scheduler\n"
+    clock = "\n\nclass Clock:\n    def __init__(self):\n        self.now = 0.0\n\n    def __call__(self):\n        return self.now\n"
+    base_tests = f'''{imp}{clock}
 
 def test_new_job_is_due():
     sched = Scheduler(Clock())
@@ -203,7 +221,7 @@ def test_success_resets():
     sched.record_success("nightly")
     assert sched.due() == ["nightly"]
 '''
-        repro = f'''{imp}{clock}
+    repro = f'''{imp}{clock}
 
 def test_retry_never_waits_more_than_an_hour():
     # Reported: a job that failed overnight was parked for days before its next try.
@@ -213,9 +231,9 @@ def test_retry_never_waits_more_than_an_hour():
     assert max(delays) <= 3600
     assert delays == sorted(delays)
 '''
-        # Expected delays only right of each assert (dropped from the held-out observation tests).
-        schedule = [min(BASE_SECONDS * float(factor) ** i, cap) for i in range(40)]
-        hidden = f'''import pytest
+    # Expected delays only right of each assert (dropped from the held-out observation tests).
+    schedule = [min(BASE_SECONDS * float(factor) ** i, cap) for i in range(40)]
+    hidden = f'''import pytest
 
 {imp}{clock}
 
@@ -235,76 +253,85 @@ def test_hidden_cap():
 
 def test_hidden_whole_schedule():
     assert failures(40) == pytest.approx({schedule!r})
+
+
+def test_hidden_schedule_in_milliseconds():
+    assert [round(seconds * 1000) for seconds in failures(40)] == {[round(d * 1000) for d in schedule]!r}
 '''
-        m, sec = divmod(cap, 60)
-        fact_k = (f"{ADR_DIR}/0005-retry-backoff.md", f"# ADR-0005: Retry backoff\n\nStatus: Accepted\n\nSupersedes "
-                  f"ADR-0003. Each retry waits BACKOFF_FACTOR = {factor} times the previous delay (starting at "
-                  f"{BASE_SECONDS} s), capped at MAX_DELAY_SECONDS = {cap} ({m} min {sec} s), so retries stay inside "
-                  "the upstream maintenance window without hammering it.")
-        fact_f = (PREFERENCES, f"- (review of #405, on-call) Backoff grows by {factor}x per retry, not 2x, and "
-                  f"is capped at {cap} s. Please don't normalise these to 'nicer' numbers again.")
-        fact_x = (PAST_FIXES, f"## Stuck retries in the export worker\nSymptom: the sibling export worker "
-                  f"retried failed uploads days later. Fix: its backoff had no cap; restored growth x{factor} "
-                  f"and MAX_DELAY_SECONDS = {cap}, the platform-wide rule.")
-        distractors = [
-            (f"{ADR_DIR}/0003-retry-backoff.md", "# ADR-0003: Retry backoff\n\nStatus: Superseded by ADR-0005\n\n"
-             "Double the delay after each failure and cap it at 300 s, five minutes (BACKOFF_FACTOR = 2, "
-             "MAX_DELAY_SECONDS = 300). Superseded after the "
-             "upstream outage review."),
-            (f"{ADR_DIR}/0004-job-leases.md", "# ADR-0004: Job leases\n\nStatus: Accepted\n\nA worker holds a "
-             "job lease for 90 s and renews it every 30 s."),
-            (CONVENTIONS, "- Times are floats of seconds from an injected clock; never call time.time() in logic."),
-            (CONVENTIONS, "- Job names are lowercase with dashes; they are unique per scheduler."),
-            (PREFERENCES, "- (review of #377) A success must reset the failure count, even after many retries."),
-            (PREFERENCES, "- (review of #390) Keep jitter optional; tests need deterministic delays."),
-            (PAST_FIXES, "## Jobs ran twice after a deploy\nSymptom: duplicate runs. Fix: the lease was not "
-             "renewed across restarts; persist it."),
-        ]
-        early, late = filler.split()
-        story = Story(
-            package=pkg,
-            module=mod,
-            v1_correct=rule_module(factor, str(cap), jitter=False),
-            v1_buggy=rule_module("2", "None", jitter=False),
-            head_buggy=rule_module("2", "None", jitter=True),
-            oracle=rule_module(factor, str(cap), jitter=True),
-            conventional=rule_module("2", "300", jitter=True),
-            intro_msg_fact=f"{s.rule_module}: exponential retry backoff (x{factor}, capped at {cap} s)\n\n"
-            f"Growth {factor} per retry and a {cap} s ceiling keep retries inside the upstream maintenance window.",
-            intro_msg_plain=f"{s.rule_module}: exponential retry backoff",
-            refactor_msg=f"{s.rule_module}: optional jitter hook; simplify defaults",
-            base_files={
-                f"{pkg}/__init__.py": f'"""{pkg}: schedules jobs and retries the failed ones."""\n',
-                f"{pkg}/scheduler.py": scheduler_module(dotted),
-                "tests/test_scheduler.py": base_tests,
-                "README.md": f"# {pkg}\n\nRuns jobs on schedule and retries failures with backoff.\n",
-                **filler.files,
-            },
-            repro_tests={"tests/test_repro_retry_delay.py": repro},
-            hidden_tests={"tests/test_hidden_backoff.py": hidden},
-            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-            distractors=distractors,
-            filler=early,
-            late_filler=late,
-        )
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=pkg,
-            statement=(
-                "A job that failed a few dozen times overnight was not retried for days: each retry waits "
-                "longer than the last, with no end. tests/test_repro_retry_delay.py shows it. Please make "
-                "retries behave as they are supposed to."
-            ),
-            fact=f"Retry delays grow by a factor of {factor} per retry and are capped at {cap} seconds.",
-            fact_tokens=toks,
-            conventional_guess="BACKOFF_FACTOR = 2, MAX_DELAY_SECONDS = 300 (double, capped at five minutes)",
-            tags=("scheduler", "backoff", "multi-part-rule", "large-repo"),
-            description=self.description,
-        )
+    m, sec = divmod(cap, 60)
+    fact_k = (f"{ADR_DIR}/0005-retry-backoff.md", f"# ADR-0005: Retry backoff\n\nStatus: Accepted\n\nSupersedes "
+              f"ADR-0003. Each retry waits BACKOFF_FACTOR = {factor} times the previous delay (starting at "
+              f"{BASE_SECONDS} s), capped at MAX_DELAY_SECONDS = {cap} ({m} min {sec} s), so retries stay inside "
+              "the upstream maintenance window without hammering it.")
+    fact_f = (PREFERENCES, f"- (review of #405, on-call) Backoff grows by {factor}x per retry, not 2x, and "
+              f"is capped at {cap} s. Please don't normalise these to 'nicer' numbers again.")
+    fact_x = (PAST_FIXES, f"## Stuck retries in the export worker\nSymptom: the sibling export worker "
+              f"retried failed uploads days later. Fix: its backoff had no cap; restored growth x{factor} "
+              f"and MAX_DELAY_SECONDS = {cap}, the platform-wide rule.")
+    distractors = [
+        (f"{ADR_DIR}/0003-retry-backoff.md", "# ADR-0003: Retry backoff\n\nStatus: Superseded by ADR-0005\n\n"
+         "Double the delay after each failure and cap it at 300 s, five minutes (BACKOFF_FACTOR = 2, "
+         "MAX_DELAY_SECONDS = 300). Superseded after the "
+         "upstream outage review."),
+        (f"{ADR_DIR}/0004-job-leases.md", "# ADR-0004: Job leases\n\nStatus: Accepted\n\nA worker holds a "
+         "job lease for 90 s and renews it every 30 s."),
+        (CONVENTIONS, "- Times are floats of seconds from an injected clock; never call time.time() in logic."),
+        (CONVENTIONS, "- Job names are lowercase with dashes; they are unique per scheduler."),
+        (PREFERENCES, "- (review of #377) A success must reset the failure count, even after many retries."),
+        (PREFERENCES, "- (review of #390) Keep jitter optional; tests need deterministic delays."),
+        (PAST_FIXES, "## Jobs ran twice after a deploy\nSymptom: duplicate runs. Fix: the lease was not "
+         "renewed across restarts; persist it."),
+    ]
+    early, late = filler.split()
+    return Story(
+        package=pkg,
+        module=mod,
+        v1_correct=rule_module(factor, str(cap), jitter=False),
+        v1_buggy=rule_module("2", "None", jitter=False),
+        head_buggy=rule_module("2", "None", jitter=True),
+        oracle=rule_module(factor, str(cap), jitter=True),
+        conventional=rule_module("2", "300", jitter=True),
+        intro_msg_fact=f"{s.rule_module}: exponential retry backoff (x{factor}, capped at {cap} s)\n\n"
+        f"Growth {factor} per retry and a {cap} s ceiling keep retries inside the upstream maintenance window.",
+        intro_msg_plain=f"{s.rule_module}: exponential retry backoff",
+        refactor_msg=f"{s.rule_module}: optional jitter hook; simplify defaults",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{pkg}: schedules jobs and retries the failed ones."""\n',
+            f"{pkg}/scheduler.py": scheduler_module(dotted),
+            "tests/test_scheduler.py": base_tests,
+            "README.md": f"# {pkg}\n\nRuns jobs on schedule and retries failures with backoff.\n",
+            **filler.files,
+        },
+        repro_tests={"tests/test_repro_retry_delay.py": repro},
+        hidden_tests={"tests/test_hidden_backoff.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        filler=early,
+        late_filler=late,
+        statement=(
+            "A job that failed a few dozen times overnight was not retried for days: each retry waits "
+            "longer than the last, with no end. tests/test_repro_retry_delay.py shows it. Please make "
+            "retries behave as they are supposed to."
+        ),
+        fact=f"Retry delays grow by a factor of {factor} per retry and are capped at {cap} seconds.",
+        fact_tokens=toks,
+        conventional_guess="BACKOFF_FACTOR = 2, MAX_DELAY_SECONDS = 300 (double, capped at five minutes)",
+        tags=("scheduler", "backoff", "multi-part-rule", "large-repo"),
+    )
 
 
-GENERATOR = RetryBackoffFamily()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="exploration-heavy",
+    description=("a job scheduler's two-part retry backoff rule: a growth factor other than 2 and a "
+                   "delay cap that is not a round number of minutes"),
+    variants=(0, 1),
+    draw=fact_rule,
+    tell=tell,
+    space=SPACE,
+)
+
+
+def build_sized(variant: int, source: str, size: str | tuple[int, int], fact=None) -> TaskSpec:
+    """Build one variant with filler of `size` (the size knob of exploration-heavy repos)."""
+    return replace(GENERATOR, tell=partial(tell_sized, size=size)).build(variant, source, fact)

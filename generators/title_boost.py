@@ -10,15 +10,18 @@ a package padded with filler (size knob: `build_sized`).
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
+from functools import partial
 
+from sdebench.generation.facts import accepted, draw_integer, space
+from sdebench.generation.family import Family
 from sdebench.generation.kit import (
     ADR_DIR,
     CONVENTIONS,
+    Filler,
     FillerVocab,
     Story,
-    assemble,
     filler_size,
     make_filler,
 )
@@ -56,13 +59,28 @@ SHAPES = {
 }
 
 
+def drawable(hundredths: int) -> bool:
+    """Whether the draw may pick a weight of `hundredths`/100: last digit not 0 or 5, off the round weights."""
+    return bool(hundredths % 5) and all(abs(hundredths / 100 - r) > 0.04 for r in ROUND)
+
+
+def weight(hundredths: int) -> str:
+    """A weight as written in the code: two decimals."""
+    return f"{hundredths / 100:.2f}"
+
+
 def fact_boost(variant: int) -> str:
-    """A two-decimal title weight in 1.11..2.89, last digit not 0 or 5, away from round weights."""
-    rng = random.Random(f"{FAMILY}-boost-{variant}")
-    while True:
-        hundredths = rng.randint(111, 289)
-        if hundredths % 5 and all(abs(hundredths / 100 - r) > 0.04 for r in ROUND):
-            return f"{hundredths / 100:.2f}"
+    """A two-decimal title weight in 1.11..2.89, drawable."""
+    return weight(draw_integer(f"{FAMILY}-boost-{variant}", 111, 289, drawable))
+
+
+# Round weights first, then every two-decimal weight of 1.06..2.94 (the draw's range and its
+# neighbours); the draw is uniform over the drawable ones.
+SPACE = space(
+    [weight(h) for h in (200, 150, 300, 125, 175, 250, 120, 400, 500, 1000)],
+    [weight(h) for h in accepted(111, 289, drawable)],
+    [weight(h) for h in range(106, 295)],
+)
 
 
 def tokens(boost: str) -> tuple[str, ...]:
@@ -132,32 +150,30 @@ def search(docs, query):
 '''
 
 
-class TitleBoostFamily:
-    """Generator of the title-boost family."""
+@functools.cache
+def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
+    """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
+    modules, commits = filler_size(size)
+    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits,
+                       avoid=tokens(fact_boost(variant)), include=(HOMES[variant % 2],))
 
-    family = FAMILY
-    bottleneck = "exploration-heavy"
-    variants = (0, 1, 2)
-    description = "the weight of a title hit relative to a body hit in search ranking (a two-decimal, non-round factor)"
 
-    def build(self, variant: int, source: str) -> TaskSpec:
-        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
-        return self.build_sized(variant, source, SIZES.get(variant, "default"))
+def tell(variant: int, boost: str) -> Story:
+    """The story of one variant (at its named size, see SIZES) whose title weight is `boost`."""
+    return tell_sized(variant, boost, SIZES.get(variant, "default"))
 
-    def build_sized(self, variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
-        """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
-        s = SHAPES[variant % 2]
-        boost = fact_boost(variant)
-        toks = tokens(boost)
-        modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
-                             include=(HOMES[variant % 2],))
-        pkg, home = s.package, filler.packages[0]
-        mod = f"{home}/{s.rule_module}.py"
-        dotted = mod.removesuffix(".py").replace("/", ".")
-        imp = f"from {pkg}.search import score, search\n"
-        t = s.term
-        base_tests = f'''{imp}
+
+def tell_sized(variant: int, boost: str, size: str | tuple[int, int]) -> Story:
+    """The story of one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+    s = SHAPES[variant % 2]
+    toks = tokens(boost)
+    filler = filler_of(variant, size)
+    pkg, home = s.package, filler.packages[0]
+    mod = f"{home}/{s.rule_module}.py"
+    dotted = mod.removesuffix(".py").replace("/", ".")
+    imp = f"from {pkg}.search import score, search\n"
+    t = s.term
+    base_tests = f'''{imp}
 
 def test_no_match_is_not_returned():
     assert search([{{"id": "a", "title": "x", "body": "y"}}], "{t}") == []
@@ -176,7 +192,7 @@ def test_ties_go_to_smaller_id():
 def test_body_hit_scores_one():
     assert score({{"title": "", "body": "{t} here"}}, "{t}") == 1.0
 '''
-        repro = f'''{imp}
+    repro = f'''{imp}
 
 def test_title_match_outranks_passing_mention():
     # Reported: searching "{t}" lists a page that mentions it once below the page titled after it.
@@ -186,9 +202,9 @@ def test_title_match_outranks_passing_mention():
     ]
     assert search(docs, "{t}") == ["b-page", "a-faq"]
 '''
-        # Held-out checks score and rank a grid of documents (0-3 title hits x 0-9 body hits), so no
-        # input singles out the boost (the fact); expected values only right of each assert.
-        hidden = f'''import pytest
+    # Held-out checks score and rank a grid of documents (0-3 title hits x 0-9 body hits), so no
+    # input singles out the boost (the fact); expected values only right of each assert.
+    hidden = f'''import pytest
 
 {imp}
 WORD = "{t}"
@@ -210,72 +226,76 @@ def test_hidden_scores_of_mixed_documents(observe):
 def test_hidden_ranking(observe):
     observe(search([doc(a, b) for a in range(4) for b in range(10)], WORD))
 '''
-        fact_k = (f"{ADR_DIR}/0006-title-weight.md", f"# ADR-0006: Title weight\n\nStatus: Accepted\n\nSupersedes "
-                  f"ADR-0004. A query term in the title counts TITLE_BOOST = {boost} body hits. The value was "
-                  "fitted on last year's click logs; it is deliberately not a round number.")
-        fact_f = (PREFERENCES, f"- (review of #611, search quality) Title hits weigh {boost}, as fitted from the "
-                  f"click logs. Please don't round it to 2 or 1.5.")
-        fact_x = (PAST_FIXES, f"## Help-centre search ranked FAQ mentions first\nSymptom: in the sibling "
-                  f"help-centre search, titled pages ranked below passing mentions. Fix: its title weight was "
-                  f"1.0; set TITLE_BOOST = {boost}, the fitted value we use everywhere.")
-        distractors = [
-            (f"{ADR_DIR}/0004-title-weight.md", "# ADR-0004: Title weight\n\nStatus: Superseded by ADR-0006\n\n"
-             "A title hit counts double (TITLE_BOOST = 2.0). Superseded once click logs were available."),
-            (f"{ADR_DIR}/0003-tokenizer.md", "# ADR-0003: Tokenizer\n\nStatus: Accepted\n\nLowercase ASCII "
-             "words and digits; no stemming, no stop words."),
-            (f"{ADR_DIR}/0005-tie-break.md", "# ADR-0005: Tie-break\n\nStatus: Accepted\n\nEqual scores are "
-             "ordered by id so results are stable across runs."),
-            (CONVENTIONS, "- Weights are floats; a field missing from a document contributes nothing."),
-            (CONVENTIONS, "- Search returns ids only; the caller loads documents."),
-            (PREFERENCES, "- (review of #590) Zero-score documents must never be returned."),
-            (PAST_FIXES, "## Accents broke matching\nSymptom: 'café' never matched. Fix: normalise to NFKD and "
-             "drop combining marks before tokenising."),
-        ]
-        early, late = filler.split()
-        story = Story(
-            package=pkg,
-            module=mod,
-            v1_correct=rule_module(boost, fields=False),
-            v1_buggy=rule_module("1.2", fields=False),
-            head_buggy=rule_module("1.0", fields=True),
-            oracle=rule_module(boost, fields=True),
-            conventional=rule_module("2.0", fields=True),
-            intro_msg_fact=f"{s.rule_module}: weigh title hits {boost}x\n\nTITLE_BOOST = {boost}, fitted on the "
-            f"click logs.",
-            intro_msg_plain=f"{s.rule_module}: per-field relevance weights",
-            refactor_msg=f"{s.rule_module}: table of field weights; simplify",
-            base_files={
-                f"{pkg}/__init__.py": f'"""{pkg}: full-text search over a small corpus."""\n',
-                f"{pkg}/search.py": search_module(dotted),
-                "tests/test_search.py": base_tests,
-                "README.md": f"# {pkg}\n\nKeyword search with per-field weights.\n",
-                **filler.files,
-            },
-            repro_tests={"tests/test_repro_ranking.py": repro},
-            hidden_tests={"tests/test_hidden_title_weight.py": hidden},
-            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-            distractors=distractors,
-            filler=early,
-            late_filler=late,
-        )
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=pkg,
-            statement=(
-                f"Search relevance got worse: for \"{t}\", the page titled \"{s.title}\" now shows up below a "
-                f"page that only mentions {t} once in passing. tests/test_repro_ranking.py reproduces it. "
-                f"Please restore the ranking."
-            ),
-            fact=f"A title hit weighs {boost} body hits (TITLE_BOOST = {boost}).",
-            fact_tokens=toks,
-            conventional_guess="TITLE_BOOST = 2.0 (a title hit counts double)",
-            tags=("search", "ranking", "magic-number", "large-repo"),
-            description=self.description,
-        )
+    fact_k = (f"{ADR_DIR}/0006-title-weight.md", f"# ADR-0006: Title weight\n\nStatus: Accepted\n\nSupersedes "
+              f"ADR-0004. A query term in the title counts TITLE_BOOST = {boost} body hits. The value was "
+              "fitted on last year's click logs; it is deliberately not a round number.")
+    fact_f = (PREFERENCES, f"- (review of #611, search quality) Title hits weigh {boost}, as fitted from the "
+              f"click logs. Please don't round it to 2 or 1.5.")
+    fact_x = (PAST_FIXES, f"## Help-centre search ranked FAQ mentions first\nSymptom: in the sibling "
+              f"help-centre search, titled pages ranked below passing mentions. Fix: its title weight was "
+              f"1.0; set TITLE_BOOST = {boost}, the fitted value we use everywhere.")
+    distractors = [
+        (f"{ADR_DIR}/0004-title-weight.md", "# ADR-0004: Title weight\n\nStatus: Superseded by ADR-0006\n\n"
+         "A title hit counts double (TITLE_BOOST = 2.0). Superseded once click logs were available."),
+        (f"{ADR_DIR}/0003-tokenizer.md", "# ADR-0003: Tokenizer\n\nStatus: Accepted\n\nLowercase ASCII "
+         "words and digits; no stemming, no stop words."),
+        (f"{ADR_DIR}/0005-tie-break.md", "# ADR-0005: Tie-break\n\nStatus: Accepted\n\nEqual scores are "
+         "ordered by id so results are stable across runs."),
+        (CONVENTIONS, "- Weights are floats; a field missing from a document contributes nothing."),
+        (CONVENTIONS, "- Search returns ids only; the caller loads documents."),
+        (PREFERENCES, "- (review of #590) Zero-score documents must never be returned."),
+        (PAST_FIXES, "## Accents broke matching\nSymptom: 'café' never matched. Fix: normalise to NFKD and "
+         "drop combining marks before tokenising."),
+    ]
+    early, late = filler.split()
+    return Story(
+        package=pkg,
+        module=mod,
+        v1_correct=rule_module(boost, fields=False),
+        v1_buggy=rule_module("1.2", fields=False),
+        head_buggy=rule_module("1.0", fields=True),
+        oracle=rule_module(boost, fields=True),
+        conventional=rule_module("2.0", fields=True),
+        intro_msg_fact=f"{s.rule_module}: weigh title hits {boost}x\n\nTITLE_BOOST = {boost}, fitted on the "
+        f"click logs.",
+        intro_msg_plain=f"{s.rule_module}: per-field relevance weights",
+        refactor_msg=f"{s.rule_module}: table of field weights; simplify",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{pkg}: full-text search over a small corpus."""\n',
+            f"{pkg}/search.py": search_module(dotted),
+            "tests/test_search.py": base_tests,
+            "README.md": f"# {pkg}\n\nKeyword search with per-field weights.\n",
+            **filler.files,
+        },
+        repro_tests={"tests/test_repro_ranking.py": repro},
+        hidden_tests={"tests/test_hidden_title_weight.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        filler=early,
+        late_filler=late,
+        statement=(
+            f"Search relevance got worse: for \"{t}\", the page titled \"{s.title}\" now shows up below a "
+            f"page that only mentions {t} once in passing. tests/test_repro_ranking.py reproduces it. "
+            f"Please restore the ranking."
+        ),
+        fact=f"A title hit weighs {boost} body hits (TITLE_BOOST = {boost}).",
+        fact_tokens=toks,
+        conventional_guess="TITLE_BOOST = 2.0 (a title hit counts double)",
+        tags=("search", "ranking", "magic-number", "large-repo"),
+    )
 
 
-GENERATOR = TitleBoostFamily()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="exploration-heavy",
+    description="the weight of a title hit relative to a body hit in search ranking (a two-decimal, non-round factor)",
+    variants=(0, 1, 2),
+    draw=fact_boost,
+    tell=tell,
+    space=SPACE,
+)
+
+
+def build_sized(variant: int, source: str, size: str | tuple[int, int], fact=None) -> TaskSpec:
+    """Build one variant with filler of `size` (the size knob of exploration-heavy repos)."""
+    return replace(GENERATOR, tell=partial(tell_sized, size=size)).build(variant, source, fact)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from sdebench.generation import validate
@@ -17,6 +19,12 @@ FAMILIES = ("inventory_reorder", "log_sampling", "retry_backoff", "role_preceden
 def gen(name):
     """The GENERATOR of a family module."""
     return load_generator(ROOT / "generators" / f"{name}.py")
+
+
+def build_sized(name):
+    """The family's size knob: its module's `build_sized` (a declarative Family) or the generator's."""
+    g = gen(name)
+    return getattr(g, "build_sized", None) or sys.modules[g.tell.__module__].build_sized
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -53,9 +61,9 @@ def test_default_size_is_large_and_the_rule_hides_among_filler(name):
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_size_knob_scales_the_repo(name):
-    g = gen(name)
-    small = g.build_sized(0, "H", "small")
-    large = g.build_sized(0, "H", (50, 500))
+    sized = build_sized(name)
+    small = sized(0, "H", "small")
+    large = sized(0, "H", (50, 500))
     assert len(large.commits) >= 500 > len(small.commits)
     head = validate.head_tree(large)
     assert len([p for p in head if p.endswith(".py") and not p.startswith("tests/")]) >= 50

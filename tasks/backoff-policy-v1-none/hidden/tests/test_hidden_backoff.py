@@ -12,3 +12,6 @@ def test_hidden_ceiling(observe):
 
 def test_hidden_schedule_head(observe):
     observe(schedule(3))
+
+def test_hidden_schedule_in_milliseconds(observe):
+    observe([round(seconds * 1000) for seconds in schedule(40)])

@@ -12,7 +12,7 @@ class Conn:
         self.closed = True
 
 class FakeTransport:
-    """A balancer that resets any connection past 1000 requests."""
+    """A balancer that resets any connection past 250 requests."""
 
     def __init__(self):
         self.conns = []
@@ -26,7 +26,7 @@ class FakeTransport:
         if conn.closed:
             raise RuntimeError('request on a closed connection')
         conn.sent += 1
-        if conn.sent > 1000:
+        if conn.sent > 250:
             raise ConnectionResetError('connection reset by peer')
         return (200, method, path)
 
@@ -38,10 +38,10 @@ def run(count):
     return transport
 
 def test_hidden_requests_per_connection(observe):
-    observe([c.sent for c in run(2999).conns])
+    observe([c.sent for c in run(599).conns])
 
 def test_hidden_retired_connections_are_closed(observe):
-    observe([c.closed for c in run(2999).conns])
+    observe([c.closed for c in run(599).conns])
 
 def test_hidden_connections_opened_for_a_batch(observe):
-    observe(len(run(4700).conns))
+    observe(len(run(940).conns))

@@ -12,7 +12,7 @@ class Conn:
         self.closed = True
 
 class FakeTransport:
-    """A balancer that resets any connection past 1000 requests."""
+    """A balancer that resets any connection past 250 requests."""
 
     def __init__(self):
         self.conns = []
@@ -26,7 +26,7 @@ class FakeTransport:
         if conn.closed:
             raise RuntimeError('request on a closed connection')
         conn.sent += 1
-        if conn.sent > 1000:
+        if conn.sent > 250:
             raise ConnectionResetError('connection reset by peer')
         return (200, method, path)
 

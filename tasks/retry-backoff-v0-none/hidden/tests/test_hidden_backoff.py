@@ -22,3 +22,6 @@ def test_hidden_cap(observe):
 
 def test_hidden_whole_schedule(observe):
     observe(failures(40))
+
+def test_hidden_schedule_in_milliseconds(observe):
+    observe([round(seconds * 1000) for seconds in failures(40)])
