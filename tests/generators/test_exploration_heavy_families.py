@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from sdebench.generation import validate
@@ -51,11 +53,17 @@ def test_default_size_is_large_and_the_rule_hides_among_filler(name):
     assert rule.rsplit("/", 1)[-1].removesuffix(".py") not in spec.statement
 
 
+def build_sized(name):
+    """The family's size knob: its generator's method, or its module's function (declarative families)."""
+    g = gen(name)
+    return getattr(g, "build_sized", None) or sys.modules[f"sdebench_family_{name}"].build_sized
+
+
 @pytest.mark.parametrize("name", FAMILIES)
 def test_size_knob_scales_the_repo(name):
-    g = gen(name)
-    small = g.build_sized(0, "H", "small")
-    large = g.build_sized(0, "H", (50, 500))
+    sized = build_sized(name)
+    small = sized(0, "H", "small")
+    large = sized(0, "H", (50, 500))
     assert len(large.commits) >= 500 > len(small.commits)
     head = validate.head_tree(large)
     assert len([p for p in head if p.endswith(".py") and not p.startswith("tests/")]) >= 50
