@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
-from sdebench.generation.facts import accepted, space
+from sdebench.generation.facts import accepted, draw_integer, space
 from sdebench.generation.family import Family
 from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
 from sdebench.generation.spec import Commit
@@ -57,11 +57,7 @@ def drawable(tenths: int) -> bool:
 
 def fact_of(variant: int) -> tuple[Decimal, str]:
     """The rate as a fraction (e.g. 0.073) and the base step ('1' or '0.1')."""
-    rng = random.Random(f"{FAMILY}-rate-{variant}")
-    while True:  # the rate's draw shares its RNG with nothing else, as draw_integer does
-        tenths = rng.randint(61, 99)
-        if drawable(tenths):
-            break
+    tenths = draw_integer(f"{FAMILY}-rate-{variant}", 61, 99, drawable)
     flip = random.Random(f"{FAMILY}-step").random() < 0.5
     return Decimal(tenths) / 1000, STEPS[(variant % 2) ^ flip]
 
