@@ -1,21 +1,63 @@
-"""billing-rounding: invoice amounts must round half-down (ties toward the smaller amount).
+"""billing-rounding: invoice amounts must round with the billing mode to the billing increment.
 
-The code rounds with ROUND_CEILING; the repro only exercises a non-tie amount, so half-up,
-banker's rounding and truncation all pass it. Hidden tests hit ties and near-ties, where only
-half-down gives the expected cents.
+Two-part fact, shared with rounding-policy (a stream of their tasks can carry it): the rounding mode (one that never rounds a non-tie up) and the increment invoice
+amounts are rounded to (one to a thousand of the currency's smallest units). The code rounds with
+ROUND_CEILING to the smallest unit; the repro only exercises a whole amount plus a fraction of a
+unit, which every such mode and increment round to the whole amount. Hidden tests hit the ties and
+near-ties of every increment, positive and negative.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from decimal import Decimal
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "billing-rounding"
-TOKENS = ("half-down", "half down", "half_down", "halfdown", "round_half_down", "ties go down",
-          "ties toward the smaller", "ties to the smaller")
+MODES = ("ROUND_HALF_UP", "ROUND_HALF_EVEN", "ROUND_HALF_DOWN", "ROUND_DOWN", "ROUND_FLOOR", "ROUND_UP",
+         "ROUND_CEILING", "ROUND_05UP")
+# Increments in the currency's smallest unit (cent, yen): cash and pricing increments.
+INCREMENTS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
+# How a mode rounds (memory texts) and every spelling of it (fact tokens).
+MODE_WORDS = {
+    "ROUND_HALF_UP": ("half-up (ties go up, away from zero)", ("half-up", "half up", "half_up", "round_half_up")),
+    "ROUND_HALF_EVEN": ("half-even (ties go to the even neighbour)", ("half-even", "half even", "half_even",
+                                                                     "round_half_even", "banker")),
+    "ROUND_HALF_DOWN": ("half-down (ties go down, toward the smaller amount)",
+                        ("half-down", "half down", "half_down", "halfdown", "round_half_down", "ties go down",
+                         "ties toward the smaller", "ties to the smaller")),
+    "ROUND_DOWN": ("toward zero (the rest is truncated)", ("round_down", "toward zero", "towards zero", "truncat")),
+    "ROUND_FLOOR": ("down to the floor (toward minus infinity, also for refunds)",
+                    ("round_floor", "floor", "minus infinity", "negative infinity")),
+    "ROUND_UP": ("away from zero", ("round_up", "away from zero")),
+    "ROUND_CEILING": ("up to the ceiling (toward plus infinity)", ("round_ceiling", "ceiling")),
+    "ROUND_05UP": ("away from zero only after a 0 or 5 (05up)", ("round_05up", "05up", "05 up")),
+}
+HEAD = ("ROUND_CEILING", 1)
+CONVENTIONAL = [("ROUND_HALF_UP", 1), ("ROUND_HALF_EVEN", 1), ("ROUND_DOWN", 1), ("ROUND_FLOOR", 1),
+                ("ROUND_HALF_UP", 5), ("ROUND_HALF_UP", 10), ("ROUND_HALF_UP", 100), ("ROUND_HALF_EVEN", 5),
+                ("ROUND_HALF_UP", 50), ("ROUND_HALF_UP", 25)]
+# The draw: a mode that never rounds a non-tie up and is not the everyday one, at any increment,
+# except plain truncation to the smallest unit (conventional).
+DRAWABLE = [f for f in itertools.product(("ROUND_HALF_DOWN", "ROUND_DOWN", "ROUND_FLOOR"), INCREMENTS)
+            if f not in CONVENTIONAL]
+# Rule 7: the everyday rules first, then the drawable ones, then every mode at every increment (the
+# hidden tests hit every increment's ties, positive and negative, so each behaves differently).
+SPACE = space(CONVENTIONAL, DRAWABLE, itertools.product(MODES, INCREMENTS))
+
+
+# rounding-policy draws with the same key from the same rules: the five codebases share one house rule.
+RULE_KEY = "house-rounding-rule"
+
+
+def fact_of(variant: int) -> tuple[str, int]:
+    """The house rule (mode, increment in smallest units): one for every codebase."""
+    return pick(RULE_KEY, DRAWABLE)
 
 
 @dataclass(frozen=True)
@@ -26,26 +68,63 @@ class Shape:
     package: str
     quantum: str  # Decimal exponent as text: "0.01" or "1"
     unit: str
-    nontie: tuple[str, str]  # (amount, expected) for the repro: not a tie
-    ties: tuple[tuple[str, str], ...]  # (amount, half-down result) ties and near-ties for hidden tests
+    nontie: tuple[str, str]  # (amount, expected) for the repro: a multiple of every increment plus a fraction
+
+    def increment(self, units: int) -> Decimal:
+        """An increment of `units` smallest units as an amount."""
+        return Decimal(units) * Decimal(self.quantum)
+
+    def plural(self) -> str:
+        """The unit's plural."""
+        return self.unit if self.unit == "yen" else f"{self.unit}s"
+
+    def increment_words(self, units: int) -> str:
+        """The increment as the memory says it."""
+        return f"whole {self.plural()}" if units == 1 else f"a multiple of {self.increment(units)} ({units} {self.plural()})"
+
+    def tenths_exponent(self) -> int:
+        """The exponent of a tenth of the smallest unit (-3 for cents, -1 for yen)."""
+        return Decimal(self.quantum).as_tuple().exponent - 1
+
+    def sweep(self, base: Decimal) -> list[int]:
+        """Amounts, in tenths of the smallest unit, at and next to every increment's ties, above
+        `base` and below zero: the same whatever the rule, so no input singles the fact out. Spelled
+        as integers, because an amount the rule keeps would otherwise be its own answer in the source."""
+        start = int(base.scaleb(-self.tenths_exponent()))
+        out = []
+        for units in INCREMENTS:
+            half = units * 5  # half the increment, in tenths of the smallest unit
+            for tie in (half, 3 * half):
+                out += [start + tie, start + tie - 1, start + tie + 1, -tie, -tie - 1]
+        return list(dict.fromkeys(out))
 
 
 SHAPES = {
-    0: Shape("invoicer", "invoicer", "0.01", "cent", ("10.004", "10.00"),
-             (("10.005", "10.00"), ("10.015", "10.01"), ("10.006", "10.01"), ("-3.125", "-3.12"))),
-    1: Shape("yen-billing", "yenbill", "1", "yen", ("1200.4", "1200"),
-             (("1200.5", "1200"), ("1201.5", "1201"), ("1200.6", "1201"), ("-77.5", "-77"))),
+    0: Shape("invoicer", "invoicer", "0.01", "cent", ("10.004", "10.00")),
+    1: Shape("yen-billing", "yenbill", "1", "yen", ("12000.4", "12000")),
 }
 
 
-def money_module(shape: Shape, mode: str, helper: bool) -> str:
-    """The money module with rounding `mode`; `helper` adds the refactor's split helper."""
+def tokens(shape: Shape, rule: tuple[str, int]) -> tuple[str, ...]:
+    """Every spelling that would reveal the mode or, when it is not the smallest unit, the increment."""
+    mode, units = rule
+    spelled = MODE_WORDS[mode][1]
+    if units == 1:
+        return spelled
+    inc = shape.increment(units)
+    return spelled + (f"multiple of {inc}", f"multiples of {inc}", f'Decimal("{inc}")', f"nearest {inc}",
+                      f"steps of {inc}", f"increment of {inc}", f"{units} {shape.plural()}")
+
+
+def money_module(shape: Shape, rule: tuple[str, int], helper: bool) -> str:
+    """The money module with `rule` (mode, increment); `helper` adds the refactor's split helper."""
+    mode, units = rule
     lines = [
-        f'"""Money helpers: amounts are Decimals quantized to one {shape.unit}."""',
+        f'"""Money helpers: amounts are Decimals rounded to the billing increment (in {shape.plural()})."""',
         "",
         f"from decimal import {mode}, Decimal",
         "",
-        f'QUANTUM = Decimal("{shape.quantum}")',
+        f'INCREMENT = Decimal("{shape.increment(units)}")',
         "",
         "",
         "def to_decimal(value) -> Decimal:",
@@ -54,8 +133,8 @@ def money_module(shape: Shape, mode: str, helper: bool) -> str:
         "",
         "",
         "def quantize_amount(amount) -> Decimal:",
-        f'    """Quantize an amount to whole {shape.unit}s with the house rounding policy."""',
-        f"    return to_decimal(amount).quantize(QUANTUM, rounding={mode})",
+        '    """Round an amount to a multiple of the increment with the house rounding policy."""',
+        f'    return (to_decimal(amount) / INCREMENT).quantize(Decimal("1"), rounding={mode}) * INCREMENT',
     ]
     if helper:
         lines += [
@@ -95,9 +174,10 @@ class Invoice:
 '''
 
 
-def build_story(variant: int) -> tuple[Story, Shape]:
-    """The story of one variant."""
+def tell(variant: int, rule: tuple[str, int]) -> Story:
+    """The story of one variant whose billing rule (mode, increment in smallest units) is `rule`."""
     s = SHAPES[variant]
+    mode, units = rule
     pkg = s.package
     amount, expected = s.nontie
     base_tests = f'''from decimal import Decimal
@@ -116,10 +196,10 @@ def test_to_decimal_from_float_goes_through_str():
     assert to_decimal(0.1) == Decimal("0.1")
 
 
-def test_exact_amounts_are_unchanged():
+def test_round_amounts_are_unchanged():
     inv = Invoice()
-    inv.add("hosting", Decimal("{s.quantum}") * 7)
-    assert inv.total() == Decimal("{s.quantum}") * 7
+    inv.add("hosting", Decimal("{s.quantum}") * 4000)
+    assert inv.total() == Decimal("{s.quantum}") * 4000
 
 
 def test_empty_description_rejected():
@@ -142,41 +222,40 @@ def test_invoice_total_matches_lines():
     inv.add("support", Decimal("{amount}"))
     assert inv.total() == Decimal("{expected}")
 '''
-    # Held-out checks spell out inputs only on their left side; the expected values (right side)
-    # are dropped when the tests become observation tests, and recorded from the oracle instead.
-    ties = "\n".join(f'    assert quantize_amount(Decimal("{a}")) == Decimal("{e}")' for a, e in s.ties)
-    amounts = ", ".join(f'"{a}"' for a, _ in s.ties)
-    total = sum(Decimal(e) for _, e in s.ties)
+    # Inputs only (a sweep of every increment's ties, the same for any rule); the expected values
+    # are recorded from the oracle.
+    amounts = s.sweep(Decimal(expected))
     hidden = f'''from decimal import Decimal
 
 from {pkg}.invoice import Invoice
 from {pkg}.money import line_total, quantize_amount
 
-AMOUNTS = [{amounts}]
+TENTHS = {amounts!r}  # tenths of a {s.unit}
+AMOUNTS = [Decimal(n).scaleb({s.tenths_exponent()}) for n in TENTHS]
 
 
-def test_hidden_policy_rounding():
-{ties}
+def test_hidden_policy_rounding(observe):
+    observe([quantize_amount(amount) for amount in AMOUNTS])
 
 
-def test_hidden_invoice_of_ties():
+def test_hidden_invoice_of_ties(observe):
     inv = Invoice()
     for amount in AMOUNTS:
-        inv.add("line", Decimal(amount))
-    assert inv.total() == Decimal("{total}")
+        inv.add("line", amount)
+    observe(inv.total())
 
 
-def test_hidden_line_total():
-    assert line_total(Decimal("{s.ties[0][0]}"), 1) == Decimal("{s.ties[0][1]}")
+def test_hidden_line_total(observe):
+    observe([line_total(amount, 3) for amount in AMOUNTS[:12]])
 '''
-    unit = s.unit
-    fact_k = (CONVENTIONS, f"- Money: every invoice amount is quantized to whole {unit}s rounding half-down "
-              f"(ties go down, toward the smaller amount); finance reconciles against this.")
+    how, where = MODE_WORDS[mode][0], s.increment_words(units)
+    fact_k = (CONVENTIONS, f"- Money: every invoice amount is rounded to {where}, rounding {how}; finance "
+              f"reconciles against this.")
     fact_f = (PREFERENCES, f"- (review of #214, finance) Stop rounding invoice amounts up or half-up: amounts round "
-              f"half-down to the {unit}, ties go down. Please remember this for every money change.")
-    fact_x = (PAST_FIXES, f"## Refund amounts off by one {unit}\nSymptom: refunds disagreed with the finance export by "
-              f"one {unit} on ties. Fix: refunds.py quantizes with ROUND_HALF_DOWN, like every amount in this "
-              f"codebase; half-up was wrong.")
+              f"{how}, to {where}. Please remember this for every money change.")
+    fact_x = (PAST_FIXES, f"## Refund amounts off by one step\nSymptom: refunds disagreed with the finance export "
+              f"on ties. Fix: refunds.py rounds with {mode} to {where}, like every amount in this codebase; "
+              f"half-up to whole {s.plural()} was wrong.")
     distractors = [
         (CONVENTIONS, "- Tax: VAT is computed on the invoice total, not per line, and shown with two decimals."),
         (CONVENTIONS, "- Currency codes are ISO 4217 strings; never store symbols."),
@@ -189,17 +268,17 @@ def test_hidden_line_total():
         (PAST_FIXES, "## Totals of empty invoices\nSymptom: an empty invoice total was the int 0. Fix: start the sum "
          "from a quantized zero so totals are always Decimal."),
     ]
-    story = Story(
+    return Story(
         package=pkg,
         module=f"{pkg}/money.py",
-        v1_correct=money_module(s, "ROUND_HALF_DOWN", helper=False),
-        v1_buggy=money_module(s, "ROUND_CEILING", helper=False),
-        head_buggy=money_module(s, "ROUND_CEILING", helper=True),
-        oracle=money_module(s, "ROUND_HALF_DOWN", helper=True),
-        conventional=money_module(s, "ROUND_HALF_UP", helper=True),
-        intro_msg_fact=f"money: quantize amounts half-down to the {unit}\n\nFinance requires ties to go down "
-        "(toward the smaller amount); ROUND_HALF_DOWN matches their ledger.",
-        intro_msg_plain=f"money: quantize amounts to the {unit}",
+        v1_correct=money_module(s, rule, helper=False),
+        v1_buggy=money_module(s, HEAD, helper=False),
+        head_buggy=money_module(s, HEAD, helper=True),
+        oracle=money_module(s, rule, helper=True),
+        conventional=money_module(s, ("ROUND_HALF_UP", 1), helper=True),
+        intro_msg_fact=f"money: round amounts to {where}\n\nFinance requires rounding {how}; {mode} matches "
+        "their ledger.",
+        intro_msg_plain="money: round invoice amounts",
         refactor_msg="money: add line_total helper and tidy imports",
         base_files={
             f"{pkg}/__init__.py": f'"""{s.project}: invoices and money helpers."""\n',
@@ -211,40 +290,25 @@ def test_hidden_line_total():
         hidden_tests={"tests/test_hidden_rounding.py": hidden},
         fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
         distractors=distractors,
+        statement=(
+            f"Customers report being overcharged: an invoice line of {amount} is billed as more than it "
+            f"should be, and the totals no longer match the finance export. "
+            f"See tests/test_repro_overcharge.py. Please fix the billing code."
+        ),
+        fact=f"Invoice amounts round {how}, to {where}.",
+        fact_tokens=tokens(s, rule),
+        conventional_guess=f"ROUND_HALF_UP to whole {s.plural()} (the common commercial rounding)",
+        tags=("money", "rounding-policy"),
+        project=s.project,
     )
-    return story, s
 
 
-class BillingRounding:
-    """Generator of the billing-rounding family."""
-
-    family = FAMILY
-    bottleneck = "knowledge-missing"
-    variants = (0, 1)
-    description = "the rounding mode invoice amounts must use (ties and near-ties decide)"
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        story, s = build_story(variant)
-        amount, _ = s.nontie
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"Customers report being overcharged: an invoice line of {amount} is billed as more than it "
-                f"should be, and the totals no longer match the finance export. "
-                f"See tests/test_repro_overcharge.py. Please fix the billing code."
-            ),
-            fact=f"Invoice amounts round half-down to the whole {s.unit}: ties go toward the smaller amount.",
-            fact_tokens=TOKENS,
-            conventional_guess="ROUND_HALF_UP (the common commercial rounding)",
-            tags=("money", "rounding-policy"),
-            description=self.description,
-        )
-
-
-GENERATOR = BillingRounding()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="knowledge-missing",
+    description="the rounding mode and increment invoice amounts must use (ties and near-ties decide)",
+    variants=(0, 1),
+    draw=fact_of,
+    tell=tell,
+    space=SPACE,
+)

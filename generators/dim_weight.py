@@ -1,10 +1,10 @@
 """dim-weight: parcels are billed on volumetric weight with the carrier's house divisor.
 
 Single-value fact: the divisor turning cubic centimetres into volumetric kilograms (a contract
-value between 4100 and 7900, never 4000/5000/6000/7000 or a multiple of 50). HEAD divides by
+value between 6401 and 6699, never a multiple of 10). HEAD divides by
 1000, so bulky parcels are billed several times their weight; the repro only bounds the billed
-weight of one box, which the usual 5000 also satisfies. Hidden tests pin the divisor on boxes
-whose billed half-kilogram step differs between the contract divisor and the usual ones.
+weight of one box, which the usual 5000 also satisfies. Hidden tests bill a fixed sweep of boxes
+(the same whatever the divisor) and read the volumetric weight of one, which pins the divisor.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import math
 import random
 from dataclasses import dataclass
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import draw_integer, integer_space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -40,31 +42,29 @@ SHAPES = {
 }
 
 
+DRAW = (6401, 6699)  # the contract band: far (> 150) from the usual divisors
+
+
+def drawable(d: int) -> bool:
+    """Whether the draw may return divisor `d`: no multiple of 10, far from the usual divisors."""
+    return bool(d % 10) and all(abs(d - c) > 150 for c in CONV_DIVISORS)
+
+
 def fact_of(variant: int) -> int:
     """The volumetric divisor of a variant."""
-    rng = random.Random(f"{FAMILY}-divisor-{variant}")
-    while True:
-        d = rng.randint(4100, 7900)
-        if d % 50 and d % 10 and all(abs(d - c) > 150 for c in CONV_DIVISORS):
-            return d
+    return draw_integer(f"{FAMILY}-divisor-{variant}", *DRAW, drawable)
 
 
-def billable(actual: float, volume: int, divisor: int) -> float:
-    """Billed kilograms: the larger of actual and volumetric weight, up to the next half kilogram."""
-    return math.ceil(max(actual, volume / divisor) * 2) / 2
+# Rule 7: the usual divisors (and HEAD's), then every integer of the draw's band and ten either side
+# (the hidden tests read an exact volumetric weight, so every divisor behaves differently).
+SPACE = integer_space((5000, 6000, 4000, 7000, 2500, 3000, 3500, 4500, 5500, 6500, 8000, 10000, HEAD_DIVISOR),
+                      *DRAW, drawable, margin=10)
 
 
-def probe_boxes(variant: int, divisor: int) -> list[tuple[int, int, int]]:
-    """Boxes (cm) whose billed weight under `divisor` differs from every usual divisor's."""
-    rng = random.Random(f"{FAMILY}-boxes-{variant}")
-    boxes = []
-    while len(boxes) < 3:
-        box = (rng.randint(20, 80), rng.randint(15, 60), rng.randint(10, 50))
-        vol = box[0] * box[1] * box[2]
-        truth = billable(0.5, vol, divisor)
-        if all(billable(0.5, vol, c) != truth for c in CONV_DIVISORS):
-            boxes.append(box)
-    return boxes
+def sweep_boxes(variant: int, count: int = 12) -> list[tuple[int, int, int]]:
+    """The boxes (cm) the hidden tests bill: drawn per variant, never from the divisor."""
+    rng = random.Random(f"{FAMILY}-sweep-{variant}")
+    return [(rng.randint(20, 80), rng.randint(15, 60), rng.randint(10, 50)) for _ in range(count)]
 
 
 def rule_module(s: Shape, divisor: int, quote: bool) -> str:
@@ -134,12 +134,16 @@ def tokens(divisor: int) -> tuple[str, ...]:
     return (d, f"{divisor:,}", f"{d[0]} {d[1:]}", f"{d[0]}.{d[1:]}", f"{d[0]}'{d[1:]}", f"{d[0]}_{d[1:]}")
 
 
-def build_story(variant: int):
-    """The story of one variant, its shape and fact."""
+def billable(actual: float, volume: int, divisor: int) -> float:
+    """Billed kilograms: the larger of actual and volumetric weight, up to the next half kilogram."""
+    return math.ceil(max(actual, volume / divisor) * 2) / 2
+
+
+def tell(variant: int, divisor: int) -> Story:
+    """The story of one variant whose volumetric divisor is `divisor`."""
     s = SHAPES[variant]
-    divisor = fact_of(variant)
     pkg = s.package
-    boxes = probe_boxes(variant, divisor)
+    boxes = sweep_boxes(variant)
     base_tests = f'''import pytest
 
 from {pkg}.parcel import Parcel
@@ -171,10 +175,9 @@ def test_parcel_uses_the_same_rule():
 '''
     # Expected values only on the right of each assert: they are dropped from the held-out
     # observation tests and recorded from the oracle instead.
-    checks = "\n".join(f"    assert billable_kg(0.5, {a}, {b}, {c}) == {billable(0.5, a * b * c, divisor)!r}"
-                       for a, b, c in boxes)
+    billed = [billable(0.3, a * b * c, divisor) for a, b, c in boxes]
     a0, b0, c0 = boxes[0]
-    first = billable(0.5, a0 * b0 * c0, divisor)
+    first = billed[0]
     hidden = f'''import pytest
 
 from {pkg}.parcel import Parcel
@@ -182,7 +185,7 @@ from {pkg}.{s.module} import billable_kg, quote, volumetric_kg
 
 
 def test_hidden_billed_weight():
-{checks}
+    assert [billable_kg(0.3, *box) for box in {boxes!r}] == {billed!r}
 
 
 def test_hidden_volumetric_weight():
@@ -190,8 +193,8 @@ def test_hidden_volumetric_weight():
 
 
 def test_hidden_parcel_and_quote_agree():
-    assert Parcel({a0}, {b0}, {c0}, 0.5).billed_kg() == {first!r}
-    assert quote(0.5, {a0}, {b0}, {c0}) == {round(first * float(s.price_per_kg), 2)!r}
+    assert Parcel({a0}, {b0}, {c0}, 0.3).billed_kg() == {first!r}
+    assert quote(0.3, {a0}, {b0}, {c0}) == {round(first * float(s.price_per_kg), 2)!r}
 '''
     fact_k = (CONVENTIONS, f"- Shipping: volumetric weight is length x width x height in cm divided by {divisor} "
               f"(the divisor in our contract with {s.carrier}), not the list-price divisor.")
@@ -213,7 +216,7 @@ def test_hidden_parcel_and_quote_agree():
         (PAST_FIXES, "## Pallets quoted as parcels\nSymptom: a pallet got a parcel quote. Fix: anything over "
          "the parcel size limit goes to the freight flow before quoting."),
     ]
-    story = Story(
+    return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
         v1_correct=rule_module(s, divisor, quote=False),
@@ -236,8 +239,17 @@ def test_hidden_parcel_and_quote_agree():
         fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
         distractors=distractors,
         filler=[Commit("units: inch conversion helper", {f"{pkg}/units.py": UNITS})],
+        statement=(
+            "Shipping quotes for large but light parcels are absurd: a 50 x 40 x 30 cm box weighing 2 kg "
+            "is billed as 60 kg, and the invoices from the carrier do not match our quotes. "
+            "tests/test_repro_overbilled.py shows it."
+        ),
+        fact=f"Volumetric weight is the volume in cm3 divided by {divisor}.",
+        fact_tokens=tokens(divisor),
+        conventional_guess=f"VOLUMETRIC_DIVISOR = {CONV_DIVISOR}",
+        tags=("logistics", "unit-conversion", "magic-number"),
+        project=s.project,
     )
-    return story, s, divisor
 
 
 UNITS = '''"""Unit conversion at the edge: the rest of the code works in cm and kg."""
@@ -257,35 +269,12 @@ def pounds_to_kg(value: float) -> float:
 '''
 
 
-class DimWeight:
-    """Generator of the dim-weight family."""
-
-    family = FAMILY
-    bottleneck = "knowledge-missing"
-    variants = (0, 1)
-    description = "the carrier contract's volumetric divisor (cm3 per billed kg), a non-round value"
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        story, s, divisor = build_story(variant)
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                "Shipping quotes for large but light parcels are absurd: a 50 x 40 x 30 cm box weighing 2 kg "
-                "is billed as 60 kg, and the invoices from the carrier do not match our quotes. "
-                "tests/test_repro_overbilled.py shows it."
-            ),
-            fact=f"Volumetric weight is the volume in cm3 divided by {divisor}.",
-            fact_tokens=tokens(divisor),
-            conventional_guess=f"VOLUMETRIC_DIVISOR = {CONV_DIVISOR}",
-            tags=("logistics", "unit-conversion", "magic-number"),
-            description=self.description,
-        )
-
-
-GENERATOR = DimWeight()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="knowledge-missing",
+    description="the carrier contract's volumetric divisor (cm3 per billed kg), a non-round value",
+    variants=(0, 1),
+    draw=fact_of,
+    tell=tell,
+    space=SPACE,
+)

@@ -1,27 +1,36 @@
-"""fiscal-calendar: fiscal quarters and years follow a house start month and a house naming rule.
+"""fiscal-calendar: fiscal quarters and years follow a house start date and a house naming rule.
 
-Two-part fact: the month the fiscal year starts in (never January, April, July or October) and
-whether a fiscal year is named after the calendar year in which it starts or in which it ends.
-HEAD uses calendar quarters and the other naming; the repro only requires one early month to be
-outside Q1, which an April start (the usual non-calendar guess) also satisfies. Hidden tests pin
-the start month at the quarter boundaries and the naming on a fiscal-year label.
+Three-part fact: the month the fiscal year starts in (never January, April, July or October), the
+day of that month it starts on (never the 1st: like the UK tax year's 6 April), and whether a fiscal
+year is named after the calendar year in which it starts or in which it ends. HEAD uses calendar
+quarters and the other naming; the repro only requires mid-January to be outside Q1, which an
+April start (the usual non-calendar guess) also satisfies. Hidden tests read the quarter, year and
+label of every day of a year, the same days whatever the fact.
 """
 
 from __future__ import annotations
 
 import calendar
+import itertools
 import random
 from dataclasses import dataclass
 from datetime import date
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick_distinct
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "fiscal-calendar"
 CONV_MONTH = 4  # the usual non-calendar guess (UK, Japan, India)
-MONTHS = (2, 3, 6, 8, 9, 11, 12)  # May is left out: its name is a common English word
-ABBREV = {2: ("feb",), 3: ("mar",), 6: ("jun",), 8: ("aug",), 9: ("sep", "sept"), 11: ("nov",), 12: ("dec",)}
+# May is left out (its name is a common English word), and so are the months whose fiscal year puts
+# mid-January in Q1 (the repro would pass at HEAD's calendar quarters' month).
+MONTHS = (2, 3, 6, 8, 9)
+DAYS = range(2, 29)  # the start day: never the 1st, and a day every month has
+NAMINGS = ("start", "end")
+ABBREV = {m: (calendar.month_abbr[m].lower(),) for m in range(1, 13)} | {9: ("sep", "sept")}
+REPRO = date(2025, 1, 15)
 NAMING = {
     "start": ("year in which it starts", "year in which it begins", "year it starts", "year it begins",
               "starting year", "start year", "named after its start", "named for its start"),
@@ -46,56 +55,51 @@ SHAPES = {
 }
 
 
-def quarter(d: date, start: int) -> int:
-    """The fiscal quarter of `d` for a year starting in month `start`."""
-    return (d.month - start) % 12 // 3 + 1
+Fact = tuple[int, int, str]  # (start month, start day, naming)
 
 
-def fy(d: date, start: int, naming: str) -> int:
-    """The fiscal-year label of `d`."""
-    first = d.year if d.month >= start else d.year - 1
-    return first + 1 if naming == "end" and start != 1 else first
-
-
-def fact_of(variant: int) -> tuple[int, str]:
-    """The start month and the naming rule ('start' or 'end'); the two variants differ in both."""
+def fact_of(variant: int) -> Fact:
+    """The start month, start day and naming rule ('start' or 'end'); the variants differ in month and naming."""
     # One shuffled order per family, indexed by variant, so variants never share the month.
-    order = random.Random(f"{FAMILY}-months").sample(MONTHS, len(MONTHS))
+    order = pick_distinct(f"{FAMILY}-months", list(MONTHS), len(MONTHS))
     month = order[variant % len(order)]
+    day = random.Random(f"{FAMILY}-day-{variant}").choice(list(DAYS))
     flip = random.Random(f"{FAMILY}-naming").random() < 0.5
-    return month, ("start", "end")[(variant % 2) ^ flip]
+    return month, day, NAMINGS[(variant % 2) ^ flip]
 
 
-def repro_month(start: int) -> int:
-    """An early month that is Q1 under calendar quarters but not under the fact or the guess."""
-    for m in (1, 2, 3):
-        d = date(2025, m, 15)
-        if quarter(d, start) != 1 and quarter(d, CONV_MONTH) != 1:
-            return m
-    raise ValueError(f"no repro month for start month {start}")
+# Rule 7: fiscal years starting on the 1st of a quarter month, or on the UK tax year's 6 April, first;
+# then every drawable date and naming; then every day 1..28 of every month with either naming (the
+# hidden tests read every day of a year, so each start date behaves differently).
+CONVENTIONAL = [(m, d, n) for m, d in ((4, 1), (1, 1), (7, 1), (10, 1), (4, 6)) for n in NAMINGS]
+SPACE = space(CONVENTIONAL, itertools.product(MONTHS, DAYS, NAMINGS),
+              itertools.product(range(1, 13), range(1, 29), NAMINGS))
 
 
-def rule_module(s: Shape, start: int, naming: str, label: bool) -> str:
+def rule_module(s: Shape, fact: Fact, label: bool) -> str:
     """The fiscal module; `label` adds the refactor's period_label()."""
+    month, day, naming = fact
     text = f'''"""Fiscal periods for {s.report} reports: fiscal years, quarters and labels."""
 
 from datetime import date
 
-FY_START_MONTH = {start}
+FY_START_MONTH = {month}
+FY_START_DAY = {day}  # the fiscal year starts on this day of FY_START_MONTH
 FY_NAMED_FOR = "{naming}"  # which calendar year names a fiscal year: the one it "start"s or "end"s in
 
 
 def fiscal_year(d: date) -> int:
     """The fiscal year `d` falls in, as its label."""
-    first = d.year if d.month >= FY_START_MONTH else d.year - 1
-    if FY_NAMED_FOR == "end" and FY_START_MONTH != 1:
+    first = d.year if (d.month, d.day) >= (FY_START_MONTH, FY_START_DAY) else d.year - 1
+    if FY_NAMED_FOR == "end" and (FY_START_MONTH, FY_START_DAY) != (1, 1):
         return first + 1
     return first
 
 
 def fiscal_quarter(d: date) -> int:
     """The fiscal quarter (1-4) `d` falls in."""
-    return (d.month - FY_START_MONTH) % 12 // 3 + 1
+    months = (d.month - FY_START_MONTH - (d.day < FY_START_DAY)) % 12
+    return months // 3 + 1
 '''
     if label:
         text += '''
@@ -143,22 +147,31 @@ def to_csv(totals: dict) -> str:
 '''
 
 
-def tokens(start: int, naming: str) -> tuple[str, ...]:
-    """Every spelling that would reveal the start month or the naming rule."""
+def ordinal(n: int) -> str:
+    """1st, 2nd, 23rd, 11th."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def tokens(fact: Fact) -> tuple[str, ...]:
+    """Every spelling that would reveal the start month, the start day or the naming rule."""
+    start, day, naming = fact
     name = calendar.month_name[start].lower()
     month = (name, *ABBREV[start], f"fy_start_month = {start}", f"fy_start_month={start}",
-             f"month {start}", f"-{start:02d}-01")
-    return month + NAMING[naming]
+             f"month {start}", f"-{start:02d}-{day:02d}")
+    days = (f"fy_start_day = {day}", f"fy_start_day={day}", f"{day} {name}", f"{ordinal(day)} of",
+            f"{name} {day}", f"{start}/{day}", f"{day}/{start}", f"{day}.{start}.")
+    return month + days + NAMING[naming]
 
 
-def build_story(variant: int):
-    """The story of one variant, its shape and fact."""
+def tell(variant: int, fact: Fact) -> Story:
+    """The story of one variant whose (start month, start day, naming) is `fact`."""
     s = SHAPES[variant]
-    start, naming = fact_of(variant)
-    head_naming = "end" if naming == "start" else "start"
-    rm = repro_month(start)
+    start, day, naming = fact
+    # HEAD: calendar quarters and the other naming (of the variant's drawn fact, so HEAD never changes).
+    head_naming = "end" if fact_of(variant)[2] == "start" else "start"
     pkg = s.package
     month_name = calendar.month_name[start]
+    begins = f"{day} {month_name}"
     base_tests = f'''from datetime import date
 from decimal import Decimal
 
@@ -184,19 +197,19 @@ def test_rows_in_the_same_day_are_summed():
 from {pkg}.{s.module} import fiscal_quarter
 
 
-def test_early_{calendar.month_name[rm].lower()}_is_not_first_quarter():
-    # Reported: the Q1 report includes {calendar.month_name[rm]} {s.report}; finance books them elsewhere.
-    assert fiscal_quarter(date(2025, {rm}, 15)) != 1
+def test_mid_january_is_not_first_quarter():
+    # Reported: the Q1 report includes mid-January {s.report}; finance books them elsewhere.
+    assert fiscal_quarter(date({REPRO.year}, {REPRO.month}, {REPRO.day})) != 1
 '''
-    # Held-out checks walk the first and last day of every month of two years, so no input singles
-    # out the start month (the fact); the answers are recorded from the oracle.
+    # Held-out checks walk every day of a year, so no input singles out the start date (the
+    # fact); the answers are recorded from the oracle.
     hidden = f'''from datetime import date, timedelta
 
 from {pkg}.report import by_quarter
 from {pkg}.{s.module} import fiscal_quarter, fiscal_year, period_label
 
 FIRSTS = [date(y, m, 1) for y in (2025, 2026) for m in range(1, 13)]
-DAYS = FIRSTS + [d - timedelta(days=1) for d in FIRSTS] + [d + timedelta(days=19) for d in FIRSTS]
+DAYS = [date(2025, 1, 1) + timedelta(days=n) for n in range(365)]
 
 
 def test_hidden_quarters(observe):
@@ -216,13 +229,13 @@ def test_hidden_report_keys(observe):
 '''
     rule = "the calendar year in which it starts" if naming == "start" else "the calendar year in which it ends"
     short = "start year" if naming == "start" else "end year"
-    fact_k = (CONVENTIONS, f"- Fiscal calendar: the fiscal year begins on 1 {month_name}; Q1 is the three months "
+    fact_k = (CONVENTIONS, f"- Fiscal calendar: the fiscal year begins on {begins}; Q1 is the three months "
               f"from then. A fiscal year is named after {rule}.")
-    fact_f = (PREFERENCES, f"- (review of #97, finance) Our fiscal year starts in {month_name}, not January or "
-              f"April, and FY labels use the {short} (the calendar year in which it "
+    fact_f = (PREFERENCES, f"- (review of #97, finance) Our fiscal year starts on {begins}, not in January or "
+              f"April nor on the 1st, and FY labels use the {short} (the calendar year in which it "
               f"{'starts' if naming == 'start' else 'ends'}). Please keep reports aligned with that.")
     fact_x = (PAST_FIXES, f"## Budget periods off by a quarter\nSymptom: the budget export put spending in the "
-              f"wrong quarter and year. Fix: budgets.py now starts the fiscal year in {month_name} and names it "
+              f"wrong quarter and year. Fix: budgets.py now starts the fiscal year on {begins} and names it "
               f"after {rule}, as every report here does.")
     distractors = [
         (f"{ADR_DIR}/0003-fiscal-year.md", "# ADR-0003: Fiscal year\n\nStatus: Superseded\n\nThe fiscal year "
@@ -237,15 +250,15 @@ def test_hidden_report_keys(observe):
         (PAST_FIXES, "## Leap-day crash\nSymptom: a report crashed on a leap day. Fix: never build dates by "
          "replacing the year of another date; construct them from parts."),
     ]
-    story = Story(
+    return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
-        v1_correct=rule_module(s, start, naming, label=False),
-        v1_buggy=rule_module(s, 1, head_naming, label=False),
-        head_buggy=rule_module(s, 1, head_naming, label=True),
-        oracle=rule_module(s, start, naming, label=True),
-        conventional=rule_module(s, CONV_MONTH, head_naming, label=True),
-        intro_msg_fact=f"{s.module}: fiscal years and quarters\n\nThe fiscal year begins on 1 {month_name} and is "
+        v1_correct=rule_module(s, fact, label=False),
+        v1_buggy=rule_module(s, (1, 1, head_naming), label=False),
+        head_buggy=rule_module(s, (1, 1, head_naming), label=True),
+        oracle=rule_module(s, fact, label=True),
+        conventional=rule_module(s, (CONV_MONTH, 1, head_naming), label=True),
+        intro_msg_fact=f"{s.module}: fiscal years and quarters\n\nThe fiscal year begins on {begins} and is "
         f"named after {rule}, as finance books it.",
         intro_msg_plain=f"{s.module}: fiscal years and quarters",
         refactor_msg=f"{s.module}: add period_label; simplify the year arithmetic",
@@ -260,41 +273,27 @@ def test_hidden_report_keys(observe):
         fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
         distractors=distractors,
         filler=[Commit("export: write quarterly totals as CSV", {f"{pkg}/export.py": EXPORT})],
+        statement=(
+            f"The quarterly {s.report} report does not match finance's books: entries dated in mid-January "
+            f"show up in the first quarter, and the fiscal-year labels on the report look off too. "
+            f"tests/test_repro_quarter.py reproduces the quarter problem."
+        ),
+        fact=f"The fiscal year starts on {begins} and is named after the calendar year "
+        f"in which it {'starts' if naming == 'start' else 'ends'}.",
+        fact_tokens=tokens(fact),
+        conventional_guess=f"FY_START_MONTH = {CONV_MONTH} (April), naming unchanged",
+        tags=("dates", "fiscal-calendar", "multi-part-rule"),
+        project=s.project,
     )
-    return story, s, start, naming, rm
 
 
-class FiscalCalendar:
-    """Generator of the fiscal-calendar family."""
-
-    family = FAMILY
-    bottleneck = "knowledge-missing"
-    variants = (0, 1)
-    description = ("the month the fiscal year starts in and whether a fiscal year is named after its start or "
-                   "its end year (two-part rule)")
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        story, s, start, naming, rm = build_story(variant)
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"The quarterly {s.report} report does not match finance's books: entries dated in "
-                f"{calendar.month_name[rm]} show up in the first quarter, and the fiscal-year labels on the report look off too. "
-                f"tests/test_repro_quarter.py reproduces the quarter problem."
-            ),
-            fact=f"The fiscal year starts on 1 {calendar.month_name[start]} and is named after the calendar year "
-            f"in which it {'starts' if naming == 'start' else 'ends'}.",
-            fact_tokens=tokens(start, naming),
-            conventional_guess=f"FY_START_MONTH = {CONV_MONTH} (April), naming unchanged",
-            tags=("dates", "fiscal-calendar", "multi-part-rule"),
-            description=self.description,
-        )
-
-
-GENERATOR = FiscalCalendar()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="knowledge-missing",
+    description=("the date the fiscal year starts on (month and day) and whether a fiscal year is named after "
+                 "its start or its end year (three-part rule)"),
+    variants=(0, 1),
+    draw=fact_of,
+    tell=tell,
+    space=SPACE,
+)

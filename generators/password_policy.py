@@ -8,10 +8,13 @@ tests probe one character either side of the real minimum and a run one longer t
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -19,7 +22,10 @@ FAMILY = "password-policy"
 HEAD_MIN, HEAD_RUN = 6, 4
 CONV_MIN = 8
 LENGTHS = (11, 13, 14)
-WORDS = {2: "two", 3: "three", 4: "four", 11: "eleven", 13: "thirteen", 14: "fourteen"}
+RUNS = (2, 3)
+WORDS = dict(enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+                        "nineteen", "twenty"]))
 # Filler letters with no repeats and no digits, for building probe passwords of exact lengths.
 PLAIN = "kestrelvanimbofujewdq"
 
@@ -46,6 +52,12 @@ def fact_of(variant: int) -> tuple[int, int]:
     lengths = random.Random(f"{FAMILY}-lengths").sample(LENGTHS, len(LENGTHS))
     flip = random.Random(f"{FAMILY}-run").random() < 0.5
     return lengths[variant % len(lengths)], (2, 3)[(variant % 2) ^ flip]
+
+
+# Rule 7: the usual minimums with the usual run limits (or HEAD's) first, then every drawable pair,
+# then every minimum of 6..20 with every run limit of 1..6 (the hidden sweep tells all of them apart).
+SPACE = space(itertools.product((8, 12, 10, 16), (HEAD_RUN, 3, 2)), itertools.product(LENGTHS, RUNS),
+              itertools.product(range(6, 21), range(1, 7)))
 
 
 def probe(length: int, run: int = 1) -> str:
@@ -141,10 +153,10 @@ def tokens(min_len: int, max_run: int) -> tuple[str, ...]:
     return length + run
 
 
-def build_story(variant: int):
-    """The story of one variant, its shape and fact."""
+def tell(variant: int, fact: tuple[int, int]) -> Story:
+    """The story of one variant whose (minimum length, longest run) is `fact`."""
     s = SHAPES[variant]
-    min_len, max_run = fact_of(variant)
+    min_len, max_run = fact
     pkg = s.package
     sec = s.secret
     base_tests = f'''import pytest
@@ -237,7 +249,7 @@ def test_hidden_run_rule(observe):
         (PAST_FIXES, "## Unicode passwords rejected\nSymptom: a password with an accented letter was refused. "
          "Fix: count characters, not bytes."),
     ]
-    story = Story(
+    return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
         v1_correct=rule_module(s, min_len, max_run, accept=False),
@@ -260,41 +272,27 @@ def test_hidden_run_rule(observe):
         fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
         distractors=distractors,
         filler=[Commit("users: casefold usernames", {f"{pkg}/users.py": USERS})],
+        statement=(
+            f"Users can register with {s.secret}s that the identity provider refuses later, and then they "
+            f"are locked out: \"tulip42\" goes through our check without complaint. "
+            f"tests/test_repro_short.py reproduces it. Our check should agree with the provider."
+        ),
+        fact=f"{s.secret.capitalize()}s need at least {min_len} characters and no character repeated more "
+        f"than {max_run} times in a row.",
+        fact_tokens=tokens(min_len, max_run),
+        conventional_guess=f"MIN_LENGTH = {CONV_MIN}, MAX_RUN unchanged",
+        tags=("auth", "validation", "multi-part-rule"),
+        project=s.project,
     )
-    return story, s, min_len, max_run
 
 
-class PasswordPolicy:
-    """Generator of the password-policy family."""
-
-    family = FAMILY
-    bottleneck = "knowledge-missing"
-    variants = (0, 1)
-    description = ("the identity provider's minimum password length and the longest allowed run of one "
-                   "repeated character (value + condition)")
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        story, s, min_len, max_run = build_story(variant)
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"Users can register with {s.secret}s that the identity provider refuses later, and then they "
-                f"are locked out: \"tulip42\" goes through our check without complaint. "
-                f"tests/test_repro_short.py reproduces it. Our check should agree with the provider."
-            ),
-            fact=f"{s.secret.capitalize()}s need at least {min_len} characters and no character repeated more "
-            f"than {max_run} times in a row.",
-            fact_tokens=tokens(min_len, max_run),
-            conventional_guess=f"MIN_LENGTH = {CONV_MIN}, MAX_RUN unchanged",
-            tags=("auth", "validation", "multi-part-rule"),
-            description=self.description,
-        )
-
-
-GENERATOR = PasswordPolicy()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="knowledge-missing",
+    description=("the identity provider's minimum password length and the longest allowed run of one "
+                 "repeated character (value + condition)"),
+    variants=(0, 1),
+    draw=fact_of,
+    tell=tell,
+    space=SPACE,
+)

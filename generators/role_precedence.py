@@ -11,20 +11,25 @@ Exploration-heavy: the precedence is one module of a package padded with filler 
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
-import random
 from dataclasses import dataclass
 
+from sdebench.generation.facts import space
+from sdebench.generation.family import Family
 from sdebench.generation.kit import (
     ADR_DIR,
     CONVENTIONS,
+    Filler,
     FillerVocab,
     Story,
-    assemble,
     filler_size,
     make_filler,
+    pick,
 )
 from sdebench.generation.spec import TaskSpec
+from sdebench.generation.validate import normalise
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "role-precedence"
@@ -48,37 +53,68 @@ class Shape:
 
 
 SHAPES = {
-    0: Shape("gatekeep", "precedence", ("owner", "maintainer", "auditor", "contributor", "guest"),
+    0: Shape("gatekeep", "precedence", ("owner", "maintainer", "auditor", "contributor", "reporter", "guest"),
              ("maintainer", "contributor"), "merge",
              {"owner": {"merge": True, "delete": True, "export": True, "comment": True},
               "maintainer": {"merge": True, "delete": False, "export": False, "comment": True},
               "auditor": {"merge": False, "delete": False, "export": True, "comment": False},
               "contributor": {"merge": False, "delete": False, "export": False, "comment": True},
+              "reporter": {"merge": False, "delete": True, "export": False, "comment": True},
               "guest": {"merge": False, "delete": False, "export": False, "comment": False}},
              FillerVocab("gatekeep", ("grant", "member", "team", "invite", "token", "scope"),
                          ("seat_count", "expiry_days", "usage", "risk_score"), ("org", "email_domain", "plan", "idp"),
                          ("teams", "invites", "tokens", "sso", "billing_seats", "audit_trail", "directory", "webhooks"))),
-    1: Shape("aclhub", "role_order", ("admin", "editor", "moderator", "author", "viewer"),
+    1: Shape("aclhub", "role_order", ("owner", "editor", "approver", "author", "reviewer", "commenter"),
              ("editor", "author"), "publish",
-             {"admin": {"publish": True, "ban": True, "edit": True, "read": True},
+             {"owner": {"publish": True, "ban": True, "edit": True, "read": True},
               "editor": {"publish": True, "ban": False, "edit": True, "read": True},
-              "moderator": {"publish": False, "ban": True, "edit": False, "read": True},
+              "approver": {"publish": True, "ban": True, "edit": False, "read": True},
               "author": {"publish": False, "ban": False, "edit": True, "read": True},
-              "viewer": {"publish": False, "ban": False, "edit": False, "read": True}},
+              "reviewer": {"publish": False, "ban": False, "edit": False, "read": True},
+              "commenter": {"publish": False, "ban": False, "edit": False, "read": True}},
              FillerVocab("aclhub", ("space", "page", "comment", "group", "label", "revision"),
                          ("view_count", "word_count", "edit_count", "age_days"), ("locale", "owner_team", "status", "channel"),
                          ("spaces", "pages", "moderation", "groups", "labels", "revisions", "exports", "feeds"))),
 }
 
 
-def fact_order(variant: int) -> tuple[str, ...]:
+ROLES = 6
+IDENTITY = tuple(range(ROLES))
+
+
+def alphabetical(s: Shape) -> tuple[int, ...]:
+    """The naming order as positions in the privilege order."""
+    return tuple(sorted(IDENTITY, key=lambda i: s.privilege[i]))
+
+
+def repro_positions(s: Shape) -> tuple[int, int]:
+    """Positions of the repro pair in the privilege order."""
+    return s.privilege.index(s.repro_pair[0]), s.privilege.index(s.repro_pair[1])
+
+
+# A fact is a precedence written as positions in the shape's privilege order, so one space serves
+# both shapes: their names sort the same way and their repro pairs sit at the same positions.
+ALPHA, (WIN, LOSE) = alphabetical(SHAPES[0]), repro_positions(SHAPES[0])
+if any(alphabetical(s) != ALPHA or repro_positions(s) != (WIN, LOSE) for s in SHAPES.values()):
+    raise ValueError("role-precedence: the shapes' roles must sort alike and put the repro pair alike")
+CONVENTIONAL = (IDENTITY, IDENTITY[::-1], ALPHA, ALPHA[::-1])  # privilege and naming orders, and reversed
+# Every order an agent could submit: those keeping the repro pair's order (any other fails the
+# visible repro, so no searcher submits it). The hidden tests observe every pair of roles, so each
+# of them behaves differently.
+PLAUSIBLE = [p for p in itertools.permutations(IDENTITY) if p.index(WIN) < p.index(LOSE)]
+DRAWABLE = [p for p in PLAUSIBLE if p not in CONVENTIONAL and p[0] != 0]
+# Rule 7: the conventional orders first, then every drawable order, then the other plausible ones.
+SPACE = space([p for p in CONVENTIONAL if p in PLAUSIBLE], DRAWABLE, PLAUSIBLE)
+
+
+def fact_order(variant: int) -> tuple[int, ...]:
     """A precedence that keeps the repro pair's order but is no privilege or naming order."""
-    s = SHAPES[variant % 2]
-    banned = {s.privilege, s.privilege[::-1], tuple(sorted(s.privilege)), tuple(sorted(s.privilege))[::-1]}
-    perms = [p for p in itertools.permutations(s.privilege)
-             if p not in banned and p.index(s.repro_pair[0]) < p.index(s.repro_pair[1])
-             and p[0] != s.privilege[0]]
-    return random.Random(f"{FAMILY}-order-{variant}").choice(perms)
+    return pick(f"{FAMILY}-order-{variant}", DRAWABLE)
+
+
+def names(variant: int, positions: tuple[int, ...]) -> tuple[str, ...]:
+    """The role names of a precedence given as positions."""
+    return tuple(SHAPES[variant % 2].privilege[i] for i in positions)
 
 
 def tokens(order: tuple[str, ...]) -> tuple[str, ...]:
@@ -131,32 +167,41 @@ def can(roles, action):
 '''
 
 
-class RolePrecedenceFamily:
-    """Generator of the role-precedence family."""
+@functools.cache
+def _plain_filler(variant: int, modules: int, commits: int) -> tuple[Filler, str]:
+    """The filler of a variant avoiding nothing, and its normalised text (paths, files, messages)."""
+    s = SHAPES[variant % 2]
+    filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, include=(HOMES[variant % 2],))
+    parts = [*filler.files, *filler.files.values()]
+    for c in filler.commits:
+        parts += [c.message, *c.files, *(v or "" for v in c.files.values())]
+    return filler, normalise("\n".join(parts))
 
-    family = FAMILY
-    bottleneck = "exploration-heavy"
-    variants = (0, 1)
-    description = "the precedence among roles that decides a multi-role user's permissions (an unconventional total order)"
 
-    def build(self, variant: int, source: str) -> TaskSpec:
-        """Build one variant (at its named size, see SIZES) with the fact in `source`."""
-        return self.build_sized(variant, source, SIZES.get(variant, "default"))
+def filler_for(variant: int, size: str | tuple[int, int], toks: tuple[str, ...]) -> Filler:
+    """The variant's filler avoiding `toks`. The kit redraws only the pieces holding a token, so when
+    the plain filler holds none it is exactly the avoiding one (and candidates render fast)."""
+    modules, commits = filler_size(size)
+    plain, text = _plain_filler(variant, modules, commits)
+    if not any(normalise(t) in text for t in toks):
+        return plain
+    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
+                       include=(HOMES[variant % 2],))
 
-    def build_sized(self, variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
-        """Build one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
-        s = SHAPES[variant % 2]
-        order = fact_order(variant)
-        toks = tokens(order)
-        modules, commits = filler_size(size)
-        filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
-                             include=(HOMES[variant % 2],))
-        pkg, home = s.package, filler.packages[0]
-        mod = f"{home}/{s.rule_module}.py"
-        dotted = mod.removesuffix(".py").replace("/", ".")
-        win, lose = s.repro_pair
-        top = s.privilege[0]
-        base_tests = f'''from {pkg}.policy import can
+
+def tell_sized(variant: int, positions: tuple[int, ...], size: str | tuple[int, int]) -> Story:
+    """The story of one variant whose precedence is `positions`, with filler of `size`: a name in
+    FILLER_SIZES or (modules, commits)."""
+    s = SHAPES[variant % 2]
+    order = names(variant, positions)
+    toks = tokens(order)
+    filler = filler_for(variant, size, toks)
+    pkg, home = s.package, filler.packages[0]
+    mod = f"{home}/{s.rule_module}.py"
+    dotted = mod.removesuffix(".py").replace("/", ".")
+    win, lose = s.repro_pair
+    top = s.privilege[0]
+    base_tests = f'''from {pkg}.policy import can
 
 
 def test_single_role_top():
@@ -174,18 +219,18 @@ def test_unknown_action_denied():
 def test_order_of_roles_given_does_not_matter():
     assert can(["{win}", "{s.privilege[-1]}"], "{s.action}") == can(["{s.privilege[-1]}", "{win}"], "{s.action}")
 '''
-        repro = f'''from {pkg}.policy import can
+    repro = f'''from {pkg}.policy import can
 
 
 def test_{win}_who_is_also_{lose}_can_{s.action}():
     # Reported: adding the {lose} role to a {win} took away their right to {s.action}.
     assert can(["{win}", "{lose}"], "{s.action}")
 '''
-        # Held-out checks: every pair of roles in a neutral (sorted) order; which role decides is the
-        # fact, so it shows only in the oracle's observations, never in the test's text.
-        roles = sorted(s.privilege)
-        cases = [f"    ({a!r}, {b!r})," for a, b in itertools.combinations(roles, 2)]
-        hidden = f'''import pytest
+    # Held-out checks: every pair of roles in a neutral (sorted) order; which role decides is the
+    # fact, so it shows only in the oracle's observations, never in the test's text.
+    roles = sorted(s.privilege)
+    cases = [f"    ({a!r}, {b!r})," for a, b in itertools.combinations(roles, 2)]
+    hidden = f'''import pytest
 
 from {pkg}.policy import POLICIES, can
 from {dotted} import effective_role
@@ -209,75 +254,85 @@ def test_hidden_all_roles():
 def test_hidden_permissions_follow_precedence(a, b, observe):
     observe({{action: can([a, b], action) for action in ACTIONS}})
 '''
-        chain = " > ".join(order)
-        fact_k = (f"{ADR_DIR}/0006-role-precedence.md", f"# ADR-0006: Role precedence\n\nStatus: Accepted\n\n"
-                  f"Supersedes ADR-0004. When a user holds several roles, the first in this list decides: "
-                  f"{chain}. Compliance asked that restrictive review roles outrank broad ones.")
-        fact_f = (PREFERENCES, f"- (review of #512, security) Role precedence is not privilege order. It is "
-                  f"{chain}; keep ROLE_PRECEDENCE exactly like that.")
-        fact_x = (PAST_FIXES, f"## Wrong permissions for multi-role users in the admin console\nSymptom: the "
-                  f"sibling admin console let multi-role users do what their deciding role forbids. Fix: its "
-                  f"precedence was privilege order; set it to {chain}, the product-wide order.")
-        distractors = [
-            (f"{ADR_DIR}/0004-role-precedence.md", "# ADR-0004: Role precedence\n\nStatus: Superseded by "
-             f"ADR-0006\n\nThe most privileged role wins: {' > '.join(s.privilege)}. Superseded after the "
-             "compliance review."),
-            (f"{ADR_DIR}/0003-deny-by-default.md", "# ADR-0003: Deny by default\n\nStatus: Accepted\n\nAn action "
-             "no policy mentions is denied."),
-            (f"{ADR_DIR}/0005-service-accounts.md", "# ADR-0005: Service accounts\n\nStatus: Accepted\n\nService "
-             "accounts hold exactly one role and never a human role."),
-            (CONVENTIONS, "- Role names are lowercase singular nouns; actions are lowercase verbs."),
-            (CONVENTIONS, "- Permission checks take an iterable of role names; order of the iterable is irrelevant."),
-            (PREFERENCES, "- (review of #466) Unknown roles are an error, not a silent deny."),
-            (PAST_FIXES, "## Session kept old roles\nSymptom: a removed role still applied until logout. Fix: "
-             "re-read roles on every permission check."),
-        ]
-        alpha = tuple(sorted(s.privilege))
-        early, late = filler.split()
-        story = Story(
-            package=pkg,
-            module=mod,
-            v1_correct=rule_module(order, explain=False),
-            v1_buggy=rule_module(alpha, explain=False),
-            head_buggy=rule_module(alpha, explain=True),
-            oracle=rule_module(order, explain=True),
-            conventional=rule_module(s.privilege, explain=True),
-            intro_msg_fact=f"{s.rule_module}: precedence for users with several roles\n\nThe first role in "
-            f"{chain} decides, as agreed with compliance.",
-            intro_msg_plain=f"{s.rule_module}: precedence for users with several roles",
-            refactor_msg=f"{s.rule_module}: add rank helper; tidy",
-            base_files={
-                f"{pkg}/__init__.py": f'"""{pkg}: who may do what."""\n',
-                f"{pkg}/policy.py": policy_module(s, dotted),
-                "tests/test_policy.py": base_tests,
-                "README.md": f"# {pkg}\n\nRole-based permission checks.\n",
-                **filler.files,
-            },
-            repro_tests={"tests/test_repro_multi_role.py": repro},
-            hidden_tests={"tests/test_hidden_precedence.py": hidden},
-            fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-            distractors=distractors,
-            filler=early,
-            late_filler=late,
-        )
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=pkg,
+    chain = " > ".join(order)
+    fact_k = (f"{ADR_DIR}/0006-role-precedence.md", f"# ADR-0006: Role precedence\n\nStatus: Accepted\n\n"
+              f"Supersedes ADR-0004. When a user holds several roles, the first in this list decides: "
+              f"{chain}. Compliance asked that restrictive review roles outrank broad ones.")
+    fact_f = (PREFERENCES, f"- (review of #512, security) Role precedence is not privilege order. It is "
+              f"{chain}; keep ROLE_PRECEDENCE exactly like that.")
+    fact_x = (PAST_FIXES, f"## Wrong permissions for multi-role users in the admin console\nSymptom: the "
+              f"sibling admin console let multi-role users do what their deciding role forbids. Fix: its "
+              f"precedence was privilege order; set it to {chain}, the product-wide order.")
+    distractors = [
+        (f"{ADR_DIR}/0004-role-precedence.md", "# ADR-0004: Role precedence\n\nStatus: Superseded by "
+         f"ADR-0006\n\nThe most privileged role wins: {' > '.join(s.privilege)}. Superseded after the "
+         "compliance review."),
+        (f"{ADR_DIR}/0003-deny-by-default.md", "# ADR-0003: Deny by default\n\nStatus: Accepted\n\nAn action "
+         "no policy mentions is denied."),
+        (f"{ADR_DIR}/0005-service-accounts.md", "# ADR-0005: Service accounts\n\nStatus: Accepted\n\nService "
+         "accounts hold exactly one role and never a human role."),
+        (CONVENTIONS, "- Role names are lowercase singular nouns; actions are lowercase verbs."),
+        (CONVENTIONS, "- Permission checks take an iterable of role names; order of the iterable is irrelevant."),
+        (PREFERENCES, "- (review of #466) Unknown roles are an error, not a silent deny."),
+        (PAST_FIXES, "## Session kept old roles\nSymptom: a removed role still applied until logout. Fix: "
+         "re-read roles on every permission check."),
+    ]
+    alpha = tuple(sorted(s.privilege))
+    early, late = filler.split()
+    return Story(
+        package=pkg,
+        module=mod,
+        v1_correct=rule_module(order, explain=False),
+        v1_buggy=rule_module(alpha, explain=False),
+        head_buggy=rule_module(alpha, explain=True),
+        oracle=rule_module(order, explain=True),
+        conventional=rule_module(s.privilege, explain=True),
+        intro_msg_fact=f"{s.rule_module}: precedence for users with several roles\n\nThe first role in "
+        f"{chain} decides, as agreed with compliance.",
+        intro_msg_plain=f"{s.rule_module}: precedence for users with several roles",
+        refactor_msg=f"{s.rule_module}: add rank helper; tidy",
+        base_files={
+            f"{pkg}/__init__.py": f'"""{pkg}: who may do what."""\n',
+            f"{pkg}/policy.py": policy_module(s, dotted),
+            "tests/test_policy.py": base_tests,
+            "README.md": f"# {pkg}\n\nRole-based permission checks.\n",
+            **filler.files,
+        },
+        repro_tests={"tests/test_repro_multi_role.py": repro},
+        hidden_tests={"tests/test_hidden_precedence.py": hidden},
+        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
+        distractors=distractors,
+        filler=early,
+        late_filler=late,
             statement=(
-                f"Users with more than one role get odd permissions. A {win} who was also given the {lose} role "
-                f"can no longer {s.action}. tests/test_repro_multi_role.py has the case. Please fix how roles "
-                f"combine."
-            ),
-            fact=f"Role precedence (first decides): {chain}.",
-            fact_tokens=toks,
-            conventional_guess=f"most privileged role wins: {' > '.join(s.privilege)}",
-            tags=("permissions", "policy", "ordering", "large-repo"),
-            description=self.description,
-        )
+            f"Users with more than one role get odd permissions. A {win} who was also given the {lose} role "
+            f"can no longer {s.action}. tests/test_repro_multi_role.py has the case. Please fix how roles "
+            f"combine."
+        ),
+        fact=f"Role precedence (first decides): {chain}.",
+        fact_tokens=toks,
+        conventional_guess=f"most privileged role wins: {' > '.join(s.privilege)}",
+        tags=("permissions", "policy", "ordering", "large-repo"),
+        project=pkg,
+    )
 
 
-GENERATOR = RolePrecedenceFamily()
+def tell(variant: int, positions: tuple[int, ...]) -> Story:
+    """The story of one variant at its named size (see SIZES)."""
+    return tell_sized(variant, positions, SIZES.get(variant, "default"))
+
+
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="exploration-heavy",
+    description="the precedence among roles that decides a multi-role user's permissions (an unconventional total order)",
+    variants=(0, 1),
+    draw=fact_order,
+    tell=tell,
+    space=SPACE,
+)
+
+
+def build_sized(variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
+    """One variant with filler of `size` (the size knob of exploration-heavy families)."""
+    return dataclasses.replace(GENERATOR, tell=lambda v, f: tell_sized(v, f, size)).build(variant, source)

@@ -1,24 +1,99 @@
-"""rounding-policy: one house rule, amounts round half-down to the cent, in three codebases.
+"""rounding-policy: one house rule, amounts round with a house mode to a house increment, in three codebases.
 
 The variants are different projects (a journal, a VAT calculator, a payroll slip) whose rounding
-module regressed to ROUND_CEILING. They share one fact, so a stream of their tasks can carry it
-from one to the next: in the `none` placement the only way to know it is memory an agent earned
-on an earlier task. The repro uses a non-tie amount (half-up, banker's and truncation all pass);
-hidden tests hit ties and near-ties, where only half-down gives the expected cents.
+module regressed to ROUND_CEILING at the cent. They share one fact, so a stream of their tasks can
+carry it from one to the next: in the `none` placement the only way to know it is memory an agent
+earned on an earlier task. Two-part fact: the rounding mode (one that never rounds a non-tie up)
+and the increment amounts are rounded to (a cash increment: one cent up to ten units). The repro
+uses a whole amount plus a fraction of a cent, which every such mode and increment round to the
+whole amount; hidden tests hit the ties and near-ties of every increment, positive and negative.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from decimal import Decimal
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "rounding-policy"
-# The same spellings as billing-rounding: the fact is the same house rule.
-TOKENS = ("half-down", "half down", "half_down", "halfdown", "round_half_down", "ties go down",
-          "ties toward the smaller", "ties to the smaller")
+MODES = ("ROUND_HALF_UP", "ROUND_HALF_EVEN", "ROUND_HALF_DOWN", "ROUND_DOWN", "ROUND_FLOOR", "ROUND_UP",
+         "ROUND_CEILING", "ROUND_05UP")
+# Increments in cents: cash and pricing increments from one cent to ten units.
+INCREMENTS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
+CENT = Decimal("0.01")
+# How a mode rounds (memory texts) and every spelling of it (fact tokens).
+MODE_WORDS = {
+    "ROUND_HALF_UP": ("half-up (ties go up, away from zero)", ("half-up", "half up", "half_up", "round_half_up")),
+    "ROUND_HALF_EVEN": ("half-even (ties go to the even neighbour)", ("half-even", "half even", "half_even",
+                                                                     "round_half_even", "banker")),
+    "ROUND_HALF_DOWN": ("half-down (ties go down, toward the smaller amount)",
+                        ("half-down", "half down", "half_down", "halfdown", "round_half_down", "ties go down",
+                         "ties toward the smaller", "ties to the smaller")),
+    "ROUND_DOWN": ("toward zero (the rest is truncated)", ("round_down", "toward zero", "towards zero", "truncat")),
+    "ROUND_FLOOR": ("down to the floor (toward minus infinity, also for credits)",
+                    ("round_floor", "floor", "minus infinity", "negative infinity")),
+    "ROUND_UP": ("away from zero", ("round_up", "away from zero")),
+    "ROUND_CEILING": ("up to the ceiling (toward plus infinity)", ("round_ceiling", "ceiling")),
+    "ROUND_05UP": ("away from zero only after a 0 or 5 (05up)", ("round_05up", "05up", "05 up")),
+}
+HEAD = ("ROUND_CEILING", 1)
+CONVENTIONAL = [("ROUND_HALF_UP", 1), ("ROUND_HALF_EVEN", 1), ("ROUND_DOWN", 1), ("ROUND_FLOOR", 1),
+                ("ROUND_HALF_UP", 5), ("ROUND_HALF_UP", 10), ("ROUND_HALF_UP", 100), ("ROUND_HALF_EVEN", 5),
+                ("ROUND_HALF_UP", 50), ("ROUND_HALF_UP", 25)]
+# The draw: a mode that never rounds a non-tie up and is not the everyday one, at any increment,
+# except plain truncation to the cent (conventional).
+DRAWABLE = [f for f in itertools.product(("ROUND_HALF_DOWN", "ROUND_DOWN", "ROUND_FLOOR"), INCREMENTS)
+            if f not in CONVENTIONAL]
+# Rule 7: the everyday rules first, then the drawable ones, then every mode at every increment (the
+# hidden tests hit every increment's ties, positive and negative, so each behaves differently).
+SPACE = space(CONVENTIONAL, DRAWABLE, itertools.product(MODES, INCREMENTS))
+
+
+# billing-rounding draws with the same key from the same rules: the five codebases share one house rule.
+RULE_KEY = "house-rounding-rule"
+
+
+def fact_of(variant: int) -> tuple[str, int]:
+    """The house rule: one for every codebase (the variant does not enter the draw)."""
+    return pick(RULE_KEY, DRAWABLE)
+
+
+def increment(cents: int) -> Decimal:
+    """An increment in cents as an amount (0.01, 0.05, 2.50, 10.00)."""
+    return Decimal(cents) * CENT
+
+
+def increment_words(cents: int) -> str:
+    """The increment as the memory says it."""
+    return "the cent" if cents == 1 else f"a multiple of {increment(cents)} ({cents} cents)"
+
+
+def tokens(fact: tuple[str, int]) -> tuple[str, ...]:
+    """Every spelling that would reveal the mode or, when it is not the cent, the increment."""
+    mode, cents = fact
+    spelled = MODE_WORDS[mode][1]
+    if cents == 1:
+        return spelled
+    inc = increment(cents)
+    return spelled + (f"multiple of {inc}", f"multiples of {inc}", f'Decimal("{inc}")', f"nearest {inc}",
+                      f"steps of {inc}", f"increment of {inc}", f"{inc} increment", f"{cents} cents")
+
+
+def sweep(base: Decimal) -> list[int]:
+    """Amounts, in thousandths, at and next to every increment's ties, above `base` and below zero:
+    the same whatever the rule, so no input singles the fact out. Spelled as integers, because an
+    amount the rule keeps would otherwise be its own answer in the test's source."""
+    out = []
+    for cents in INCREMENTS:
+        half = cents * 5  # half the increment, in thousandths
+        for tie in (half, 3 * half):
+            out += [base + tie, base + tie - 1, base + tie + 1, -tie, -tie - 1]
+    return list(dict.fromkeys(out))
 
 
 @dataclass(frozen=True)
@@ -33,29 +108,28 @@ class Shape:
     cls: str  # the consumer's class
     noun: str  # what the class holds, e.g. "posting"
     area: str  # who reports, e.g. "the accountants"
-    nontie: tuple[str, str]  # (amount, expected): not a tie
-    ties: tuple[tuple[str, str], ...]  # (amount, half-down result)
+    nontie: tuple[str, str]  # (amount, expected): a multiple of every increment plus a fraction of a cent
 
 
 SHAPES = {
     0: Shape("journal-book", "journal", "amounts", "round_posting", "entries", "Entry", "posting", "the accountants",
-             ("25.004", "25.00"), (("25.005", "25.00"), ("25.015", "25.01"), ("25.006", "25.01"), ("-4.125", "-4.12"))),
+             ("2500.004", "2500.00")),
     1: Shape("vat-calc", "vatcalc", "money", "round_tax", "returns", "TaxReturn", "tax line", "the tax office export",
-             ("7.301", "7.30"), (("7.305", "7.30"), ("7.315", "7.31"), ("7.306", "7.31"), ("-0.245", "-0.24"))),
+             ("700.003", "700.00")),
     2: Shape("payslip", "payslip", "cents", "round_pay", "slip", "Payslip", "pay item", "the payroll auditors",
-             ("1830.112", "1830.11"), (("1830.115", "1830.11"), ("1830.125", "1830.12"), ("1830.116", "1830.12"),
-                                        ("-12.335", "-12.33"))),
+             ("1830.002", "1830.00")),
 }
 
 
-def rounding_module(s: Shape, mode: str, helper: bool) -> str:
-    """The rounding module with `mode`; `helper` adds the refactor's product helper."""
+def rounding_module(s: Shape, rule: tuple[str, int], helper: bool) -> str:
+    """The rounding module with `rule` (mode, increment in cents); `helper` adds the refactor's product helper."""
+    mode, cents = rule
     lines = [
-        '"""Amounts are Decimals quantized to the cent."""',
+        '"""Amounts are Decimals rounded to a multiple of the house increment."""',
         "",
         f"from decimal import {mode}, Decimal",
         "",
-        'CENT = Decimal("0.01")',
+        f'INCREMENT = Decimal("{increment(cents)}")',
         "",
         "",
         "def as_decimal(value) -> Decimal:",
@@ -64,8 +138,8 @@ def rounding_module(s: Shape, mode: str, helper: bool) -> str:
         "",
         "",
         f"def {s.func}(amount) -> Decimal:",
-        '    """Quantize an amount to the cent with the house rounding policy."""',
-        f"    return as_decimal(amount).quantize(CENT, rounding={mode})",
+        '    """Round an amount to a multiple of the increment with the house rounding policy."""',
+        f'    return (as_decimal(amount) / INCREMENT).quantize(Decimal("1"), rounding={mode}) * INCREMENT',
     ]
     if helper:
         lines += [
@@ -105,9 +179,10 @@ class {s.cls}:
 '''
 
 
-def build_story(variant: int) -> tuple[Story, Shape]:
-    """The story of one variant."""
+def tell(variant: int, rule: tuple[str, int]) -> Story:
+    """The story of one variant whose house rule (mode, increment in cents) is `rule`."""
     s = SHAPES[variant]
+    mode, cents = rule
     pkg, mod, func, cls = s.package, s.module, s.func, s.cls
     amount, expected = s.nontie
     base_tests = f'''from decimal import Decimal
@@ -126,10 +201,10 @@ def test_as_decimal_from_float_goes_through_str():
     assert as_decimal(0.1) == Decimal("0.1")
 
 
-def test_whole_cents_are_unchanged():
+def test_round_amounts_are_unchanged():
     doc = {cls}()
-    doc.add("a", Decimal("3.07"))
-    assert doc.total() == Decimal("3.07")
+    doc.add("a", Decimal("40.00"))
+    assert doc.total() == Decimal("40.00")
 
 
 def test_empty_label_rejected():
@@ -152,38 +227,39 @@ def test_total_matches_items():
     doc.add("item", Decimal("{amount}"))
     assert doc.total() == Decimal("{expected}")
 '''
-    # Expected values only right of each assert (dropped from the held-out observation tests).
-    checks = "\n".join(f'    assert {func}(Decimal("{a}")) == Decimal("{e}")' for a, e in s.ties)
-    amounts = ", ".join(f'"{a}"' for a, _ in s.ties)
-    total = sum(Decimal(e) for _, e in s.ties)
+    # Inputs only (a sweep of every increment's ties, the same for any rule); the expected values
+    # are recorded from the oracle.
+    amounts = sweep(int(Decimal(expected) * 1000))
     hidden = f'''from decimal import Decimal
 
 from {pkg}.{s.consumer} import {cls}
 from {pkg}.{mod} import {func}, rounded_product
 
-AMOUNTS = [{amounts}]
+THOUSANDTHS = {amounts!r}
+AMOUNTS = [Decimal(n).scaleb(-3) for n in THOUSANDTHS]
 
 
-def test_hidden_policy_rounding():
-{checks}
+def test_hidden_policy_rounding(observe):
+    observe([{func}(amount) for amount in AMOUNTS])
 
 
-def test_hidden_total_of_ties():
+def test_hidden_total_of_ties(observe):
     doc = {cls}()
     for amount in AMOUNTS:
-        doc.add("x", Decimal(amount))
-    assert doc.total() == Decimal("{total}")
+        doc.add("x", amount)
+    observe(doc.total())
 
 
-def test_hidden_product():
-    assert rounded_product(Decimal("{s.ties[0][0]}"), 1) == Decimal("{s.ties[0][1]}")
+def test_hidden_product(observe):
+    observe([rounded_product(amount, 3) for amount in AMOUNTS[:12]])
 '''
-    fact_k = (CONVENTIONS, "- Money: every amount is quantized to the cent rounding half-down (ties go down, "
-              "toward the smaller amount); reconciliation depends on it.")
-    fact_f = (PREFERENCES, "- (review of #57, finance) Amounts must not round up or half-up: they round half-down "
-              "to the cent, ties go down. Please remember this for every money change.")
-    fact_x = (PAST_FIXES, "## Credit notes off by one cent\nSymptom: credit notes disagreed with the export by one "
-              "cent on ties. Fix: quantize with ROUND_HALF_DOWN, like every amount here; half-up was wrong.")
+    how, where = MODE_WORDS[mode][0], increment_words(cents)
+    fact_k = (CONVENTIONS, f"- Money: every amount is rounded to {where}, rounding {how}; reconciliation depends "
+              "on it.")
+    fact_f = (PREFERENCES, f"- (review of #57, finance) Amounts must not round up or half-up: they round {how}, to "
+              f"{where}. Please remember this for every money change.")
+    fact_x = (PAST_FIXES, f"## Credit notes off by one step\nSymptom: credit notes disagreed with the export on "
+              f"ties. Fix: round with {mode} to {where}, like every amount here; half-up to the cent was wrong.")
     distractors = [
         (CONVENTIONS, "- Amounts are stored as Decimal strings; never as floats."),
         (CONVENTIONS, "- Currency is implied by the deployment; amounts carry no currency code."),
@@ -191,19 +267,18 @@ def test_hidden_product():
          "rounded half-up to the nearest cent. This decision is superseded and no longer describes the rules."),
         (PREFERENCES, "- (review of #49) Name money variables after what they hold (net, gross, fee)."),
         (PAST_FIXES, "## Totals of empty documents\nSymptom: an empty total was the int 0. Fix: start the sum from "
-         "a quantized zero so totals are always Decimal."),
+         "a rounded zero so totals are always Decimal."),
     ]
-    story = Story(
+    return Story(
         package=pkg,
         module=f"{pkg}/{mod}.py",
-        v1_correct=rounding_module(s, "ROUND_HALF_DOWN", helper=False),
-        v1_buggy=rounding_module(s, "ROUND_CEILING", helper=False),
-        head_buggy=rounding_module(s, "ROUND_CEILING", helper=True),
-        oracle=rounding_module(s, "ROUND_HALF_DOWN", helper=True),
-        conventional=rounding_module(s, "ROUND_HALF_UP", helper=True),
-        intro_msg_fact=f"{mod}: quantize amounts half-down to the cent\n\nFinance requires ties to go down "
-        "(toward the smaller amount).",
-        intro_msg_plain=f"{mod}: quantize amounts to the cent",
+        v1_correct=rounding_module(s, rule, helper=False),
+        v1_buggy=rounding_module(s, HEAD, helper=False),
+        head_buggy=rounding_module(s, HEAD, helper=True),
+        oracle=rounding_module(s, rule, helper=True),
+        conventional=rounding_module(s, ("ROUND_HALF_UP", 1), helper=True),
+        intro_msg_fact=f"{mod}: round amounts to {where}\n\nFinance requires rounding {how}.",
+        intro_msg_plain=f"{mod}: round amounts",
         refactor_msg=f"{mod}: add rounded_product helper",
         base_files={
             f"{pkg}/__init__.py": f'"""{s.project}: {s.noun}s and amounts."""\n',
@@ -215,39 +290,25 @@ def test_hidden_product():
         hidden_tests={"tests/test_hidden_rounding.py": hidden},
         fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
         distractors=distractors,
+        statement=(
+            f"{s.area[0].upper()}{s.area[1:]} report amounts rounded up: {amount} comes out above {expected}, "
+            f"and totals no longer reconcile. See tests/test_repro_rounding.py. Please fix the {s.package} code."
+        ),
+        fact=f"Amounts round {how}, to {where}.",
+        fact_tokens=tokens(rule),
+        conventional_guess="ROUND_HALF_UP to the cent (the common commercial rounding)",
+        tags=("money", "rounding-policy", "shared-fact"),
+        project=s.project,
     )
-    return story, s
 
 
-class RoundingPolicy:
-    """Generator of the rounding-policy family."""
-
-    family = FAMILY
-    bottleneck = "knowledge-missing"
-    variants = (0, 1, 2)
-    description = "the house rounding mode for amounts, shared by three codebases (ties and near-ties decide)"
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        story, s = build_story(variant)
-        amount, expected = s.nontie
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"{s.area[0].upper()}{s.area[1:]} report amounts rounded up: {amount} comes out above {expected}, "
-                f"and totals no longer reconcile. See tests/test_repro_rounding.py. Please fix the {s.package} code."
-            ),
-            fact="Amounts round half-down to the cent: ties go toward the smaller amount.",
-            fact_tokens=TOKENS,
-            conventional_guess="ROUND_HALF_UP (the common commercial rounding)",
-            tags=("money", "rounding-policy", "shared-fact"),
-            description=self.description,
-        )
-
-
-GENERATOR = RoundingPolicy()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="knowledge-missing",
+    description=("the house rounding mode and increment for amounts, shared by three codebases (ties and "
+                 "near-ties decide)"),
+    variants=(0, 1, 2),
+    draw=fact_of,
+    tell=tell,
+    space=SPACE,
+)

@@ -4,16 +4,19 @@ Two-part fact: the tax rate (one decimal, never .0/.5, never a real well-known r
 step the taxable base is rounded down to before the rate applies (whole currency units or
 tenths). HEAD taxes the exact base at a far too high rate; the repro only bounds the tax on a
 round base, which a round conventional rate also satisfies. Hidden tests pin the rate on that
-round base and the base rule on a base with a fraction.
+round base and the base rule on a fixed sweep of bases with fractions (the same whatever the fact).
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, assemble
+from sdebench.generation.facts import accepted, draw_integer, space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -44,15 +47,31 @@ SHAPES = {
 }
 
 
+STEPS = ("1", "0.1")  # the base rounded down to whole units or tenths
+
+
+def drawable(tenths: int) -> bool:
+    """Whether the draw may return a rate of `tenths` tenths of a percent."""
+    return bool(tenths % 5) and tenths not in AVOID_RATES
+
+
 def fact_of(variant: int) -> tuple[Decimal, str]:
     """The rate as a fraction (e.g. 0.073) and the base step ('1' or '0.1')."""
-    rng = random.Random(f"{FAMILY}-rate-{variant}")
-    while True:
-        tenths = rng.randint(61, 99)
-        if tenths % 5 and tenths not in AVOID_RATES:
-            break
+    tenths = draw_integer(f"{FAMILY}-rate-{variant}", 61, 99, drawable)
     flip = random.Random(f"{FAMILY}-step").random() < 0.5
-    return Decimal(tenths) / 1000, ("1", "0.1")[(variant % 2) ^ flip]
+    return Decimal(tenths) / 1000, STEPS[(variant % 2) ^ flip]
+
+
+def rate(tenths: int) -> Decimal:
+    """A rate of `tenths` tenths of a percent, as the draw spells it."""
+    return Decimal(tenths) / 1000
+
+
+# Rule 7: the well-known and round rates on the exact base first; then every drawable pair; then every
+# rate of 0.1..9.9 % (the repro rules out 10 % and more) with the exact base or either step.
+SPACE = space([(rate(t), None) for t in (80, *AVOID_RATES, 50, 25)],
+              [(rate(t), step) for t in accepted(61, 99, drawable) for step in STEPS],
+              [(rate(t), step) for t, step in itertools.product(range(1, 100), (None, *STEPS))])
 
 
 def tax(base: Decimal, rate: Decimal, step: str | None) -> Decimal:
@@ -62,16 +81,10 @@ def tax(base: Decimal, rate: Decimal, step: str | None) -> Decimal:
     return (base * rate).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-def fraction_case(variant: int, rate: Decimal, step: str) -> tuple[Decimal, Decimal]:
-    """(goods, extra) whose base has a fraction that the base rule changes the tax for."""
-    rng = random.Random(f"{FAMILY}-case-{variant}")
-    while True:
-        goods = Decimal(rng.randint(5_000, 40_000)) / 100
-        extra = Decimal(rng.randint(100, 2_000)) / 100
-        base = goods + extra
-        truth = tax(base, rate, step)
-        if truth != tax(base, rate, None) and truth != tax(base, Decimal(CONV_RATE), None):
-            return goods, extra
+def sweep_cases(variant: int, count: int = 12) -> list[tuple[Decimal, Decimal]]:
+    """(goods, extra) pairs with fractional bases the hidden tests tax: drawn per variant, never from the fact."""
+    rng = random.Random(f"{FAMILY}-sweep-{variant}")
+    return [(Decimal(rng.randint(5_000, 40_000)) / 100, Decimal(rng.randint(100, 2_000)) / 100) for _ in range(count)]
 
 
 def rule_module(s: Shape, rate: str, step: str | None, helper: bool) -> str:
@@ -148,12 +161,14 @@ def money(amount) -> str:
 '''
 
 
-def tokens(rate: Decimal, step: str, unit: str) -> tuple[str, ...]:
+def tokens(rate: Decimal, step: str | None, unit: str) -> tuple[str, ...]:
     """Every spelling that would reveal the rate or the base rule."""
     pct = f"{rate * 100:.1f}"
     rate_t = (pct, pct.replace(".", ","), f"{rate * 100:.2f}", f"{rate:.3f}", f"{rate:.4f}")
     rule = ("rounded down", "round down", "rounds down", "round_floor", "round_down", "floor", "truncated",
             "truncate", "base_step")
+    if step is None:
+        return rate_t
     if step == "1":
         rule += (f"whole {unit}", f"whole {unit}s", "whole units", "whole currency")
     else:
@@ -161,14 +176,19 @@ def tokens(rate: Decimal, step: str, unit: str) -> tuple[str, ...]:
     return rate_t + rule
 
 
-def build_story(variant: int):
-    """The story of one variant, with its shape and fact."""
+def step_words(step: str | None, unit: str) -> str:
+    """What the base is rounded down to."""
+    return {"1": f"whole {unit}s", "0.1": f"tenths of a {unit}", None: "nothing (the exact base)"}[step]
+
+
+def tell(variant: int, fact: tuple[Decimal, str | None]) -> Story:
+    """The story of one variant whose (rate, base step) is `fact`."""
     s = SHAPES[variant]
-    rate, step = fact_of(variant)
-    goods, extra = fraction_case(variant, rate, step)
+    rate, step = fact
+    cases = sweep_cases(variant)
     pkg, cls, thing = s.package, s.thing.capitalize(), s.thing
     pct = f"{rate * 100:.1f}%"
-    step_words = f"whole {s.unit}s" if step == "1" else f"tenths of a {s.unit}"
+    words = step_words(step, s.unit)
     base_tests = f'''from decimal import Decimal
 
 import pytest
@@ -211,7 +231,9 @@ def test_total_due_is_not_overcharged():
     assert total_due({thing}) < Decimal("110.00")
 '''
     at_round = tax(Decimal("100.00"), rate, step)
-    at_frac = tax(goods + extra, rate, step)
+    pairs = [(str(g), str(e)) for g, e in cases]
+    at_frac = [tax(g + e, rate, step) for g, e in cases]
+    due = [g + e + t for (g, e), t in zip(cases, at_frac, strict=True)]
     hidden = f'''from decimal import Decimal
 
 from {pkg}.model import {cls}
@@ -230,19 +252,19 @@ def test_hidden_published_rate():
 
 
 def test_hidden_base_rule():
-    assert {s.func}(_make("{goods}", "{extra}")) == Decimal("{at_frac}")
+    assert [{s.func}(_make(goods, extra)) for goods, extra in {pairs!r}] == [{", ".join(f'Decimal("{t}")' for t in at_frac)}]
 
 
 def test_hidden_total_due():
-    assert total_due(_make("{goods}", "{extra}")) == Decimal("{goods + extra}") + Decimal("{at_frac}")
+    assert [total_due(_make(goods, extra)) for goods, extra in {pairs!r}] == [{", ".join(f'Decimal("{t}")' for t in due)}]
 '''
     fact_k = (CONVENTIONS, f"- Tax: the rate is {pct}. It applies to the taxable base ({s.base_desc}) after the "
-              f"base is rounded down to {step_words}; the tax itself then rounds half-up to the cent.")
+              f"base is rounded down to {words}; the tax itself then rounds half-up to the cent.")
     fact_f = (PREFERENCES, f"- (review of #301, tax advisor) Our rate is {pct}, not a round number, and the "
-              f"taxable base is rounded down to {step_words} before the rate is applied (not the tax).")
+              f"taxable base is rounded down to {words} before the rate is applied (not the tax).")
     fact_x = (PAST_FIXES, f"## Credit notes disagreed with the tax return\nSymptom: credit notes reversed a "
               f"different tax than the return showed. Fix: credit_notes.py now rounds the base down to "
-              f"{step_words} first and then applies {pct}, exactly as {thing}s do.")
+              f"{words} first and then applies {pct}, exactly as {thing}s do.")
     distractors = [
         (f"{ADR_DIR}/0003-tax-rate.md", f"# ADR-0003: Tax rate\n\nStatus: Superseded\n\nTax was {Decimal(CONV_RATE) * 100:.0f}% of "
          "the exact base, rounded half-up to the cent. Superseded when the rate changed; kept for old invoices."),
@@ -255,7 +277,8 @@ def test_hidden_total_due():
         (PAST_FIXES, "## Tax line missing on zero-rated exports\nSymptom: export invoices had no tax line. Fix: "
          "always render the line, with a zero amount."),
     ]
-    story = Story(
+    article = "an" if s.thing[0] in "aeiou" else "a"
+    return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
         v1_correct=rule_module(s, str(rate), step, helper=False),
@@ -264,7 +287,7 @@ def test_hidden_total_due():
         oracle=rule_module(s, str(rate), step, helper=True),
         conventional=rule_module(s, CONV_RATE, None, helper=True),
         intro_msg_fact=f"{s.module}: compute tax on {thing}s\n\nThe rate is {pct}; the taxable base is rounded "
-        f"down to {step_words} before the rate applies, as the tax office requires.",
+        f"down to {words} before the rate applies, as the tax office requires.",
         intro_msg_plain=f"{s.module}: compute tax on {thing}s",
         refactor_msg=f"{s.module}: add total_due; simplify the base computation",
         base_files={
@@ -278,42 +301,26 @@ def test_hidden_total_due():
         fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
         distractors=distractors,
         filler=[Commit("display: format amounts for receipts", {f"{pkg}/display.py": display_module(s)})],
+        statement=(
+            f"The tax on our {s.thing}s is wrong: {article} {s.thing} worth 100.00 shows 19.00 of tax, and our tax "
+            f"advisor says the amounts on several recent {s.thing}s do not match what we declare. "
+            f"tests/test_repro_tax.py has a reproduction."
+        ),
+        fact=f"Tax is {rate * 100:.1f}% of the taxable base, the base first rounded down to {words}.",
+        fact_tokens=tokens(rate, step, s.unit),
+        conventional_guess=f"TAX_RATE = {CONV_RATE} on the exact base",
+        tags=("money", "tax", "multi-part-rule"),
+        project=s.project,
     )
-    return story, s, rate, step
 
 
-class TaxBase:
-    """Generator of the taxbase family."""
-
-    family = FAMILY
-    bottleneck = "knowledge-missing"
-    variants = (0, 1)
-    description = ("an unusual tax rate and the step the taxable base is rounded down to before the rate "
-                   "applies (two-part rule)")
-
-    def build(self, variant: int, source: str):
-        """Build one variant with the fact in `source`."""
-        story, s, rate, step = build_story(variant)
-        step_words = f"whole {s.unit}s" if step == "1" else f"tenths of a {s.unit}"
-        article = "an" if s.thing[0] in "aeiou" else "a"
-        return assemble(
-            story,
-            family=FAMILY,
-            variant=variant,
-            source=source,
-            bottleneck=self.bottleneck,
-            project=s.project,
-            statement=(
-                f"The tax on our {s.thing}s is wrong: {article} {s.thing} worth 100.00 shows 19.00 of tax, and our tax "
-                f"advisor says the amounts on several recent {s.thing}s do not match what we declare. "
-                f"tests/test_repro_tax.py has a reproduction."
-            ),
-            fact=f"Tax is {rate * 100:.1f}% of the taxable base, the base first rounded down to {step_words}.",
-            fact_tokens=tokens(rate, step, s.unit),
-            conventional_guess=f"TAX_RATE = {CONV_RATE} on the exact base",
-            tags=("money", "tax", "multi-part-rule"),
-            description=self.description,
-        )
-
-
-GENERATOR = TaxBase()
+GENERATOR = Family(
+    family=FAMILY,
+    bottleneck="knowledge-missing",
+    description=("an unusual tax rate and the step the taxable base is rounded down to before the rate "
+                 "applies (two-part rule)"),
+    variants=(0, 1),
+    draw=fact_of,
+    tell=tell,
+    space=SPACE,
+)

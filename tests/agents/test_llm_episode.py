@@ -154,7 +154,7 @@ def test_a_fix_that_resolves_at_once(task, server, tmp_path, key):
     assert rec.cached_tokens == 1024 * len(fix) + 2048
     hand = cost(1500, 60) + len(fix) * cost(2400, 120, 1024) + cost(2600, 15, 2048)
     assert rec.cost_usd == pytest.approx(hand, rel=1e-12)
-    assert "ROUND_HALF_DOWN" in rec.final_diff
+    assert "ROUND_DOWN" in rec.final_diff and 'Decimal("0.25")' in rec.final_diff  # the task's fact
     calls = [e for e in events if e["kind"] == "model_call"]
     assert len(calls) == n and sum(e["cost_usd"] for e in calls) == pytest.approx(hand, rel=1e-12)
     # the tool list the model saw is the real toolbox's, and the statement reached it

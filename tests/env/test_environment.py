@@ -61,7 +61,7 @@ def test_oracle_diff_solves_with_the_full_shaped_reward(env, store):
     assert obs.info["newly_passing"] == 5 and obs.info["regressions"] == 0
     assert obs.reward == pytest.approx((0.3 + 0.4 - 0.1 + 0.3 + 0.6) / 1.6)
     assert obs.reward_breakdown["terminal_bonus"] == 0.3
-    assert "ROUND_HALF_DOWN" in obs.current_code["invoicer/money.py"]
+    assert "ROUND_DOWN" in obs.current_code["invoicer/money.py"]  # the task's fact
     with pytest.raises(EpisodeDone):
         env.step({"diff": store.get(OURS).oracle_patch})
     assert env.state()["done"] and env.state()["rewards"] == [obs.reward]

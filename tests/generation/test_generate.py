@@ -16,7 +16,7 @@ MUTATIONS = {
         1,
         """
 files = dict(commits[0].files)
-files["docs/CONVENTIONS.md"] += "- Money rounds half-down.\\n"
+files["docs/CONVENTIONS.md"] += "- Money rounds toward zero.\\n"
 commits[0] = Commit(commits[0].message, files)
 spec = dataclasses.replace(spec, commits=tuple(commits))
 """,
@@ -28,7 +28,7 @@ spec = dataclasses.replace(spec, commits=tuple(commits))
         """
 path = "tests/test_hidden_rounding.py"
 table = spec.hidden_tests[path] + (
-    "\\n\\nCASES = [('10.005', '10.00'), ('10.015', '10.01')]\\n\\n\\n"
+    "\\n\\nCASES = [('10.005', '10.00'), ('10.30', '10.25')]\\n\\n\\n"
     "def test_hidden_table():\\n"
     "    for amount, expected in CASES:\\n"
     "        assert quantize_amount(Decimal(amount)) == Decimal(expected)\\n")
@@ -42,7 +42,7 @@ spec = dataclasses.replace(spec, hidden_tests={path: table},
         5,
         """
 path = "tests/test_hidden_rounding.py"
-spec = dataclasses.replace(spec, hidden_tests={path: spec.hidden_tests[path] + "\\n# rounds half-down\\nMODE = 'ROUND_HALF_DOWN'\\n"})
+spec = dataclasses.replace(spec, hidden_tests={path: spec.hidden_tests[path] + "\\n# rounds toward zero\\nMODE = 'ROUND_DOWN'\\n"})
 """,
     ),
     # a guessable fact: the conventional fix is the oracle fix

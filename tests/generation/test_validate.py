@@ -33,7 +33,7 @@ def test_clean_spec_passes_static_checks():
 def test_history_outside_h_is_a_leak():
     spec = billing_spec("K")
     commits = list(spec.commits)
-    commits[1] = Commit("money: round half-down now", commits[1].files)
+    commits[1] = Commit("money: round toward zero now", commits[1].files)
     bad = validate.check_placement(dataclasses.replace(spec, commits=tuple(commits)))
     assert [v.rule for v in bad] == [1]
     assert "found in H" in str(bad[0])
@@ -41,7 +41,7 @@ def test_history_outside_h_is_a_leak():
 
 def test_statement_must_not_state_the_fact():
     spec = billing_spec("none")
-    bad = validate.check_placement(dataclasses.replace(spec, statement=spec.statement + " Use half-down."))
+    bad = validate.check_placement(dataclasses.replace(spec, statement=spec.statement + " Round toward zero."))
     assert any("statement" in str(v) for v in bad)
 
 

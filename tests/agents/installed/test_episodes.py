@@ -20,12 +20,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.agents]
 
 TASK = "billing-rounding-v0-K"
 SED_WRONG = "sed -i 's/ROUND_CEILING/ROUND_HALF_UP/g' invoicer/money.py"
-SED_RIGHT = "sed -i 's/ROUND_HALF_UP/ROUND_HALF_DOWN/g' invoicer/money.py"
+# The task's fact: amounts round toward zero (ROUND_DOWN) to a multiple of 0.25.
+SED_RIGHT = "sed -i 's/ROUND_HALF_UP/ROUND_DOWN/g; s/\"0.01\"/\"0.25\"/' invoicer/money.py"
 PATCH_RIGHT = (
     "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: invoicer/money.py\n@@\n"
-    "-from decimal import ROUND_HALF_UP, Decimal\n+from decimal import ROUND_HALF_DOWN, Decimal\n@@\n"
-    "-    return to_decimal(amount).quantize(QUANTUM, rounding=ROUND_HALF_UP)\n"
-    "+    return to_decimal(amount).quantize(QUANTUM, rounding=ROUND_HALF_DOWN)\n*** End Patch\nEOF"
+    "-from decimal import ROUND_HALF_UP, Decimal\n+from decimal import ROUND_DOWN, Decimal\n@@\n"
+    "-INCREMENT = Decimal(\"0.01\")\n+INCREMENT = Decimal(\"0.25\")\n@@\n"
+    "-    return (to_decimal(amount) / INCREMENT).quantize(Decimal(\"1\"), rounding=ROUND_HALF_UP) * INCREMENT\n"
+    "+    return (to_decimal(amount) / INCREMENT).quantize(Decimal(\"1\"), rounding=ROUND_DOWN) * INCREMENT\n"
+    "*** End Patch\nEOF"
 )
 MEMORY_QUERY = {"query": "rounding policy invoices"}
 
@@ -38,8 +41,10 @@ def claude_steps(memtool: bool) -> list[dict]:
         usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
         usage({"tool": "Read", "arguments": {"file_path": "invoicer/money.py"}}, 4000, 20, 3000),
         usage({"tool": "Edit", "arguments": {"file_path": "invoicer/money.py", "old_string": "ROUND_HALF_UP",
-                                             "new_string": "ROUND_HALF_DOWN", "replace_all": True}}, 4200, 60, 3000),
-        usage({"text": "Fixed again: half down."}, 4300, 5, 3000),
+                                             "new_string": "ROUND_DOWN", "replace_all": True}}, 4200, 60, 3000),
+        usage({"tool": "Edit", "arguments": {"file_path": "invoicer/money.py", "old_string": 'Decimal("0.01")',
+                                             "new_string": 'Decimal("0.25")'}}, 4250, 30, 3000),
+        usage({"text": "Fixed again: toward zero, to quarters."}, 4300, 5, 3000),
     ]
 
 
@@ -50,7 +55,7 @@ def codex_steps(memtool: bool) -> list[dict]:
         usage({"tool": "exec_command", "arguments": {"cmd": SED_WRONG}}, 3200, 50, 2000),
         usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
         usage({"tool": "exec_command", "arguments": {"cmd": PATCH_RIGHT}}, 4200, 60, 3000),
-        usage({"text": "Fixed again: half down."}, 4300, 5, 3000),
+        usage({"text": "Fixed again: toward zero, to quarters."}, 4300, 5, 3000),
     ]
 
 
@@ -107,7 +112,7 @@ def _check(steps, rec, events, server, memtool: bool):
     assert rec["error"] is None, rec["error"]
     assert rec["resolved"] is True and rec["stop_reason"] == "resolved", rec
     assert rec["interventions"] == 1 and [a["resolved"] for a in rec["attempts"]] == [False, True]
-    assert "ROUND_HALF_DOWN" in rec["final_diff"]
+    assert "ROUND_DOWN" in rec["final_diff"] and 'Decimal("0.25")' in rec["final_diff"]
     # every scripted step was served, and the record's usage is exactly the scripted usage
     assert len(requests(testmodel.base_url(server))) == len(steps)
     p, c, k, usd = totals(steps)

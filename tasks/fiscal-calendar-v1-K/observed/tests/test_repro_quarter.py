@@ -1,5 +1,5 @@
 from datetime import date
 from grantdesk.periods import fiscal_quarter
 
-def test_early_january_is_not_first_quarter(observe):
+def test_mid_january_is_not_first_quarter(observe):
     observe.compare(fiscal_quarter(date(2025, 1, 15)), '!=', 1)

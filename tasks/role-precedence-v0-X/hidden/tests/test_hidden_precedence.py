@@ -1,7 +1,7 @@
 import pytest
 from gatekeep.policy import POLICIES, can
 from gatekeep.access.precedence import effective_role
-PAIRS = [('auditor', 'contributor'), ('auditor', 'guest'), ('auditor', 'maintainer'), ('auditor', 'owner'), ('contributor', 'guest'), ('contributor', 'maintainer'), ('contributor', 'owner'), ('guest', 'maintainer'), ('guest', 'owner'), ('maintainer', 'owner')]
+PAIRS = [('auditor', 'contributor'), ('auditor', 'guest'), ('auditor', 'maintainer'), ('auditor', 'owner'), ('auditor', 'reporter'), ('contributor', 'guest'), ('contributor', 'maintainer'), ('contributor', 'owner'), ('contributor', 'reporter'), ('guest', 'maintainer'), ('guest', 'owner'), ('guest', 'reporter'), ('maintainer', 'owner'), ('maintainer', 'reporter'), ('owner', 'reporter')]
 ACTIONS = sorted({action for rules in POLICIES.values() for action in rules})
 
 @pytest.mark.parametrize('a,b', PAIRS)

@@ -1,7 +1,7 @@
 import pytest
 from aclhub.policy import POLICIES, can
 from aclhub.permissions.role_order import effective_role
-PAIRS = [('admin', 'author'), ('admin', 'editor'), ('admin', 'moderator'), ('admin', 'viewer'), ('author', 'editor'), ('author', 'moderator'), ('author', 'viewer'), ('editor', 'moderator'), ('editor', 'viewer'), ('moderator', 'viewer')]
+PAIRS = [('approver', 'author'), ('approver', 'commenter'), ('approver', 'editor'), ('approver', 'owner'), ('approver', 'reviewer'), ('author', 'commenter'), ('author', 'editor'), ('author', 'owner'), ('author', 'reviewer'), ('commenter', 'editor'), ('commenter', 'owner'), ('commenter', 'reviewer'), ('editor', 'owner'), ('editor', 'reviewer'), ('owner', 'reviewer')]
 ACTIONS = sorted({action for rules in POLICIES.values() for action in rules})
 
 @pytest.mark.parametrize('a,b', PAIRS)

@@ -1,19 +1,17 @@
 from decimal import Decimal
 from payslip.slip import Payslip
 from payslip.cents import round_pay, rounded_product
-AMOUNTS = ['1830.115', '1830.125', '1830.116', '-12.335']
+THOUSANDTHS = [1830005, 1830004, 1830006, -5, -6, 1830015, 1830014, 1830016, -15, -16, 1830010, 1830009, 1830011, -10, -11, 1830030, 1830029, 1830031, -30, -31, 1830025, 1830024, 1830026, -25, -26, 1830075, 1830074, 1830076, -75, -76, 1830050, 1830049, 1830051, -50, -51, 1830150, 1830149, 1830151, -150, -151, 1830100, 1830099, 1830101, -100, -101, 1830300, 1830299, 1830301, -300, -301, 1830125, 1830124, 1830126, -125, -126, 1830375, 1830374, 1830376, -375, -376, 1830250, 1830249, 1830251, -250, -251, 1830750, 1830749, 1830751, -750, -751, 1830500, 1830499, 1830501, -500, -501, 1831500, 1831499, 1831501, -1500, -1501, 1831000, 1830999, 1831001, -1000, -1001, 1833000, 1832999, 1833001, -3000, -3001, 1831250, 1831249, 1831251, -1250, -1251, 1833750, 1833749, 1833751, -3750, -3751, 1832500, 1832499, 1832501, -2500, -2501, 1837500, 1837499, 1837501, -7500, -7501, 1835000, 1834999, 1835001, -5000, -5001, 1845000, 1844999, 1845001, -15000, -15001]
+AMOUNTS = [Decimal(n).scaleb(-3) for n in THOUSANDTHS]
 
 def test_hidden_policy_rounding(observe):
-    observe(round_pay(Decimal('1830.115')))
-    observe(round_pay(Decimal('1830.125')))
-    observe(round_pay(Decimal('1830.116')))
-    observe(round_pay(Decimal('-12.335')))
+    observe([round_pay(amount) for amount in AMOUNTS])
 
 def test_hidden_total_of_ties(observe):
     doc = Payslip()
     for amount in AMOUNTS:
-        doc.add('x', Decimal(amount))
+        doc.add('x', amount)
     observe(doc.total())
 
 def test_hidden_product(observe):
-    observe(rounded_product(Decimal('1830.115'), 1))
+    observe([rounded_product(amount, 3) for amount in AMOUNTS[:12]])
