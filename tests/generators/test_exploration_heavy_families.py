@@ -59,12 +59,6 @@ def test_default_size_is_large_and_the_rule_hides_among_filler(name):
     assert rule.rsplit("/", 1)[-1].removesuffix(".py") not in spec.statement
 
 
-def build_sized(name):
-    """The family's size knob: its generator's method, or its module's function (declarative families)."""
-    g = gen(name)
-    return getattr(g, "build_sized", None) or sys.modules[f"sdebench_family_{name}"].build_sized
-
-
 @pytest.mark.parametrize("name", FAMILIES)
 def test_size_knob_scales_the_repo(name):
     sized = build_sized(name)
