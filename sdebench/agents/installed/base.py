@@ -26,7 +26,7 @@ import string
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +123,7 @@ class InstalledAgent:
         self.model = model
         self.pricing = pricing
         self.name = settings.name
-        self.spec = InstallSpec(self.spec.kind, self.spec.package, settings.version, self.spec.bin)
+        self.spec = replace(self.spec, version=settings.version)
         self.ctx: AgentContext | None = None
         self.gateway: Any = None
         self.host_dir: Path | None = None

@@ -1,5 +1,5 @@
-"""Whole episodes of the real agent CLIs (Claude Code, Codex CLI, mini-swe-agent), installed at their
-pinned versions, in the real sandbox, behind the real gateway, driven by the scripted test model
+"""Whole episodes of the real agent CLIs (Claude Code, Codex CLI, mini-swe-agent, and the presets
+Qwen Code, OpenCode and aider), installed at their pinned versions, in the real sandbox, behind the real gateway, driven by the scripted test model
 through their own edit and shell tools: a wrong fix, one intervention, then the right one.
 
 The record's tokens and cost must equal the scripted usage exactly; under memtool the agent's MCP
@@ -65,11 +65,32 @@ def mini_steps(memtool: bool) -> list[dict]:
     ]
 
 
+def qwen_steps(memtool: bool) -> list[dict]:
+    """Qwen Code's own tools: the MCP memory tool, read_file + run_shell_command for the wrong fix (it refuses
+    to let a shell command edit a file the session has not read), read_file + edit for the right one."""
+    money = "/repo/invoicer/money.py"
+    read = {"tool": "read_file", "arguments": {"file_path": money}}
+    steps = [usage({"tool": "mcp__memory__memory_search", "arguments": MEMORY_QUERY}, 3000, 40, 1000)] if memtool else []
+    return steps + [
+        usage(read, 3100, 20, 1000),
+        usage({"tool": "run_shell_command", "arguments": {"command": SED_WRONG}}, 3200, 50, 2000),
+        usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
+        usage(read, 4000, 20, 3000),
+        usage({"tool": "edit", "arguments": {"file_path": money, "old_string": "ROUND_HALF_UP",
+                                             "new_string": "ROUND_HALF_DOWN", "replace_all": True}}, 4200, 60, 3000),
+        usage({"text": "Fixed again: half down."}, 4300, 5, 3000),
+    ]
+
+
 # agent -> (model entry the gateway forwards to, scripted steps, whether it has an MCP client)
 AGENTS = {
     "claude-code": ("testmodel-anthropic", claude_steps, True),
     "codex": ("testmodel", codex_steps, True),
     "mini-swe-agent": ("testmodel", mini_steps, False),
+}
+# the presets: one episode each (local sandbox), to keep CI short
+PRESETS = {
+    "qwen-code": ("testmodel", qwen_steps, True),
 }
 
 
@@ -90,7 +111,7 @@ def key(monkeypatch):
 
 
 def _run(agent: str, task, server, tmp_path, delivery: str, sandbox: str, *overrides: str):
-    model, make_steps, mcp = AGENTS[agent]
+    model, make_steps, mcp = {**AGENTS, **PRESETS}[agent]
     steps = make_steps(delivery == "memtool" and mcp)
     server.model.reset(testmodel.parse_script(steps))
     base = testmodel.base_url(server)
@@ -129,10 +150,10 @@ def _check(steps, rec, events, server, memtool: bool):
 
 
 @pytest.mark.bwrap
-@pytest.mark.parametrize("agent", list(AGENTS))
+@pytest.mark.parametrize("agent", [*AGENTS, *PRESETS])
 def test_an_installed_agent_fixes_after_one_intervention_under_memtool(agent, task, server, tmp_path, key):
     steps, rec, events = _run(agent, task, server, tmp_path, "memtool", "local")
-    _check(steps, rec, events, server, memtool=AGENTS[agent][2])
+    _check(steps, rec, events, server, memtool={**AGENTS, **PRESETS}[agent][2])
     reqs = requests(testmodel.base_url(server))
     # the statement reached the model, the resume kept the history and added the grader's output
     first = str(reqs[0]["body"])
