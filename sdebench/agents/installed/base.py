@@ -117,6 +117,7 @@ class InstalledAgent:
     runs_in_sandbox = True  # the episode hands it the sandbox: its CLI runs there
     needs_answer_key = False  # a real agent never sees the answer key
     uses_model = True  # pre-flight refuses it with model=none (sdebench.runs.preflight)
+    address_space_mb: int | None = None  # RLIMIT_AS its runtime needs in the local sandbox, if above the default
 
     def __init__(self, settings: InstalledSettings, model: ModelSettings, pricing: Pricing):
         self.settings = settings

@@ -82,6 +82,20 @@ def qwen_steps(memtool: bool) -> list[dict]:
     ]
 
 
+def opencode_steps(memtool: bool) -> list[dict]:
+    """OpenCode's own tools: the MCP memory tool, bash for the wrong fix, read + edit for the right one."""
+    money = "/repo/invoicer/money.py"
+    steps = [usage({"tool": "memory_memory_search", "arguments": MEMORY_QUERY}, 3000, 40, 1000)] if memtool else []
+    return steps + [
+        usage({"tool": "bash", "arguments": {"command": SED_WRONG, "description": "round half up"}}, 3200, 50, 2000),
+        usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
+        usage({"tool": "read", "arguments": {"filePath": money}}, 4000, 20, 3000),
+        usage({"tool": "edit", "arguments": {"filePath": money, "oldString": "ROUND_HALF_UP",
+                                             "newString": "ROUND_HALF_DOWN", "replaceAll": True}}, 4200, 60, 3000),
+        usage({"text": "Fixed again: half down."}, 4300, 5, 3000),
+    ]
+
+
 # agent -> (model entry the gateway forwards to, scripted steps, whether it has an MCP client)
 AGENTS = {
     "claude-code": ("testmodel-anthropic", claude_steps, True),
@@ -91,6 +105,7 @@ AGENTS = {
 # the presets: one episode each (local sandbox), to keep CI short
 PRESETS = {
     "qwen-code": ("testmodel", qwen_steps, True),
+    "opencode": ("testmodel", opencode_steps, True),
 }
 
 
