@@ -96,6 +96,25 @@ def opencode_steps(memtool: bool) -> list[dict]:
     ]
 
 
+def _search_replace(old: str, new: str) -> str:
+    return (f"invoicer/money.py\n```python\n<<<<<<< SEARCH\nfrom decimal import {old}, Decimal\n=======\n"
+            f"from decimal import {new}, Decimal\n>>>>>>> REPLACE\n```\n\ninvoicer/money.py\n```python\n<<<<<<< SEARCH\n"
+            f"    return to_decimal(amount).quantize(QUANTUM, rounding={old})\n=======\n"
+            f"    return to_decimal(amount).quantize(QUANTUM, rounding={new})\n>>>>>>> REPLACE\n```\n")
+
+
+def aider_steps(memtool: bool) -> list[dict]:
+    """aider's own flow and edit format (`--edit-format diff`): the model names the file it needs, aider
+    adds it to the chat and asks again, the model answers with SEARCH/REPLACE blocks; once per attempt."""
+    ask = {"text": "The rounding lives in invoicer/money.py; please add it to the chat."}
+    return [
+        usage(ask, 3000, 20, 1000),
+        usage({"text": "Round half up.\n\n" + _search_replace("ROUND_CEILING", "ROUND_HALF_UP")}, 3200, 150, 2000),
+        usage(ask, 4000, 20, 3000),
+        usage({"text": "Round half down.\n\n" + _search_replace("ROUND_HALF_UP", "ROUND_HALF_DOWN")}, 4200, 160, 3000),
+    ]
+
+
 # agent -> (model entry the gateway forwards to, scripted steps, whether it has an MCP client)
 AGENTS = {
     "claude-code": ("testmodel-anthropic", claude_steps, True),
@@ -106,7 +125,11 @@ AGENTS = {
 PRESETS = {
     "qwen-code": ("testmodel", qwen_steps, True),
     "opencode": ("testmodel", opencode_steps, True),
+    "aider": ("testmodel", aider_steps, False),
 }
+PRESET_OVERRIDES = {"aider": ("agent.args=[--edit-format,diff]",)}
+# what the model saw of the first attempt when the feedback came (the history was kept)
+FIRST_ATTEMPT = {"aider": ">>>>>>> REPLACE"}
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +155,7 @@ def _run(agent: str, task, server, tmp_path, delivery: str, sandbox: str, *overr
     base = testmodel.base_url(server)
     api_base = base.removesuffix("/v1") if model == "testmodel-anthropic" else base
     cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", f"delivery={delivery}",
-                  f"sandbox={sandbox}", *overrides)
+                  f"sandbox={sandbox}", *PRESET_OVERRIDES.get(agent, ()), *overrides)
     if sandbox == "docker":
         cfg["sandbox"]["image"] = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
     rec, events = episode(task, cfg, tmp_path)
@@ -173,8 +196,8 @@ def test_an_installed_agent_fixes_after_one_intervention_under_memtool(agent, ta
     # the statement reached the model, the resume kept the history and added the grader's output
     first = str(reqs[0]["body"])
     assert task.statement.strip()[:40] in first
-    after_feedback = str(reqs[-2]["body"])
-    assert "Held-out tests fail" in after_feedback and SED_WRONG.split("'")[1] in after_feedback
+    after_feedback = next(str(r["body"]) for r in reqs if "Held-out tests fail" in str(r["body"]))
+    assert FIRST_ATTEMPT.get(agent, SED_WRONG.split("'")[1]) in after_feedback
 
 
 @pytest.mark.docker
