@@ -40,6 +40,9 @@ AGENTS: dict[str, str] = {
     "claude-code": "sdebench.agents.installed.claude_code:ClaudeCodeAgent",
     "codex": "sdebench.agents.installed.codex:CodexAgent",
     "mini-swe-agent": "sdebench.agents.installed.mini_swe_agent:MiniSweAgent",
+    "qwen-code": "sdebench.agents.installed.qwen_code:QwenCodeAgent",
+    "opencode": "sdebench.agents.installed.opencode:OpenCodeAgent",
+    "aider": "sdebench.agents.installed.aider:AiderAgent",
 }
 DELIVERIES: dict[str, str] = {
     "full": "sdebench.delivery.modes:Full",

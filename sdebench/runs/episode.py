@@ -203,7 +203,9 @@ def run_episode(
         tracker = _tracker(task, prepared, agent_obj, traj)
         # An agent that runs its own program in the sandbox (an installed CLI) names what to bind into it.
         mounts = tuple(agent_obj.sandbox_mounts(work)) if hasattr(agent_obj, "sandbox_mounts") else ()
-        sandbox = factory.open(prepared.workspace, mounts=mounts) if mounts else factory.open(prepared.workspace)
+        space = getattr(agent_obj, "address_space_mb", None)  # a runtime that reserves more than it uses (Bun)
+        opts = {**({"mounts": mounts} if mounts else {}), **({"address_space_mb": space} if space else {})}
+        sandbox = factory.open(prepared.workspace, **opts)
         tool_opts = dict(cfg.get("tools") or {})
         visible = (*task.tests.fail_to_pass, *task.tests.pass_to_pass)
         toolbox = Toolbox(

@@ -110,10 +110,13 @@ class SandboxFactory(Protocol):
 
     name: str
 
-    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = ()) -> Sandbox:
+    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = (),
+             address_space_mb: int | None = None) -> Sandbox:
         """Open a sandbox on the host dir `workspace`; with `read_only`, commands may write only
         below OUT_DIR of the workspace (the host side still writes anywhere in it); `mounts` are
-        bound into every command's view (backends without isolation see host paths anyway)."""
+        bound into every command's view (backends without isolation see host paths anyway);
+        `address_space_mb` raises (never lowers) a per-process address-space cap where the
+        backend has one (an agent runtime that reserves more virtual memory than it uses)."""
         ...
 
     def cleanup(self) -> None:

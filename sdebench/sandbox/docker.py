@@ -492,8 +492,10 @@ class DockerFactory:
             atexit.register(self._drain_pool)
             self._refill()
 
-    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = ()) -> DockerSandbox:
-        """A container holding a copy of `workspace` (writable only below OUT_DIR when `read_only`).
+    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = (),
+             address_space_mb: int | None = None) -> DockerSandbox:
+        """A container holding a copy of `workspace` (writable only below OUT_DIR when `read_only`);
+        containers have no per-process address-space cap, so `address_space_mb` changes nothing.
 
         A container started ahead of need is used when there is one; one with `mounts` (bound at
         creation) is always started afresh."""

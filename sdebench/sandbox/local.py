@@ -18,7 +18,7 @@ import shutil
 import site
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sdebench.sandbox import cgroup
@@ -255,9 +255,14 @@ class LocalFactory:
     def __post_init__(self) -> None:
         self.bwrap = bwrap_path()
 
-    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = ()) -> LocalSandbox:
-        """Open a sandbox on `workspace` (commands write only below OUT_DIR when `read_only`)."""
-        return LocalSandbox(workspace, self.options, self.bwrap, read_only, mounts)
+    def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = (),
+             address_space_mb: int | None = None) -> LocalSandbox:
+        """Open a sandbox on `workspace` (commands write only below OUT_DIR when `read_only`);
+        `address_space_mb` raises RLIMIT_AS for it (memory stays bounded by the cgroup)."""
+        opts = self.options
+        if address_space_mb and address_space_mb > opts.address_space_mb:
+            opts = replace(opts, address_space_mb=int(address_space_mb))
+        return LocalSandbox(workspace, opts, self.bwrap, read_only, mounts)
 
     def cleanup(self) -> None:
         """Remove cgroups left by sandboxes of processes that died without closing them."""

@@ -78,8 +78,9 @@ class UnsafeLocalFactory:
     output_cap: int = DEFAULT_OUTPUT_CAP
     name: str = "unsafe_local"
 
-    def open(self, workspace: Path, read_only: bool = False, mounts: tuple = ()) -> UnsafeLocalSandbox:
-        """Open on `workspace`; `read_only` and `mounts` mean nothing without a sandbox and are ignored."""
+    def open(self, workspace: Path, read_only: bool = False, mounts: tuple = (),
+             address_space_mb: int | None = None) -> UnsafeLocalSandbox:
+        """Open on `workspace`; `read_only`, `mounts` and limits mean nothing without a sandbox and are ignored."""
         return UnsafeLocalSandbox(workspace, self.output_cap)
 
     def cleanup(self) -> None:

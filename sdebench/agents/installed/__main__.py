@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 import yaml
 
 from sdebench.agents.installed.base import InstalledAgent
-from sdebench.agents.installed.install import InstallError, InstallSpec, cache_root, ensure_installed
+from sdebench.agents.installed.install import InstallError, cache_root, ensure_installed
 from sdebench.components import AGENTS, resolve
 from sdebench.runs.config import CONF_DIR
 
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         cls = resolve("agent", name)
         with open(f"{CONF_DIR}/agent/{name}.yaml") as f:
             conf = yaml.safe_load(f) or {}
-        spec = InstallSpec(cls.spec.kind, cls.spec.package, str(conf.get("version") or cls.spec.version), cls.spec.bin)
+        spec = replace(cls.spec, version=str(conf.get("version") or cls.spec.version))
         try:
             path = ensure_installed(spec, root)
         except InstallError as e:

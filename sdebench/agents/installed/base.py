@@ -26,7 +26,7 @@ import string
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -117,13 +117,14 @@ class InstalledAgent:
     runs_in_sandbox = True  # the episode hands it the sandbox: its CLI runs there
     needs_answer_key = False  # a real agent never sees the answer key
     uses_model = True  # pre-flight refuses it with model=none (sdebench.runs.preflight)
+    address_space_mb: int | None = None  # RLIMIT_AS its runtime needs in the local sandbox, if above the default
 
     def __init__(self, settings: InstalledSettings, model: ModelSettings, pricing: Pricing):
         self.settings = settings
         self.model = model
         self.pricing = pricing
         self.name = settings.name
-        self.spec = InstallSpec(self.spec.kind, self.spec.package, settings.version, self.spec.bin)
+        self.spec = replace(self.spec, version=settings.version)
         self.ctx: AgentContext | None = None
         self.gateway: Any = None
         self.host_dir: Path | None = None

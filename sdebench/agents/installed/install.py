@@ -36,11 +36,16 @@ class InstallSpec:
     package: str
     version: str
     bin: str  # executable relative to the install dir; may be a glob (platform dirs)
+    extra: tuple[str, ...] = ()  # more pinned packages installed alongside ("name@version"), e.g. a Node runtime
 
     @property
     def key(self) -> str:
-        """The install dir's name."""
-        return f"{self.package.strip('@').replace('/', '-')}-{self.version}"
+        """The install dir's name (the extras' pins included, so a changed pin is a new install)."""
+        return "+".join(_slug(p) for p in (f"{self.package}-{self.version}", *self.extra))
+
+
+def _slug(pin: str) -> str:
+    return pin.strip("@").replace("/", "-").replace("@", "-").replace("==", "-")
 
 
 def cache_root(configured: str | None = None) -> Path:
@@ -74,10 +79,10 @@ def _run(argv: list[str], cwd: Path | None = None) -> None:
 def _install_into(spec: InstallSpec, dest: Path) -> None:
     if spec.kind == "npm":
         _run(["npm", "install", "--prefix", str(dest), "--no-audit", "--no-fund", "--loglevel=error",
-              f"{spec.package}@{spec.version}"])
+              f"{spec.package}@{spec.version}", *spec.extra])
     elif spec.kind == "pip":
         _run([sys.executable, "-m", "pip", "install", "--quiet", "--no-warn-script-location", "--target",
-              str(dest / "site"), f"{spec.package}=={spec.version}"])
+              str(dest / "site"), f"{spec.package}=={spec.version}", *spec.extra])
     else:
         raise InstallError(f"unknown install kind {spec.kind!r} (npm or pip)")
 

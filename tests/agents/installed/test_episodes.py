@@ -1,5 +1,5 @@
-"""Whole episodes of the real agent CLIs (Claude Code, Codex CLI, mini-swe-agent), installed at their
-pinned versions, in the real sandbox, behind the real gateway, driven by the scripted test model
+"""Whole episodes of the real agent CLIs (Claude Code, Codex CLI, mini-swe-agent, and the presets
+Qwen Code, OpenCode and aider), installed at their pinned versions, in the real sandbox, behind the real gateway, driven by the scripted test model
 through their own edit and shell tools: a wrong fix, one intervention, then the right one.
 
 The record's tokens and cost must equal the scripted usage exactly; under memtool the agent's MCP
@@ -70,12 +70,71 @@ def mini_steps(memtool: bool) -> list[dict]:
     ]
 
 
+def qwen_steps(memtool: bool) -> list[dict]:
+    """Qwen Code's own tools: the MCP memory tool, read_file + run_shell_command for the wrong fix (it refuses
+    to let a shell command edit a file the session has not read), read_file + edit for the right one."""
+    money = "/repo/invoicer/money.py"
+    read = {"tool": "read_file", "arguments": {"file_path": money}}
+    steps = [usage({"tool": "mcp__memory__memory_search", "arguments": MEMORY_QUERY}, 3000, 40, 1000)] if memtool else []
+    return steps + [
+        usage(read, 3100, 20, 1000),
+        usage({"tool": "run_shell_command", "arguments": {"command": SED_WRONG}}, 3200, 50, 2000),
+        usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
+        usage(read, 4000, 20, 3000),
+        usage({"tool": "edit", "arguments": {"file_path": money, "old_string": "ROUND_HALF_UP",
+                                             "new_string": "ROUND_HALF_DOWN", "replace_all": True}}, 4200, 60, 3000),
+        usage({"text": "Fixed again: half down."}, 4300, 5, 3000),
+    ]
+
+
+def opencode_steps(memtool: bool) -> list[dict]:
+    """OpenCode's own tools: the MCP memory tool, bash for the wrong fix, read + edit for the right one."""
+    money = "/repo/invoicer/money.py"
+    steps = [usage({"tool": "memory_memory_search", "arguments": MEMORY_QUERY}, 3000, 40, 1000)] if memtool else []
+    return steps + [
+        usage({"tool": "bash", "arguments": {"command": SED_WRONG, "description": "round half up"}}, 3200, 50, 2000),
+        usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
+        usage({"tool": "read", "arguments": {"filePath": money}}, 4000, 20, 3000),
+        usage({"tool": "edit", "arguments": {"filePath": money, "oldString": "ROUND_HALF_UP",
+                                             "newString": "ROUND_HALF_DOWN", "replaceAll": True}}, 4200, 60, 3000),
+        usage({"text": "Fixed again: half down."}, 4300, 5, 3000),
+    ]
+
+
+def _search_replace(old: str, new: str) -> str:
+    return (f"invoicer/money.py\n```python\n<<<<<<< SEARCH\nfrom decimal import {old}, Decimal\n=======\n"
+            f"from decimal import {new}, Decimal\n>>>>>>> REPLACE\n```\n\ninvoicer/money.py\n```python\n<<<<<<< SEARCH\n"
+            f"    return to_decimal(amount).quantize(QUANTUM, rounding={old})\n=======\n"
+            f"    return to_decimal(amount).quantize(QUANTUM, rounding={new})\n>>>>>>> REPLACE\n```\n")
+
+
+def aider_steps(memtool: bool) -> list[dict]:
+    """aider's own flow and edit format (`--edit-format diff`): the model names the file it needs, aider
+    adds it to the chat and asks again, the model answers with SEARCH/REPLACE blocks; once per attempt."""
+    ask = {"text": "The rounding lives in invoicer/money.py; please add it to the chat."}
+    return [
+        usage(ask, 3000, 20, 1000),
+        usage({"text": "Round half up.\n\n" + _search_replace("ROUND_CEILING", "ROUND_HALF_UP")}, 3200, 150, 2000),
+        usage(ask, 4000, 20, 3000),
+        usage({"text": "Round half down.\n\n" + _search_replace("ROUND_HALF_UP", "ROUND_HALF_DOWN")}, 4200, 160, 3000),
+    ]
+
+
 # agent -> (model entry the gateway forwards to, scripted steps, whether it has an MCP client)
 AGENTS = {
     "claude-code": ("testmodel-anthropic", claude_steps, True),
     "codex": ("testmodel", codex_steps, True),
     "mini-swe-agent": ("testmodel", mini_steps, False),
 }
+# the presets: one episode each (local sandbox), to keep CI short
+PRESETS = {
+    "qwen-code": ("testmodel", qwen_steps, True),
+    "opencode": ("testmodel", opencode_steps, True),
+    "aider": ("testmodel", aider_steps, False),
+}
+PRESET_OVERRIDES = {"aider": ("agent.args=[--edit-format,diff]",)}
+# what the model saw of the first attempt when the feedback came (the history was kept)
+FIRST_ATTEMPT = {"aider": ">>>>>>> REPLACE"}
 
 
 @pytest.fixture(scope="module")
@@ -95,13 +154,13 @@ def key(monkeypatch):
 
 
 def _run(agent: str, task, server, tmp_path, delivery: str, sandbox: str, *overrides: str):
-    model, make_steps, mcp = AGENTS[agent]
+    model, make_steps, mcp = {**AGENTS, **PRESETS}[agent]
     steps = make_steps(delivery == "memtool" and mcp)
     server.model.reset(testmodel.parse_script(steps))
     base = testmodel.base_url(server)
     api_base = base.removesuffix("/v1") if model == "testmodel-anthropic" else base
     cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", f"delivery={delivery}",
-                  f"sandbox={sandbox}", *overrides)
+                  f"sandbox={sandbox}", *PRESET_OVERRIDES.get(agent, ()), *overrides)
     if sandbox == "docker":
         cfg["sandbox"]["image"] = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
     rec, events = episode(task, cfg, tmp_path)
@@ -134,16 +193,16 @@ def _check(steps, rec, events, server, memtool: bool):
 
 
 @pytest.mark.bwrap
-@pytest.mark.parametrize("agent", list(AGENTS))
+@pytest.mark.parametrize("agent", [*AGENTS, *PRESETS])
 def test_an_installed_agent_fixes_after_one_intervention_under_memtool(agent, task, server, tmp_path, key):
     steps, rec, events = _run(agent, task, server, tmp_path, "memtool", "local")
-    _check(steps, rec, events, server, memtool=AGENTS[agent][2])
+    _check(steps, rec, events, server, memtool={**AGENTS, **PRESETS}[agent][2])
     reqs = requests(testmodel.base_url(server))
     # the statement reached the model, the resume kept the history and added the grader's output
     first = str(reqs[0]["body"])
     assert task.statement.strip()[:40] in first
-    after_feedback = str(reqs[-2]["body"])
-    assert "Held-out tests fail" in after_feedback and SED_WRONG.split("'")[1] in after_feedback
+    after_feedback = next(str(r["body"]) for r in reqs if "Held-out tests fail" in str(r["body"]))
+    assert FIRST_ATTEMPT.get(agent, SED_WRONG.split("'")[1]) in after_feedback
 
 
 @pytest.mark.docker
