@@ -27,6 +27,7 @@ from sdebench.generation.observe import (
     written_path,
 )
 from sdebench.generation.probe import DEFAULT_SUBMITS, ProbeResult, declares_space, probe_family
+from sdebench.generation.scale import LEVELS, SCALE_HELP, Scale, enlarge, parse_scale
 from sdebench.generation.spec import Generator, TaskSpec
 from sdebench.grading import rules
 from sdebench.grading.testrun import TestRun, module_names
@@ -164,19 +165,20 @@ def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict) -> ProbeResul
 
 
 def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict,
-               probed: ProbeResult | None = None) -> Outcome:
+               probed: ProbeResult | None = None, scale: Scale = LEVELS["default"]) -> Outcome:
     """Build, validate and (if every rule holds) write one task; never raises. `probed` holds the
-    variant's rule-7 figures (the same for every placement: code and tests do not depend on it)."""
+    variant's rule-7 figures (the same for every placement: code and tests do not depend on it);
+    `scale` grows the task's memory (sdebench.generation.scale)."""
     start = time.monotonic()
     gen = load_generator(gen_path)
     tid = f"{gen.family}-v{variant}-{source}"
     outcome = Outcome(tid)
     try:
-        spec = gen.build(variant, source)
+        spec = enlarge(gen.build(variant, source), scale, gen)
         violations = validate.check_structure(spec, gen.family, variant, source)
         if probed is not None:
             violations += [validate.Violation(7, v) for v in probed.violations()]
-        violations += validate.check_determinism(spec, gen.build(variant, source))
+        violations += validate.check_determinism(spec, enlarge(gen.build(variant, source), scale, gen))
         if not violations:
             violations += validate.check_placement(spec)
             violations += validate.check_no_future_leak(spec)
@@ -294,9 +296,10 @@ def plan(
 
 
 def generate(
-    jobs: list[tuple[Path, int, str]], out_dir: Path, sandbox_cfg: dict, workers: int = 2, progress: bool = True
+    jobs: list[tuple[Path, int, str]], out_dir: Path, sandbox_cfg: dict, workers: int = 2, progress: bool = True,
+    scale: Scale = LEVELS["default"],
 ) -> list[Outcome]:
-    """Run every job, `workers` at a time, with a progress bar on stderr."""
+    """Run every job, `workers` at a time, with a progress bar on stderr; `scale` sizes the memory."""
     out_dir.mkdir(parents=True, exist_ok=True)
     outcomes = []
     bar = None
@@ -314,7 +317,7 @@ def generate(
         unchecked = sorted({load_generator(p).family for (p, _), r in probed.items() if r is None})
         if unchecked:
             print(f"rule 7: no fact space declared (unchecked): {', '.join(unchecked)}", file=sys.stderr)
-        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)]) for p, v, s in jobs]
+        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)], scale) for p, v, s in jobs]
         for fut in futures:
             outcomes.append(fut.result())
             if bar is not None:
@@ -395,7 +398,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="parallel workers (default: 2)")
     ap.add_argument("--sandbox", default="unsafe_local", help="sandbox backend for validation runs (default: unsafe_local)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument("--scale", default="default", help=SCALE_HELP + " (default: default)")
     args = ap.parse_args(argv)
+
+    try:
+        scale = parse_scale(args.scale)
+    except ValueError as e:
+        ap.error(str(e))
 
     sources = _csv(args.sources)
     if sources and not sources <= set(SOURCES):
@@ -414,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     target = Path(tempfile.mkdtemp(prefix="sdebench-check-")) if args.check else args.out
     try:
-        outcomes = generate(jobs, target, sandbox_cfg, args.jobs, progress=not args.no_progress)
+        outcomes = generate(jobs, target, sandbox_cfg, args.jobs, progress=not args.no_progress, scale=scale)
         failed = [o for o in outcomes if o.violations]
         for o in failed:
             for v in o.violations:
