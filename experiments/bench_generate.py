@@ -19,6 +19,8 @@ the decisive item for the task's statement as the query.
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -57,19 +59,33 @@ def memory_figures(task_dir: Path) -> dict:
             "decisive": bool(dec), "corpus_s": corpus_s}
 
 
+def _cpu() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed_build(*args) -> tuple[generate.Outcome, float]:
+    """`generate.build_task(*args)` and the CPU seconds it took (this process and the git and
+    pytest processes it waited for): a figure a busy machine inflates much less than wall time."""
+    start = _cpu()
+    outcome = generate.build_task(*args)
+    return outcome, _cpu() - start
+
+
 def run_scale(label: str, jobs: list, args: argparse.Namespace) -> int:
     """Generate and validate `jobs` at one scale; print its figures; 1 if a task is invalid."""
     scale = parse_scale(label)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         start = time.monotonic()
+        cpu: list[float] = []
         if args.probe:
             outcomes = generate.generate(jobs, out, {"backend": "unsafe_local"}, args.jobs, progress=False, scale=scale)
         else:
             with ProcessPoolExecutor(max(1, args.jobs)) as pool:
-                futs = [pool.submit(generate.build_task, p, v, s, out, {"backend": "unsafe_local"}, None, scale)
+                futs = [pool.submit(timed_build, p, v, s, out, {"backend": "unsafe_local"}, None, scale)
                         for p, v, s in jobs]
-                outcomes = [f.result() for f in futs]
+                outcomes, cpu = map(list, zip(*(f.result() for f in futs), strict=True))
         wall = time.monotonic() - start
         figures = [memory_figures(out / o.task_id) for o in outcomes if o.written]
     bad = [o for o in outcomes if not o.written]
@@ -77,13 +93,13 @@ def run_scale(label: str, jobs: list, args: argparse.Namespace) -> int:
         print(f"  invalid {o.task_id}: {'; '.join(o.violations)[:300]}", file=sys.stderr)
     secs = [o.seconds for o in outcomes if o.written]
     print(f"scale {scale.label}: {len(outcomes)} tasks ({len(bad)} invalid), workers {args.jobs}, "
-          f"wall {wall:.1f} s{' (rule 7 included)' if args.probe else ''}")
+          f"wall {wall:.1f} s{' (rule 7 included)' if args.probe else ''}, load average {os.getloadavg()[0]:.1f}")
     if not figures:
         return 1
     med = statistics.median
     print(f"  commits: median {med(f['commits'] for f in figures):.0f}, max {max(f['commits'] for f in figures)}")
     print(f"  generation + validation per task: median {med(secs):.2f} s, max {max(secs):.2f} s "
-          f"(wall / tasks {wall / len(outcomes):.2f} s)")
+          f"(wall / tasks {wall / len(outcomes):.2f} s)" + (f"; CPU median {med(cpu):.2f} s" if cpu else ""))
     print(f"  memory corpus: median {med(f['items'] for f in figures):.0f} items, "
           f"{med(f['tokens'] for f in figures):,.0f} tokens (max {max(f['tokens'] for f in figures):,}); "
           f"built and indexed in {med(f['corpus_s'] for f in figures):.2f} s median")

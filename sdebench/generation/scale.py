@@ -119,7 +119,7 @@ LABELS = ("region", "status", "channel", "owner", "currency", "tier")
 AREAS = ("reporting", "exports", "admin", "jobs", "notifications", "integrations", "analytics", "support", "storage",
          "webhooks", "maintenance", "imports", "backoffice", "housekeeping", "partners", "dashboards")
 TOPICS = ("retries", "timeouts", "pagination", "rate limits", "caching", "logging", "feature flags", "time zones",
-          "currency handling", "batch sizes", "idempotency keys", "schema migrations", "audit logging",
+          "currency conversion", "batch sizes", "idempotency keys", "schema migrations", "audit logging",
           "error reporting", "configuration layering", "test fixtures", "dependency pinning", "data retention")
 UNITS = ("s", "ms", "%", "", " requests/min", " items", " days", " MB")
 _WORD = re.compile(r"[A-Za-z]{5,}")
@@ -386,12 +386,13 @@ def _near_miss(c: _Ctx, gen: Any, variant: int, candidates: list[Any], first_adr
     docs: list[tuple[str, str]] = []
     notes: dict[str, list[str]] = {PREFERENCES: [], PAST_FIXES: []}
     messages: list[str] = []
+    services = c.r.sample(SERVICES, min(len(SERVICES), len(candidates)))
     for i, cand in enumerate(candidates):
         try:
             story = gen.tell(variant, cand)
         except Exception:  # noqa: BLE001 - a candidate the family cannot tell is simply not used
             continue
-        svc = c.r.choice(SERVICES)
+        svc = services[i % len(services)]
         superseded = i % 2 == 0
         for source in ("K", "F", "X"):
             for path, entry in _entries(story.fact_entries.get(source)):
@@ -406,7 +407,7 @@ def _near_miss(c: _Ctx, gen: Any, variant: int, candidates: list[Any], first_adr
         framed = (f"{svc}: note the upstream decision for reference\n\nQuoted from the {svc} repository "
                   f"(deployed separately; its value is not ours):\n\n" + "\n".join("> " + line for line in msg.splitlines()))
         if superseded:
-            framed = ("revert an early setting (superseded, kept for history)\n\nThe first version said:\n\n"
+            framed = ("note a superseded decision (kept for history)\n\nAn early version of this setting said:\n\n"
                       + "\n".join("> " + line for line in msg.splitlines()) + "\n\nThat value was dropped later.")
         if msg and not find_tokens(framed, c.avoid):
             messages.append(framed)
