@@ -119,11 +119,10 @@ def _commit_item(commit: repo_mod.HistoryCommit) -> MemoryItem:
 def corpus_from_repo(path: Path) -> list[MemoryItem]:
     """Every memory item of the full repo checked out at `path` (history, then files at HEAD)."""
     items = [_commit_item(c) for c in repo_mod.history(path)]
-    for rel in repo_mod.tracked_files(path):
+    for rel, text in repo_mod.read_tree(path).items():
         kind = artifact_kind(rel)
         if kind is None:
             continue
-        text = repo_mod.show_file(path, "HEAD", rel)
         if rel in (PREFERENCES, PAST_FIXES):
             for n, entry in enumerate(split_entries(text), 1):
                 title = entry.splitlines()[0].lstrip("#-*+ ").strip()

@@ -30,6 +30,7 @@ from sdebench.generation.observe import (
     written_path,
 )
 from sdebench.generation.probe import DEFAULT_SUBMITS, ProbeResult, declares_space, probe_family
+from sdebench.generation.scale import LEVELS, SCALE_HELP, Scale, enlarge, parse_scale
 from sdebench.generation.spec import Generator, TaskSpec
 from sdebench.grading import rules
 from sdebench.grading.testrun import TestRun, module_names
@@ -186,21 +187,22 @@ def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict, fresh: SetKey
 
 
 def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict,
-               probed: ProbeResult | None = None, fresh: SetKey | None = None) -> Outcome:
+               probed: ProbeResult | None = None, fresh: SetKey | None = None,
+               scale: Scale = LEVELS["default"]) -> Outcome:
     """Build, validate and (if every rule holds) write one task; never raises. `probed` holds the
     variant's rule-7 figures (the same for every placement: code and tests do not depend on it);
-    `fresh` is a private set's key."""
+    `fresh` is a private set's key; `scale` grows the task's memory (sdebench.generation.scale)."""
     start = time.monotonic()
     gen = load_generator(gen_path)
     tid = f"{gen.family}-v{variant}-{source}"
     outcome = Outcome(tid)
     try:
         gen = family_of(gen_path, fresh)
-        spec = gen.build(variant, source)
+        spec = enlarge(gen.build(variant, source), scale, gen)
         violations = validate.check_structure(spec, gen.family, variant, source)
         if probed is not None:
             violations += [validate.Violation(7, v) for v in probed.violations()]
-        violations += validate.check_determinism(spec, gen.build(variant, source))
+        violations += validate.check_determinism(spec, enlarge(gen.build(variant, source), scale, gen))
         if not violations:
             violations += validate.check_placement(spec)
             violations += validate.check_no_future_leak(spec)
@@ -320,9 +322,10 @@ def plan(
 
 def generate(
     jobs: list[tuple[Path, int, str]], out_dir: Path, sandbox_cfg: dict, workers: int = 2, progress: bool = True,
-    fresh: SetKey | None = None,
+    fresh: SetKey | None = None, scale: Scale = LEVELS["default"],
 ) -> list[Outcome]:
-    """Run every job, `workers` at a time, with a progress bar on stderr (`fresh`: a private set's key)."""
+    """Run every job, `workers` at a time, with a progress bar on stderr (`fresh`: a private set's key;
+    `scale` sizes the memory)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     outcomes = []
     bar = None
@@ -343,7 +346,8 @@ def generate(
         unchecked = sorted({load_generator(p).family for (p, _), r in probed.items() if r is None})
         if unchecked:
             print(f"rule 7: no fact space declared (unchecked): {', '.join(unchecked)}", file=sys.stderr)
-        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)], fresh) for p, v, s in jobs]
+        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)], fresh, scale)
+                   for p, v, s in jobs]
         for fut in futures:
             outcomes.append(fut.result())
             if bar is not None:
@@ -437,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="emit a private set from a secret seed (@FILE reads it from a file, - from stdin); "
                          "tasks carry only its digest (docs/fresh.md)")
     ap.add_argument("--new-seed", action="store_true", help="print a new random seed for --fresh and exit")
+    ap.add_argument("--scale", default="default", help=SCALE_HELP + " (default: default)")
     args = ap.parse_args(argv)
     if args.new_seed:
         print(new_seed())
@@ -452,6 +457,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
     args.out = DEFAULT_OUT if args.out is None else args.out
+
+    try:
+        scale = parse_scale(args.scale)
+    except ValueError as e:
+        ap.error(str(e))
 
     sources = _csv(args.sources)
     if sources and not sources <= set(SOURCES):
@@ -476,7 +486,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     target = Path(tempfile.mkdtemp(prefix="sdebench-check-")) if args.check else args.out
     try:
-        outcomes = generate(jobs, target, sandbox_cfg, args.jobs, progress=not args.no_progress, fresh=fresh)
+        outcomes = generate(jobs, target, sandbox_cfg, args.jobs, progress=not args.no_progress, fresh=fresh,
+                            scale=scale)
         failed = [o for o in outcomes if o.violations]
         for o in failed:
             for v in o.violations:

@@ -16,6 +16,7 @@ Only the designated source carries the fact; every placement has the same artifa
 
 from __future__ import annotations
 
+import bisect
 import random
 import re
 from dataclasses import dataclass, field
@@ -571,10 +572,11 @@ def _draw_unit(r: random.Random, vocab: FillerVocab, taken: set[str], avoid: tup
     raise ValueError("filler: cannot draw a unit free of the avoided tokens")
 
 
-def _redraw(r: random.Random, unit: _Unit, vocab: FillerVocab, avoid: tuple[str, ...], keep_seed: bool) -> _Unit:
+def _redraw(r: random.Random, unit: _Unit, vocab: FillerVocab, avoid: tuple[str, ...], keep_seed: bool,
+            attempts: int = 200) -> _Unit:
     """The same definition (same name) with a new style or new constants, free of avoided tokens."""
     before = _render_unit(unit, vocab)[1]
-    for attempt in range(200):
+    for attempt in range(attempts):
         # A template may ignore its style; after a few tries a new seed changes the constants instead.
         restyle = keep_seed and attempt < 3
         seed = unit.seed if restyle else r.randrange(1 << 30)
@@ -645,13 +647,14 @@ def _message(r: random.Random, kind: str, mod: str, fn: str) -> str:
 
 
 def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid: tuple[str, ...] = (),
-                include: tuple[str, ...] = ()) -> Filler:
+                include: tuple[str, ...] = (), redraw_attempts: int = 200) -> Filler:
     """`modules` filler modules under `vocab.package` and `commits` commits evolving them.
 
     Deterministic in (`vocab`, `key`, `modules`, `commits`, `avoid`); no module text or commit
     message contains any of the `avoid` tokens (validator semantics). `include` names subpackages that
     must exist (first in `Filler.packages`), so a family's rule module can live in a fitting one
-    among filler modules. About a fifth of the modules
+    among filler modules. `redraw_attempts` bounds the tries at restyling a definition before a
+    commit adds one instead (long histories lower it: most failed tries re-render in vain). About a fifth of the modules
     first appear in a commit; the rest are in the initial import. The import smoke test
     (`FILLER_TEST`) imports every module of the package, so the filler's own suite is one test.
     """
@@ -698,7 +701,10 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
         if path not in late:
             new_module(path)
     files = {f"{pkg}/{sub}/__init__.py": f'"""{sub.replace("_", " ").capitalize()} code of {pkg}."""\n' for sub in subs}
-    files.update({p: _render_module(*state[p], vocab, memo) for p in state})
+    # The current text of every module, rendered once per change (long histories would otherwise
+    # render each touched module three times per commit).
+    texts = {p: _render_module(*state[p], vocab, memo) for p in state}
+    files.update(texts)
     files[FILLER_TEST] = (
         '"""Every module of the package imports cleanly."""\n\nimport importlib\nimport pkgutil\n\n'
         f"import {pkg}\n\n\ndef test_every_module_imports():\n"
@@ -708,16 +714,19 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
     out: list[Commit] = []
     pending = sorted(late)
     r.shuffle(pending)
+    present = sorted(state)
     # Spread the late modules over the history: one appears every `gap` commits.
     gap = max(1, commits // (len(pending) + 1)) if pending else 0
     for i in range(commits):
         if pending and i % gap == gap - 1:
             path = pending.pop()
             new_module(path)
+            bisect.insort(present, path)
             msg = _message(r, "new", path, "")
-            out.append(Commit(msg if not _hits(msg, avoid) else "add module", {path: _render_module(*state[path], vocab, memo)}))
+            texts[path] = _render_module(*state[path], vocab, memo)
+            out.append(Commit(msg if not _hits(msg, avoid) else "add module", {path: texts[path]}))
             continue
-        path = r.choice(sorted(state))
+        path = r.choice(present)
         doc, units = state[path]
         roll = r.random()
         if roll < 0.3:
@@ -736,16 +745,19 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
         else:
             idx = r.randrange(len(units))
             keep_seed = roll < 0.75
-            changed = _redraw(r, units[idx], vocab, avoid, keep_seed=keep_seed)
+            changed = _redraw(r, units[idx], vocab, avoid, keep_seed=keep_seed, attempts=redraw_attempts)
             units = units[:idx] + [changed] + units[idx + 1:]
             kind, fn = ("style" if keep_seed else "tune"), changed.name
-        if _render_module(doc, units, vocab, memo) == _render_module(*state[path], vocab, memo):
+        text = _render_module(doc, units, vocab, memo)
+        if text == texts[path]:
             # The redraw changed nothing visible: make the commit add a definition instead.
             unit = _draw_unit(r, vocab, {u.name for u in units}, avoid, tuple(units))
             units = [*units, unit]
             kind, fn = "add", unit.name
+            text = _render_module(doc, units, vocab, memo)
         state[path] = (doc, units)
+        texts[path] = text
         msg = next((m for m in (_message(r, kind, path, fn) for _ in range(20)) if not _hits(m, avoid)), f"{kind} {fn}")
-        out.append(Commit(msg, {path: _render_module(doc, units, vocab, memo)}))
+        out.append(Commit(msg, {path: text}))
     return Filler(files=files, commits=tuple(out), modules=tuple(sorted(state)),
                   packages=tuple(f"{pkg}/{sub}" for sub in subs))
