@@ -10,7 +10,6 @@ Exploration-heavy: the sampler is one module of a package padded with filler (si
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -25,6 +24,7 @@ from sdebench.generation.kit import (
     filler_size,
     make_filler,
 )
+from sdebench.generation.seeded import per_set_cache
 from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -141,7 +141,7 @@ class {s.shipper}:
 '''
 
 
-@functools.cache
+@per_set_cache
 def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
     """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
     modules, commits = filler_size(size)

@@ -11,7 +11,6 @@ Exploration-heavy: the rule is one module of a package padded with filler (size 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -27,6 +26,7 @@ from sdebench.generation.kit import (
     make_filler,
     pick,
 )
+from sdebench.generation.seeded import per_set_cache
 from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -168,7 +168,7 @@ class Scheduler:
 '''
 
 
-@functools.cache
+@per_set_cache
 def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
     """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
     modules, commits = filler_size(size)

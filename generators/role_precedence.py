@@ -12,7 +12,6 @@ Exploration-heavy: the precedence is one module of a package padded with filler 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ from sdebench.generation.kit import (
     make_filler,
     pick,
 )
+from sdebench.generation.seeded import per_set_cache
 from sdebench.generation.spec import TaskSpec
 from sdebench.generation.validate import normalise
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
@@ -167,7 +167,7 @@ def can(roles, action):
 '''
 
 
-@functools.cache
+@per_set_cache
 def _plain_filler(variant: int, modules: int, commits: int) -> tuple[Filler, str]:
     """The filler of a variant avoiding nothing, and its normalised text (paths, files, messages)."""
     s = SHAPES[variant % 2]

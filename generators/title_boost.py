@@ -10,7 +10,6 @@ a package padded with filler (size knob: `build_sized`).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -25,6 +24,7 @@ from sdebench.generation.kit import (
     filler_size,
     make_filler,
 )
+from sdebench.generation.seeded import per_set_cache
 from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -150,7 +150,7 @@ def search(docs, query):
 '''
 
 
-@functools.cache
+@per_set_cache
 def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
     """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
     modules, commits = filler_size(size)

@@ -9,8 +9,9 @@ from the set's secret key. Outside it every draw is exactly the published one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -46,3 +47,15 @@ def entry_order(path: str, entries: list[str]) -> list[str]:
     if s is None:
         return list(entries)
     return sorted(entries, key=lambda e: hashlib.sha256(f"{s}\0{path}\0{e}".encode()).digest())
+
+
+def per_set_cache(fn: Callable) -> Callable:
+    """`functools.cache` keyed by the active salt too: a fresh build never reuses a published draw
+    (nor a published build a fresh one) cached in the same process."""
+    cached = functools.cache(lambda token, *args: fn(*args))
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return cached(salt(), *args)
+
+    return wrapper
