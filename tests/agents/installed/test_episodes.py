@@ -82,8 +82,10 @@ def qwen_steps(memtool: bool) -> list[dict]:
         usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
         usage(read, 4000, 20, 3000),
         usage({"tool": "edit", "arguments": {"file_path": money, "old_string": "ROUND_HALF_UP",
-                                             "new_string": "ROUND_HALF_DOWN", "replace_all": True}}, 4200, 60, 3000),
-        usage({"text": "Fixed again: half down."}, 4300, 5, 3000),
+                                             "new_string": "ROUND_DOWN", "replace_all": True}}, 4200, 60, 3000),
+        usage({"tool": "edit", "arguments": {"file_path": money, "old_string": 'Decimal("0.01")',
+                                             "new_string": 'Decimal("0.25")'}}, 4250, 30, 3000),
+        usage({"text": "Fixed again: toward zero, to quarters."}, 4300, 5, 3000),
     ]
 
 
@@ -96,16 +98,23 @@ def opencode_steps(memtool: bool) -> list[dict]:
         usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
         usage({"tool": "read", "arguments": {"filePath": money}}, 4000, 20, 3000),
         usage({"tool": "edit", "arguments": {"filePath": money, "oldString": "ROUND_HALF_UP",
-                                             "newString": "ROUND_HALF_DOWN", "replaceAll": True}}, 4200, 60, 3000),
-        usage({"text": "Fixed again: half down."}, 4300, 5, 3000),
+                                             "newString": "ROUND_DOWN", "replaceAll": True}}, 4200, 60, 3000),
+        usage({"tool": "edit", "arguments": {"filePath": money, "oldString": 'Decimal("0.01")',
+                                             "newString": 'Decimal("0.25")'}}, 4250, 30, 3000),
+        usage({"text": "Fixed again: toward zero, to quarters."}, 4300, 5, 3000),
     ]
 
 
-def _search_replace(old: str, new: str) -> str:
-    return (f"invoicer/money.py\n```python\n<<<<<<< SEARCH\nfrom decimal import {old}, Decimal\n=======\n"
-            f"from decimal import {new}, Decimal\n>>>>>>> REPLACE\n```\n\ninvoicer/money.py\n```python\n<<<<<<< SEARCH\n"
-            f"    return to_decimal(amount).quantize(QUANTUM, rounding={old})\n=======\n"
-            f"    return to_decimal(amount).quantize(QUANTUM, rounding={new})\n>>>>>>> REPLACE\n```\n")
+def _search_replace(old: str, new: str, increment: str | None = None) -> str:
+    """aider's SEARCH/REPLACE blocks changing invoicer/money.py's rounding mode (and its increment)."""
+    def block(a: str, b: str) -> str:
+        return f"invoicer/money.py\n```python\n<<<<<<< SEARCH\n{a}\n=======\n{b}\n>>>>>>> REPLACE\n```\n\n"
+
+    line = '    return (to_decimal(amount) / INCREMENT).quantize(Decimal("1"), rounding={}) * INCREMENT'
+    text = block(f"from decimal import {old}, Decimal", f"from decimal import {new}, Decimal")
+    if increment is not None:
+        text += block('INCREMENT = Decimal("0.01")', f'INCREMENT = Decimal("{increment}")')
+    return text + block(line.format(old), line.format(new))
 
 
 def aider_steps(memtool: bool) -> list[dict]:
@@ -116,7 +125,8 @@ def aider_steps(memtool: bool) -> list[dict]:
         usage(ask, 3000, 20, 1000),
         usage({"text": "Round half up.\n\n" + _search_replace("ROUND_CEILING", "ROUND_HALF_UP")}, 3200, 150, 2000),
         usage(ask, 4000, 20, 3000),
-        usage({"text": "Round half down.\n\n" + _search_replace("ROUND_HALF_UP", "ROUND_HALF_DOWN")}, 4200, 160, 3000),
+        usage({"text": "Toward zero, to quarters.\n\n" + _search_replace("ROUND_HALF_UP", "ROUND_DOWN", "0.25")},
+              4200, 160, 3000),
     ]
 
 
