@@ -369,7 +369,7 @@ class TwoPhaseGrader:
             try:
                 box = factory.open(ws, read_only=True)
                 boxes.append(box)
-                return run_tests(box, paths, modules, timeout=opts.timeout, cleanup=False, mode=mode,
+                return run_tests(box, paths, modules, timeout=opts.timeout, mode=mode,
                                  shadow_check=prep.added_names, test_time_limit=limit)
             except SandboxError as e:
                 return TestRun(error=f"sandbox failure: {e}")
