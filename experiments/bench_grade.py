@@ -11,6 +11,11 @@ built-in sample task), the median wall time of
 - the same on docker when an engine is up (containers pre-started by the factory, each used once);
 and each ratio to the bare run (targets: <= 1.5 local, <= 2.0 docker). Runs are interleaved so
 background load hits every side alike; on a shared machine, rerun when it is quieter.
+
+After each docker grade, and outside the timed region, the factory is let settle: the used
+containers removed and their replacements started. In the episode loop that work overlaps the
+agent's next turn (model calls, its tools), which follows every grade; timed here, it would
+land on the next bare run instead and flatter the ratio.
 """
 
 from __future__ import annotations
@@ -101,12 +106,14 @@ def bare_run(ws: Path, files: list[str]) -> float:
 
 
 def timed_grade(task: task_mod.Task, ws: Path, factory) -> float:
-    """Wall seconds of one full grade, which must resolve."""
+    """Wall seconds of one full grade, which must resolve; then the factory's background work is let finish."""
     start = time.perf_counter()
     g = grade(task, ws, factory)
     took = time.perf_counter() - start
     if not g.resolved:
         raise SystemExit(f"oracle grade did not resolve: {g.error or g.feedback}")
+    if hasattr(factory, "settle"):
+        factory.settle()
     return took
 
 
@@ -127,7 +134,7 @@ def main() -> None:
         reason = unavailable_reason(args.docker_image)
         if reason is None:
             sides["docker"] = make_factory({"backend": "docker", "image": args.docker_image})
-            time.sleep(3)  # let the first pre-started containers come up, as in any sweep
+            sides["docker"].settle()  # the first pre-started containers come up, as in any sweep
         # One warm-up of each, then interleaved rounds so background load hits all sides alike.
         bare_run(bare_ws, files)
         for f in sides.values():

@@ -12,12 +12,15 @@ Modes:
 - `observe`: run observation tests; the `observe` fixture records values, serialised here
   canonically and type-strictly; the host compares them with the expected ones (phase 2).
 
-Output: a JSON-lines report (one line per event: start, import error, test, tampering, end)
-appended as it happens, so a run killed from outside keeps what it finished; and progress
-markers (`\\x1e<marker> {...}`) on a private copy of stdout, which the host uses to enforce the
-per-test time limit from outside the test process. After the workspace is imported, the
-functions this runner and pytest's reporting rely on are compared against a snapshot taken
-before: a replacement is reported as tampering.
+Output, on a private copy of stdout (pytest's capture does not reach it), one line per event,
+each `\\x1e<marker> {json}` on a line of its own: progress markers (`{"p": ...}`), which the host
+uses to enforce the per-test time limit from outside the test process, and the report (`{"k":
+...}`: start, import error, test, tampering, end), written as it happens, so a run killed from
+outside keeps what it finished. The host reads them from the command's output stream as it
+arrives: no file to fetch after the run. A report line other than a test's is kept short enough
+for one atomic pipe write, so code writing to the same stdout concurrently cannot splice into it.
+After the workspace is imported, the functions this runner and pytest's reporting rely on are
+compared against a snapshot taken before: a replacement is reported as tampering.
 """
 
 import builtins
@@ -38,6 +41,7 @@ import traceback
 import types
 
 MAX_MESSAGE = 2000
+ATOMIC_LINE = 4000  # bytes; Linux writes up to PIPE_BUF (4096) to a pipe in one piece
 MAX_OBSERVED = 256 * 1024  # encoded characters per test
 MAX_DEPTH = 40
 
@@ -268,6 +272,23 @@ class Integrity:
 
 
 # --- the run -----------------------------------------------------------------------------------
+def _fit(rec, overhead):
+    """`rec` with its longest text or list halved until its line fits in one atomic write (no
+    builtin looked up: the workspace may have replaced them, which a tampering record must survive)."""
+    rec = {**rec}
+    if _type(rec.get("what")) is list:
+        rec["what"] = [w[:120] for w in rec["what"][:20] if _type(w) is str]
+    while _len(_dumps(rec)) + overhead > ATOMIC_LINE:
+        key = None
+        for k, v in rec.items():
+            if (_type(v) is str or _type(v) is list) and _len(v) > 1 and (key is None or _len(v) > _len(rec[key])):
+                key = k
+        if key is None:
+            break
+        rec[key] = rec[key][: _len(rec[key]) // 2]
+    return rec
+
+
 def _short_exc(e):
     return "".join(traceback.format_exception_only(type(e), e)).strip()[:MAX_MESSAGE]
 
@@ -277,16 +298,20 @@ def _main(argv):
     marker = cfg.get("marker", "")
     mode = cfg.get("mode", "visible")
     # A private copy of the original stdout: pytest's fd capture does not reach it.
-    progress_fd = os.dup(1)
-    os.makedirs(os.path.dirname(cfg["report"]) or ".", exist_ok=True)
-    report_fd = os.open(cfg["report"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    out_fd = os.dup(1)
+    prefix = "\n\x1e" + marker + " "
+
+    def send(rec):
+        data = (prefix + _dumps(rec) + "\n").encode()
+        with contextlib.suppress(OSError):
+            while data:
+                data = data[_write(out_fd, data):]
 
     def emit(rec):
-        _write(report_fd, (_dumps(rec) + "\n").encode())
+        # A test's line carries its observations (any length; a spliced one is lost: not passed).
+        send(rec if rec.get("k") == "test" else _fit(rec, _len(prefix) + 1))
 
-    def progress(rec):
-        with contextlib.suppress(OSError):
-            _write(progress_fd, ("\n\x1e" + marker + " " + _dumps(rec) + "\n").encode())
+    progress = send
 
     import _pytest.config
     import pytest

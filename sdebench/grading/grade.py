@@ -19,6 +19,7 @@ sandbox failed, a broken task) has `error` set: the episode is an error, not an 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import shutil
@@ -361,22 +362,30 @@ class TwoPhaseGrader:
         p1_paths = visible_paths + ([pot.test_rel] if pot else [])
         p2_paths = sorted(overlay)
         times: dict[str, float] = {}
+        boxes: list = []
 
         def phase(name: str, ws: Path, paths: list[str], mode: str) -> TestRun:
             t0 = time.monotonic()
             try:
-                with factory.open(ws, read_only=True) as box:
-                    return run_tests(box, paths, modules, timeout=opts.timeout, cleanup=False, mode=mode,
-                                     shadow_check=prep.added_names, test_time_limit=limit)
+                box = factory.open(ws, read_only=True)
+                boxes.append(box)
+                return run_tests(box, paths, modules, timeout=opts.timeout, mode=mode,
+                                 shadow_check=prep.added_names, test_time_limit=limit)
             except SandboxError as e:
                 return TestRun(error=f"sandbox failure: {e}")
             finally:
                 times[name] = round(time.monotonic() - t0, 4)
 
-        with ThreadPoolExecutor(2) as pool:
-            f1 = pool.submit(phase, "visible", ws1, p1_paths, "visible")
-            f2 = pool.submit(phase, "held_out", ws2, p2_paths, "observe")
-            p1, p2 = f1.result(), f2.result()
+        try:
+            with ThreadPoolExecutor(2) as pool:
+                f1 = pool.submit(phase, "visible", ws1, p1_paths, "visible")
+                f2 = pool.submit(phase, "held_out", ws2, p2_paths, "observe")
+                p1, p2 = f1.result(), f2.result()
+        finally:
+            # Both closed once both are done: tearing one down must not take CPU from the other.
+            with contextlib.ExitStack() as stack:
+                for box in boxes:
+                    stack.push(box)  # each one's __exit__ runs, even if another's raises
         if p1.error or p2.error:
             which = "visible" if p1.error else "held-out"
             return _error_grade(task, start, f"{which} phase: {p1.error or p2.error}", opts, notes)

@@ -1,11 +1,12 @@
 """Run pytest inside a sandbox through the runner (`_runner.py`) and read what it reported.
 
 The runner is passed as source text to `python3 -I -B -c`, so neither the environment nor files
-in the workspace can change how it starts. Its JSON-lines report is the only source of outcomes:
-a test missing from it did not pass. The host supervises the run from outside through the
-runner's progress markers: a test that exceeds the per-test time limit is stopped by killing the
-whole sandboxed process tree (no signal the code could block or ignore), recorded as failed, and
-the remaining tests run again without it, a bounded number of times.
+in the workspace can change how it starts. Its report, read from the command's output stream as
+it arrives (one exec per run, no file fetched after it), is the only source of outcomes: a test
+missing from it did not pass. The host supervises the run from outside through the runner's
+progress markers on the same stream: a test that exceeds the per-test time limit is stopped by
+killing the whole sandboxed process tree (no signal the code could block or ignore), recorded as
+failed, and the remaining tests run again without it, a bounded number of times.
 
 A run ends in one of three ways: finished (the report's `end` line is there); a `fault` of the
 code under test (time limits, a crash or exit after the runner started); or an infrastructure
@@ -15,7 +16,6 @@ is an error of the episode; a fault is an outcome of the submission.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import secrets
@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 
 from sdebench.grading import rules
-from sdebench.sandbox.base import OUT_DIR, ExecResult, Sandbox, SandboxError
+from sdebench.sandbox.base import ExecResult, Sandbox, SandboxError
 
 PASSED = rules.PASSED
 MISSING = rules.MISSING
@@ -38,7 +38,8 @@ MAX_RERUNS = 3  # runs restarted after a test hit the per-test limit
 STARTUP_S = 60.0  # the interpreter and pytest must start within this (no workspace code runs yet)
 COLLECT_FACTOR, COLLECT_FLOOR_S = 3.0, 15.0  # collection imports every test module at once
 MARK = b"\x1e"
-MAX_LINE = 1 << 16
+MAX_RECORD = 4 << 20  # bytes of one report line (a test's observations are capped at 256 KiB)
+MAX_REPORT = 16 << 20  # bytes of report kept per run; what comes after is dropped (the run then never ends)
 TIME_LIMIT_MSG = "exceeded the per-test time limit of {:g}s (stopped from outside the sandbox)"
 
 
@@ -112,10 +113,12 @@ class TestRun:
 
 
 class RunClock:
-    """The host-side watch of one runner process: per-phase time limits from its progress markers.
+    """The host-side watch of one runner process: its report, and per-phase time limits from its
+    progress markers, both read from the lines `\\x1e<marker> {json}` of its stdout.
 
-    A marker line may be forged by the code under test; that only moves the clock, and the run's
-    overall deadline still holds.
+    A line may be forged by the code under test; a forged marker only moves the clock (the run's
+    overall deadline still holds), a forged report line is no more than the code could do to any
+    report it can write (the verdict on held-out tests is reached on the host).
     """
 
     def __init__(self, marker: str, test_limit: float | None, overall: float):
@@ -126,24 +129,48 @@ class RunClock:
         self.phase: dict = {"p": "boot"}
         self.since = self.start
         self.started = False
-        self._buf = b""
+        self.records: list[dict] = []
+        self.report_bytes = 0
+        self.overflow = False  # the report passed MAX_REPORT: nothing after is kept
+        self._buf = bytearray()  # the current line, while it may be one of the runner's
+        self._skip = False  # inside a line that cannot be one of the runner's
         self._lock = threading.Lock()
 
     def feed(self, chunk: bytes) -> None:
-        """Take stdout bytes; progress markers move the clock."""
+        """Take stdout bytes; progress markers move the clock, report lines are kept."""
         with self._lock:
-            data = self._buf + chunk
-            lines = data.split(b"\n")
-            self._buf = lines.pop()[-MAX_LINE:]
-            for line in lines:
-                if line.startswith(self.prefix):
-                    try:
-                        rec = json.loads(line[len(self.prefix):])
-                    except ValueError:
-                        continue
-                    if isinstance(rec, dict):
-                        self.phase, self.since = rec, time.monotonic()
-                        self.started = self.started or rec.get("p") == "start"
+            pos = 0
+            while True:
+                end = chunk.find(b"\n", pos)
+                if not self._skip:
+                    self._buf += chunk[pos:] if end < 0 else chunk[pos:end]
+                    # Only a line that starts with the prefix is waited for, and only up to MAX_RECORD.
+                    if len(self._buf) > MAX_RECORD or not self.prefix.startswith(self._buf[: len(self.prefix)]):
+                        self._buf.clear()
+                        self._skip = True
+                if end < 0:
+                    return
+                if not self._skip and self._buf.startswith(self.prefix):
+                    self._line(bytes(self._buf))
+                self._buf.clear()
+                self._skip = False
+                pos = end + 1
+
+    def _line(self, line: bytes) -> None:
+        try:
+            rec = json.loads(line[len(self.prefix):])
+        except ValueError:
+            return
+        if not isinstance(rec, dict):
+            return
+        if "p" in rec:
+            self.phase, self.since = rec, time.monotonic()
+            self.started = self.started or rec.get("p") == "start"
+        elif "k" in rec and not self.overflow:
+            self.report_bytes += len(line)
+            self.overflow = self.report_bytes > MAX_REPORT
+            if not self.overflow:
+                self.records.append(rec)
 
     def limit(self) -> float | None:
         """The time allowed in the current phase (None: only the overall deadline)."""
@@ -189,7 +216,6 @@ def run_tests(
     test_paths: list[str],
     import_modules: list[str] = (),
     timeout: float = DEFAULT_TIMEOUT,
-    cleanup: bool = True,
     *,
     mode: str = "visible",
     shadow_check: list[str] = (),
@@ -200,8 +226,8 @@ def run_tests(
 
     `mode` is the runner's (visible | observe); `shadow_check` the top-level names to refuse if
     importable from elsewhere; `test_time_limit` the per-test limit enforced from the host
-    (None: only `timeout`, which bounds the whole call). The runner's files live in OUT_DIR of
-    the workspace; `cleanup` removes them after.
+    (None: only `timeout`, which bounds the whole call). The runner writes no file: the
+    workspace is left as it was.
     """
     run = TestRun()
     try:
@@ -211,10 +237,6 @@ def run_tests(
         run.error = f"sandbox failure: {e}"
     except Exception as e:  # noqa: BLE001 - a run never raises; the reason is kept
         run.error = f"test run failed: {type(e).__name__}: {e}"
-    if cleanup:
-        # Leftovers are harmless (the grader strips OUT_DIR); a failure here is ignored.
-        with contextlib.suppress(Exception):
-            sandbox.exec(["rm", "-rf", "--", OUT_DIR], timeout=30)
     return run
 
 
@@ -230,6 +252,10 @@ def _run_all(sandbox: Sandbox, run: TestRun, paths: list[str], modules: list[str
             return
         clock = _one(sandbox, run, paths, modules if attempt == 0 else [], remaining, mode,
                      shadow if attempt == 0 else [], limit, deselect)
+        if clock.overflow:
+            run.finished = False  # whatever came after the cap (an `end` too) was never read
+            run.fault = f"the test report passed {MAX_REPORT >> 20} MiB; the rest was not read"
+            return
         if run.error or run.finished or run.shadowed:
             return
         ex = run.exec
@@ -263,35 +289,24 @@ def _one(sandbox: Sandbox, run: TestRun, paths: list[str], modules: list[str], t
          shadow: list[str], limit: float | None, deselect: list[str]) -> RunClock:
     """One runner process: start it under a clock, then merge its report into `run`."""
     nonce = secrets.token_hex(8)
-    report_rel = f"{OUT_DIR}/report-{nonce}.jsonl"
-    cfg = {"report": report_rel, "mode": mode, "modules": modules, "shadow_check": shadow, "marker": nonce,
+    cfg = {"mode": mode, "modules": modules, "shadow_check": shadow, "marker": nonce,
            "pytest": pytest_args(NO_CONFIG, paths, deselect)}
     argv = ["python3", "-I", "-B", "-c", runner_source(), json.dumps(cfg)]
     clock = RunClock(nonce, limit, timeout)
     ex = sandbox.exec(argv, timeout=timeout, watch=clock)
     run.exec = ex
     run.output = (clock.clean(ex.stdout) + "\n" + ex.stderr).strip()[-8000:]
-    try:
-        raw = sandbox.read_file(report_rel)
-    except (OSError, KeyError, RuntimeError, SandboxError):
-        raw = ""
-    if not _merge(run, raw):
+    if not _merge(run, clock.records):
         why = "did not start within its time" if ex.stopped else f"exited {ex.exit_code} before starting"
         tail = (ex.stderr.strip().splitlines() or [""])[-1][:300]
         run.error = f"the test runner {why}" + (f": {tail}" if tail else "")
     return clock
 
 
-def _merge(run: TestRun, raw: str) -> bool:
-    """Add one report's lines to `run` (malformed lines are ignored); whether the runner started."""
+def _merge(run: TestRun, records: list[dict]) -> bool:
+    """Add one report's records to `run` (malformed ones are ignored); whether the runner started."""
     started = False
-    for line in raw.splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(rec, dict):
-            continue
+    for rec in records:
         kind = rec.get("k")
         try:
             if kind == "start":

@@ -164,7 +164,7 @@ class BugsInPyGrader:
         limit = opts.test_limit(task.test_time_limit_s)
         paths = [HIDDEN_TEST] + ([pot.test_rel] if pot else [])
         with factory.open(ws, read_only=True) as box:
-            run = run_tests(box, paths, ["solution"], timeout=opts.timeout, cleanup=False,
+            run = run_tests(box, paths, ["solution"], timeout=opts.timeout,
                             shadow_check=prep.added_names, test_time_limit=limit)
         if run.error:
             return _result(task, start, False, {}, [], run.error, opts, notes)
@@ -204,5 +204,5 @@ def _collects_with_original(task: Task, test_src: str, factory: SandboxFactory, 
     (base / SOLUTION).write_bytes(original_solution(task))
     (base / HIDDEN_TEST).write_text(test_src)
     with factory.open(base, read_only=True) as box:
-        run = run_tests(box, [HIDDEN_TEST], [], timeout=opts.timeout, cleanup=False)
+        run = run_tests(box, [HIDDEN_TEST], [], timeout=opts.timeout)
     return not _collect_failed(run) and run.error is None

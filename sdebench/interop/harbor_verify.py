@@ -6,7 +6,7 @@ the framework grades with, with tests/artifacts.py), in two phases on copies of 
 
 1. visible: test and pytest-config files back to their HEAD copies (tests/pristine/ holds the
    HEAD tree), bytecode and start-up hooks dropped, then the guards (unchanged source, compile) and the visible tests
-   as written through the sdebench runner (tests/_runner.py, isolated, JSON-lines report);
+   as written through the sdebench runner (tests/_runner.py, isolated, report on its stdout);
 2. held out: a fresh copy with the visible tests replaced by their observation versions
    (tests/observed/) and the hidden observation tests (tests/hidden/) added; the runner reports
    observed values, which this script compares with the expected ones (tests/expected.json),
@@ -91,8 +91,7 @@ def _run_phase(ws, paths, modules, mode, spec, limit):
     out.mkdir(exist_ok=True)
     (out / "pytest.ini").write_text("[pytest]\naddopts =\n")
     marker = secrets.token_hex(8)
-    report = out / f"report-{marker}.jsonl"
-    cfg = {"report": str(report.relative_to(ws)), "mode": mode, "modules": modules, "marker": marker,
+    cfg = {"mode": mode, "modules": modules, "marker": marker,
            "shadow_check": spec.get("added_names", []),
            "pytest": ["-q", "--tb=short", "-p", "no:cacheprovider", "--rootdir=.", "--confcutdir=.", "-c",
                       ".sdebench-out/pytest.ini", "--import-mode=append", "--continue-on-collection-errors", *paths]}
@@ -108,15 +107,21 @@ def _run_phase(ws, paths, modules, mode, spec, limit):
                             start_new_session=True, preexec_fn=_demote if demote else None)
     state = {"since": time.monotonic(), "phase": "boot"}
     prefix = ("\x1e" + marker + " ").encode()
+    lines = []  # the runner's report records, from the same stream as its progress markers
 
     def read():
         for line in proc.stdout:
             if line.startswith(prefix):
                 try:
-                    state["phase"] = json.loads(line[len(prefix):]).get("p")
+                    rec = json.loads(line[len(prefix):])
                 except ValueError:
                     continue
-                state["since"] = time.monotonic()
+                if not isinstance(rec, dict):
+                    continue
+                if "p" in rec:
+                    state["phase"], state["since"] = rec.get("p"), time.monotonic()
+                elif "k" in rec:
+                    lines.append(rec)
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
@@ -131,14 +136,6 @@ def _run_phase(ws, paths, modules, mode, spec, limit):
             break
     proc.wait()
     reader.join(5)
-    lines = []
-    for raw in (report.read_text(errors="replace").splitlines() if report.is_file() else []):
-        try:
-            rec = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            lines.append(rec)
     if why is None and not any(r.get("k") == "end" for r in lines):
         why = f"the test process ended before finishing (exit {proc.returncode})"
     return lines, why

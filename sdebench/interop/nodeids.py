@@ -52,7 +52,7 @@ def full_ids(task: Task, factory: SandboxFactory, timeout: float = DEFAULT_TIMEO
         shutil.rmtree(ws / ".git")
         paths = sorted({i.split("::")[0] for i in declared})
         with factory.open(ws, read_only=True) as box:
-            run = run_tests(box, paths, timeout=timeout, cleanup=False)
+            run = run_tests(box, paths, timeout=timeout)
     except repo_mod.RepoError as e:
         raise NodeIdError(f"cannot check out the oracle fix: {e}") from None
     finally:

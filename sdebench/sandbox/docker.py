@@ -5,7 +5,9 @@ an unprivileged user, and carries the label `sdebench=1`. The workspace is copie
 tar archive, at /repo; each exec is wrapped in an in-container `timeout -k`. Output is streamed
 and capped so a flood never lands in host memory. The factory keeps `prestart` containers
 started ahead of need (each is used by one sandbox, then removed), so opening a sandbox costs
-only the copy of the workspace.
+only the copy of the workspace. A used container is replaced when its sandbox closes, not when
+it opens: starting a container costs the engine about as much CPU as a short test run, and the
+sandbox just opened (a grading phase) needs that CPU now.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from sdebench.sandbox.base import (
     Watch,
     mount_volumes,
 )
-from sdebench.sandbox.files import DEFAULT_MAX_BYTES, copy_tree
+from sdebench.sandbox.files import DEFAULT_MAX_BYTES, CopyReport, walk_tree
 from sdebench.sandbox.unsafe import base_env
 
 ARCHIVE_ROOT = WORKDIR.strip("/")
@@ -47,6 +49,7 @@ DOCKERFILE_DIR = Path(__file__).resolve().parent
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 KILL_GRACE_S = 2
 MIB = 1024 * 1024
+SPOOL_BYTES = 16 * MIB  # a workspace archive larger than this is spooled to disk
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class DockerOptions:
     cpus: float = 0.0  # 0 = no CPU quota
     max_workspace_mb: int = DEFAULT_MAX_BYTES // MIB
     client_timeout_s: int = 900  # socket timeout towards the engine; execs are bounded in-container
-    prestart: int = 2  # containers kept started ahead of need (0: start each on open)
+    prestart: int = 3  # containers kept started ahead of need: an agent's and one grade's two (0: none)
 
 
 def _uid_gid(user: str) -> tuple[int, int]:
@@ -151,8 +154,9 @@ class DockerSandbox:
     """A running container holding a copy of the workspace at /repo."""
 
     def __init__(self, client, workspace: Path, opts: DockerOptions, read_only: bool = False, container=None,
-                 mounts: tuple[Mount, ...] = ()):
+                 mounts: tuple[Mount, ...] = (), release=None):
         self.client = client
+        self._release = release or _remove
         self.opts = opts
         self.workspace = Path(workspace).resolve()
         self.workdir = WORKDIR
@@ -186,35 +190,33 @@ class DockerSandbox:
 
     def _put_tree(self, root: Path) -> None:
         """Copy the host dir `root` to /repo (regular files and dirs only, owned by the user)."""
-        with tempfile.TemporaryDirectory(prefix="sdebench-docker-") as tmp:
-            # A safe copy first: no link out of the workspace reaches the archive.
-            copy_tree(root, Path(tmp), skip_git=False, max_bytes=self.opts.max_workspace_mb * MIB)
-            if self.read_only:
-                (Path(tmp) / OUT_DIR).mkdir(exist_ok=True)
-            with tempfile.TemporaryFile() as buf:
-                self._write_tar(buf, Path(tmp))
-                buf.seek(0)
-                self.container.put_archive("/", buf)
+        # Archived straight from a safe walk (no link out of the workspace reaches it), in memory
+        # unless it is large: one pass over the files and one round trip to the engine.
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as buf:
+            self._write_tar(buf, root)
+            size = buf.tell()
+            buf.seek(0)
+            # Bytes while small: handed a file, the HTTP client would ask for its fileno, which
+            # moves a spooled file to disk.
+            self.container.put_archive("/", buf.read() if size <= SPOOL_BYTES else buf)
 
-    def _write_tar(self, buf, tmp: Path) -> None:
-        """Write the tree `tmp` as repo/... entries owned by the sandbox user."""
-        root = ARCHIVE_ROOT
+    def _write_tar(self, buf, root: Path) -> None:
+        """Write the safe entries of the host dir `root` as repo/... entries owned by the sandbox user."""
+        top = ARCHIVE_ROOT
+        walk = walk_tree(root, CopyReport(), skip_git=False, max_bytes=self.opts.max_workspace_mb * MIB)
         with tarfile.open(fileobj=buf, mode="w") as tar:
-            tar.addfile(self._tarinfo(root, tarfile.DIRTYPE, mode=0o755, rel=""))
-            for dirpath, dirnames, filenames in os.walk(tmp):
-                dirnames.sort()
-                rel_dir = Path(dirpath).relative_to(tmp)
-                for d in dirnames:
-                    rel = (rel_dir / d).as_posix()
-                    tar.addfile(self._tarinfo(f"{root}/{rel}", tarfile.DIRTYPE, mode=0o755, rel=rel))
-                for f in sorted(filenames):
-                    p = Path(dirpath) / f
-                    st = p.stat()
-                    mode = 0o755 if st.st_mode & 0o111 else 0o644
-                    rel = (rel_dir / f).as_posix()
-                    info = self._tarinfo(f"{root}/{rel}", tarfile.REGTYPE, st.st_size, mode, rel=rel)
-                    with open(p, "rb") as fh:
-                        tar.addfile(info, fh)
+            tar.addfile(self._tarinfo(top, tarfile.DIRTYPE, mode=0o755, rel=""))
+            if self.read_only:
+                tar.addfile(self._tarinfo(f"{top}/{OUT_DIR}", tarfile.DIRTYPE, mode=0o755, rel=OUT_DIR))
+            for e in walk:
+                if e.source is None:
+                    if not (self.read_only and e.rel == OUT_DIR):
+                        tar.addfile(self._tarinfo(f"{top}/{e.rel}", tarfile.DIRTYPE, mode=0o755, rel=e.rel))
+                    continue
+                with e.open() as fh:
+                    size = os.fstat(fh.fileno()).st_size
+                    mode = 0o755 if e.executable else 0o644
+                    tar.addfile(self._tarinfo(f"{top}/{e.rel}", tarfile.REGTYPE, size, mode, rel=e.rel), fh)
 
     def _get_tar(self, path: str) -> tarfile.TarFile:
         """The archive of `path` in the container, spooled to a capped temp file."""
@@ -412,7 +414,7 @@ class DockerSandbox:
         safe to call twice. `removal` is the removing thread; the factory's cleanup waits for it."""
         container, self.container = self.container, None
         if container is not None:
-            self.removal = threading.Thread(target=_remove, args=(container,), daemon=True)
+            self.removal = threading.Thread(target=self._release, args=(container,), daemon=True)
             self.removal.start()
             _REMOVALS.append(self.removal)
 
@@ -498,14 +500,32 @@ class DockerFactory:
         containers have no per-process address-space cap, so `address_space_mb` changes nothing.
 
         A container started ahead of need is used when there is one; one with `mounts` (bound at
-        creation) is always started afresh."""
+        creation) is always started afresh. Its replacement is started when the sandbox closes."""
         if mounts:
-            return DockerSandbox(self.client, workspace, self.options, read_only, None, mounts)
+            return DockerSandbox(self.client, workspace, self.options, read_only, None, mounts, self._release)
         container = None
         with contextlib.suppress(queue.Empty):
             container = self._pool.get_nowait()
-        self._refill()
-        return DockerSandbox(self.client, workspace, self.options, read_only, container)
+        return DockerSandbox(self.client, workspace, self.options, read_only, container, release=self._release)
+
+    def _release(self, container) -> None:
+        """Remove a closed sandbox's container, then start its replacement (a background thread)."""
+        _remove(container)
+        if self.options.prestart > 0:
+            self._refill()
+
+    def settle(self, timeout: float = 60.0) -> None:
+        """Wait until closed sandboxes' containers are removed and the pre-started ones are up.
+
+        The episode loop never waits for this (the agent's next turn overlaps it); a benchmark
+        does, so that the engine's background work is not charged to whatever it times next."""
+        wait_removals(timeout)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self._lock:
+                if self._filling == 0:
+                    return
+            time.sleep(0.02)
 
     def _refill(self) -> None:
         """Start containers in the background until `prestart` are ready or being started."""
@@ -559,7 +579,7 @@ class DockerFactory:
                 with contextlib.suppress(Exception):  # one that is already going must not stop the rest
                     c.remove(force=True)
         with self._lock:
-            self._closed = False  # the factory stays usable; the next open() refills
+            self._closed = False  # the factory stays usable; the next sandbox closed refills
 
 
 def options_from(cfg: dict) -> DockerOptions:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from sdebench.sandbox.base import SandboxError
 
@@ -39,36 +41,47 @@ class CopyReport:
     notes: list[str] = field(default_factory=list)
 
 
-def copy_tree(
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a safe walk: a directory (`source` None) or a regular file read from `source`."""
+
+    rel: str
+    source: Path | None = None
+    executable: bool = False
+
+    def open(self) -> BinaryIO:
+        """The file opened for reading; refuses a source swapped for a link since it was walked."""
+        # O_NOFOLLOW: the entry was a regular file at lstat time; refuse if it was swapped for a link.
+        return os.fdopen(os.open(self.source, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+
+
+def walk_tree(
     src: Path,
-    dest: Path,
+    report: CopyReport,
     *,
     skip_git: bool = True,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_files: int = DEFAULT_MAX_FILES,
-) -> CopyReport:
-    """Copy the workspace `src` into `dest` without following any link out of it.
+) -> Iterator[Entry]:
+    """The entries of workspace `src` that a copy keeps, parents first, never following a link out of it.
 
-    A symlink to a regular file inside `src` becomes a copy of that file; every other symlink,
-    FIFO, socket or device is dropped and noted. `.git` entries are skipped when `skip_git`.
+    A symlink to a regular file inside `src` becomes that file; every other symlink, FIFO, socket
+    or device is dropped and noted in `report`. `.git` entries are skipped when `skip_git`.
     Raises SandboxError when the workspace exceeds `max_bytes` or `max_files`.
     """
     src = Path(src).resolve()
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    report = CopyReport()
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
         here = Path(dirpath)
         rel_dir = here.relative_to(src)
-        out_dir = dest / rel_dir
-        out_dir.mkdir(exist_ok=True)
+        if rel_dir.parts:
+            yield Entry(rel_dir.as_posix())
         keep_dirs = []
         for name in sorted(dirnames):
             p = here / name
             if skip_git and name == ".git":
                 continue
             if p.is_symlink():
-                _link(src, p, out_dir / name, (rel_dir / name).as_posix(), report, max_bytes, max_files)
+                yield from _link(src, p, (rel_dir / name).as_posix(), report, max_bytes, max_files)
             else:
                 keep_dirs.append(name)
         dirnames[:] = keep_dirs
@@ -79,31 +92,47 @@ def copy_tree(
             rel = (rel_dir / name).as_posix()
             st = os.lstat(p)
             if stat.S_ISLNK(st.st_mode):
-                _link(src, p, out_dir / name, rel, report, max_bytes, max_files)
+                yield from _link(src, p, rel, report, max_bytes, max_files)
             elif stat.S_ISREG(st.st_mode):
-                _copy_file(p, out_dir / name, st.st_size, report, max_bytes, max_files)
+                yield _file(p, rel, st, report, max_bytes, max_files)
             else:
                 report.notes.append(f"dropped special file {rel}")
+
+
+def copy_tree(
+    src: Path,
+    dest: Path,
+    *,
+    skip_git: bool = True,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_files: int = DEFAULT_MAX_FILES,
+) -> CopyReport:
+    """Copy the workspace `src` into `dest` without following any link out of it (see walk_tree)."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    report = CopyReport()
+    for e in walk_tree(src, report, skip_git=skip_git, max_bytes=max_bytes, max_files=max_files):
+        out = dest / e.rel
+        if e.source is None:
+            out.mkdir(exist_ok=True)
+            continue
+        with e.open() as fin, open(out, "wb") as fout:
+            shutil.copyfileobj(fin, fout)
+        os.chmod(out, 0o755 if e.executable else 0o644)
     return report
 
 
-def _copy_file(p: Path, out: Path, size: int, report: CopyReport, max_bytes: int, max_files: int) -> None:
+def _file(p: Path, rel: str, st: os.stat_result, report: CopyReport, max_bytes: int, max_files: int) -> Entry:
     report.files += 1
-    report.bytes += size
+    report.bytes += st.st_size
     if report.bytes > max_bytes:
         raise SandboxError(f"workspace exceeds {max_bytes // (1024 * 1024)} MiB")
     if report.files > max_files:
         raise SandboxError(f"workspace exceeds {max_files} files")
-    # O_NOFOLLOW: the entry was a regular file at lstat time; refuse if it was swapped for a link.
-    fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as fin, open(out, "wb") as fout:
-        shutil.copyfileobj(fin, fout)
-    os.chmod(out, 0o755 if os.stat(p, follow_symlinks=False).st_mode & 0o111 else 0o644)
+    return Entry(rel, p, bool(st.st_mode & 0o111))
 
 
-def _link(
-    src: Path, p: Path, out: Path, rel: str, report: CopyReport, max_bytes: int, max_files: int
-) -> None:
+def _link(src: Path, p: Path, rel: str, report: CopyReport, max_bytes: int, max_files: int) -> Iterator[Entry]:
     try:
         target = p.resolve(strict=True)
     except (OSError, RuntimeError):
@@ -113,7 +142,7 @@ def _link(
         report.notes.append(f"dropped symlink {rel} pointing outside the workspace")
         return
     if target.is_file() and not any(part == ".git" for part in target.relative_to(src).parts):
-        _copy_file(target, out, target.stat().st_size, report, max_bytes, max_files)
+        yield _file(target, rel, target.stat(), report, max_bytes, max_files)
         report.notes.append(f"replaced symlink {rel} by a copy of its target")
         return
     report.notes.append(f"dropped symlink {rel} to a directory")

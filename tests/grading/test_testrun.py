@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -123,3 +124,54 @@ def test_forged_markers_only_move_the_clock_within_the_overall_deadline():
         clock.feed(b'\n\x1eabc {"p": "test", "id": "forged"}\n')
         time.sleep(0.04)
     assert clock.expired()  # past the overall deadline whatever the markers say
+
+
+def _feed_bytewise(clock: RunClock, data: bytes) -> None:
+    for i in range(len(data)):
+        clock.feed(data[i:i + 1])
+
+
+def test_the_report_is_read_from_the_stream_only_from_the_runners_own_lines():
+    clock = RunClock("abc", test_limit=None, overall=60)
+    _feed_bytewise(clock, b'noise\n\x1eabc {"k": "start"}\n\x1eabc {"p": "test", "id": "t::a"}\n')
+    # A marker in the middle of a line is not one of the runner's lines, however long the line.
+    clock.feed(b'printed without a newline \x1eabc {"k": "end", "exit": 0}\n')
+    clock.feed(b"y" * 100 + b'\x1eabc {"k": "end", "exit": 0}')
+    clock.feed(b'\x1eabc {"k": "end", "exit": 0}\n')
+    clock.feed(b'\n\x1eabc {"k": "test", "id": "t::a", "outcome": "passed"}\n\x1eother {"k": "end"}\n[1, 2]\n')
+    assert clock.records == [{"k": "start"}, {"k": "test", "id": "t::a", "outcome": "passed"}]
+    assert clock.phase == {"p": "test", "id": "t::a"}
+
+
+def test_an_oversized_line_or_report_is_dropped_and_the_run_never_ends():
+    from sdebench.grading import testrun
+
+    clock = RunClock("abc", test_limit=None, overall=60)
+    big = b'\n\x1eabc {"k": "test", "id": "t::big", "message": "' + b"m" * testrun.MAX_RECORD + b'"}\n'
+    clock.feed(big[:1 << 20])
+    clock.feed(big[1 << 20:])
+    clock.feed(b'\x1eabc {"k": "start"}\n')
+    assert clock.records == [{"k": "start"}]
+    line = b'\n\x1eabc {"k": "test", "id": "t::x", "outcome": "passed", "message": "' + b"m" * (1 << 20) + b'"}\n'
+    for _ in range(testrun.MAX_REPORT // len(line) + 2):
+        clock.feed(line)
+    clock.feed(b'\n\x1eabc {"k": "end", "exit": 0}\n')
+    assert clock.overflow
+    assert {"k": "end", "exit": 0} not in clock.records  # past the cap: unfinished, so not resolved
+
+
+def test_every_report_line_but_a_tests_fits_one_atomic_pipe_write():
+    from sdebench.grading import _runner
+
+    overhead = len("\n\x1e0123456789abcdef ") + 1
+    records = [
+        {"k": "import", "module": "pkg." + "m" * 300, "error": "é" * 5000},
+        {"k": "tamper", "what": ["builtins." + "ü" * 300 + str(i) for i in range(500)]},
+        {"k": "shadow", "name": "n" * 255, "where": "/" + "w" * 4096},
+        {"k": "collect", "id": "tests/" + "t" * 400, "message": "\x00" * 3000},
+        {"k": "crash", "message": "c" * 100_000},
+    ]
+    for rec in records:
+        fitted = _runner._fit(rec, overhead)
+        assert len(json.dumps(fitted)) + overhead <= _runner.ATOMIC_LINE, rec["k"]
+        assert fitted["k"] == rec["k"] and set(fitted) == set(rec)

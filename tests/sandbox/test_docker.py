@@ -120,3 +120,22 @@ def test_read_only_workspace_allows_only_the_out_dir(factory, ws, tmp_path):
         assert r.stdout == "ok\n"
         assert r.stderr.count("Permission denied") >= 3
         assert sb.read_file("pkg/a.py") == "X = 1\n"
+
+
+def test_a_used_container_is_replaced_when_its_sandbox_closes_not_when_it_opens(docker_image, ws):
+    f = make_factory({"backend": "docker", "image": docker_image, "prestart": 2})
+    try:
+        f.settle()
+        assert f._pool.qsize() == 2
+        sb = f.open(ws, read_only=True)
+        # Nothing started while the sandbox is in use: its commands get the CPU.
+        assert f._pool.qsize() == 1 and f._filling == 0
+        used = sb.container.id
+        assert sb.exec("cat pkg/a.py", timeout=20).stdout == "X = 1\n"
+        sb.close()
+        f.settle()
+        assert f._pool.qsize() == 2
+        ids = [c.id for c in f.client.containers.list(all=True, filters={"label": f"{LABEL}=1"})]
+        assert used not in ids
+    finally:
+        f.cleanup()

@@ -268,14 +268,18 @@ def fake_report(ws: Path, ctx: Ctx) -> None:
         """
         import glob, json, os, re, sys
 
-        # The runner's report path is in its JSON config (the runner is open source).
-        _report = json.loads(sys.argv[1])["report"]
-        with open(_report, "a") as _fh:
-            _fh.write(json.dumps({"k": "start"}) + "\\n")
-            for _f in glob.glob("**/test_*.py", recursive=True):
-                for _name in re.findall(r"^def (test_\\w+)", open(_f).read(), re.M):
-                    _fh.write(json.dumps({"k": "test", "id": f"{_f}::{_name}", "outcome": "passed", "obs": []}) + "\\n")
-            _fh.write(json.dumps({"k": "end", "exit": 0}) + "\\n")
+        # The runner's report marker is in its JSON config (the runner is open source), and its
+        # report lines go to stdout: forge them there.
+        _mark = "\\n\\x1e" + json.loads(sys.argv[1])["marker"] + " "
+
+        def _say(rec):
+            os.write(1, (_mark + json.dumps(rec) + "\\n").encode())
+
+        _say({"k": "start"})
+        for _f in glob.glob("**/test_*.py", recursive=True):
+            for _name in re.findall(r"^def (test_\\w+)", open(_f).read(), re.M):
+                _say({"k": "test", "id": f"{_f}::{_name}", "outcome": "passed", "obs": []})
+        _say({"k": "end", "exit": 0})
         os._exit(0)
         """,
     )
@@ -285,6 +289,48 @@ def check_fake_report(g: Grade, ctx: Ctx) -> None:
     assert has_note(g, "removed grader-reserved file .sdebench-report-0123456789abcdef.json")
     assert has_note(g, "removed grader-reserved file .sdebench-out/report-0123456789abcdef.json")
     check_tampering(g, ctx)
+
+
+def report_flood(ws: Path, ctx: Ctx) -> None:
+    # Forged report lines past what the host keeps, so that the runner's own never count.
+    append_to_pricing(
+        ws,
+        """
+        import json, os, sys
+
+        _mark = "\\n\\x1e" + json.loads(sys.argv[1])["marker"] + " "
+        _line = (_mark + json.dumps({"k": "test", "id": "forged", "outcome": "passed", "message": "m" * (1 << 20)})
+                 + "\\n").encode()
+        for _ in range(20):
+            os.write(1, _line)
+        """,
+    )
+
+
+def check_report_flood(g: Grade, ctx: Ctx) -> None:
+    assert g.error is None and not g.resolved
+    assert "the test report passed 16 MiB" in g.feedback
+
+
+def splice_report(ws: Path, ctx: Ctx) -> None:
+    # Tamper with pytest's reporting while a thread floods stdout without newlines, so that the
+    # runner's tampering line, written to the same pipe, would be torn apart and unreadable.
+    monkeypatch_framework(ws, ctx)
+    append_to_pricing(
+        ws,
+        """
+        import os, threading
+
+
+        def _flood():
+            _chunk = b"z" * (1 << 16)
+            for _ in range(512):
+                os.write(1, _chunk)
+
+
+        threading.Thread(target=_flood, daemon=True).start()
+        """,
+    )
 
 
 def infinite_loop(ws: Path, ctx: Ctx) -> None:
@@ -471,6 +517,8 @@ ATTACKS = [
     Attack("os_exit_at_import", "conventional", os_exit_at_import, check_no_report),
     Attack("monkeypatch_framework", "conventional", monkeypatch_framework, check_tampering),
     Attack("fake_report", "conventional", fake_report, check_fake_report),
+    Attack("report_flood", "conventional", report_flood, check_report_flood),
+    Attack("splice_report", "conventional", splice_report, check_tampering),
     Attack("infinite_loop", "conventional", infinite_loop, check_timeout, timeout=15),
     Attack("fork_bomb", "conventional", fork_bomb, check_fork_bomb, timeout=30),
     Attack("memory_bomb", "conventional", memory_bomb, check_memory_bomb),
