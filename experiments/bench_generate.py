@@ -64,11 +64,11 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def timed_build(*args) -> tuple[generate.Outcome, float]:
+def timed_build(*args, **kwargs) -> tuple[generate.Outcome, float]:
     """`generate.build_task(*args)` and the CPU seconds it took (this process and the git and
     pytest processes it waited for): a figure a busy machine inflates much less than wall time."""
     start = _cpu()
-    outcome = generate.build_task(*args)
+    outcome = generate.build_task(*args, **kwargs)
     return outcome, _cpu() - start
 
 
@@ -83,7 +83,7 @@ def run_scale(label: str, jobs: list, args: argparse.Namespace) -> int:
             outcomes = generate.generate(jobs, out, {"backend": "unsafe_local"}, args.jobs, progress=False, scale=scale)
         else:
             with ProcessPoolExecutor(max(1, args.jobs)) as pool:
-                futs = [pool.submit(timed_build, p, v, s, out, {"backend": "unsafe_local"}, None, scale)
+                futs = [pool.submit(timed_build, p, v, s, out, {"backend": "unsafe_local"}, None, scale=scale)
                         for p, v, s in jobs]
                 outcomes, cpu = map(list, zip(*(f.result() for f in futs), strict=True))
         wall = time.monotonic() - start

@@ -187,7 +187,7 @@ def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict, fresh: SetKey
 
 
 def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict,
-               probed: ProbeResult | None = None, fresh: SetKey | None = None,
+               probed: ProbeResult | None = None, *, fresh: SetKey | None = None,
                scale: Scale = LEVELS["default"]) -> Outcome:
     """Build, validate and (if every rule holds) write one task; never raises. `probed` holds the
     variant's rule-7 figures (the same for every placement: code and tests do not depend on it);
@@ -346,7 +346,7 @@ def generate(
         unchecked = sorted({load_generator(p).family for (p, _), r in probed.items() if r is None})
         if unchecked:
             print(f"rule 7: no fact space declared (unchecked): {', '.join(unchecked)}", file=sys.stderr)
-        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)], fresh, scale)
+        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)], fresh=fresh, scale=scale)
                    for p, v, s in jobs]
         for fut in futures:
             outcomes.append(fut.result())

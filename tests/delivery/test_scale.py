@@ -29,7 +29,7 @@ def large(tmp_path_factory):
     out = tmp_path_factory.mktemp("tasks-large")
     tasks = {}
     for source in ("K",):
-        o = build_task(Path("generators/ttlcache.py"), 0, source, out, SANDBOX, None, LEVELS["large"])
+        o = build_task(Path("generators/ttlcache.py"), 0, source, out, SANDBOX, None, scale=LEVELS["large"])
         assert o.written, o.violations
         tasks[source] = load(out / o.task_id)
     return tasks

@@ -123,7 +123,7 @@ def test_near_miss_facts_come_from_outside_the_draw_and_are_framed(gen, scaled):
 @pytest.mark.slow
 def test_engine_validates_a_large_task_with_real_runs(tmp_path):
     """The whole engine at 2,000 commits: rules 1-6 with the real validation runs; the task is written."""
-    out = build_task(TTL, 0, "H", tmp_path, {"backend": "unsafe_local"}, None, LEVELS["large"])
+    out = build_task(TTL, 0, "H", tmp_path, {"backend": "unsafe_local"}, None, scale=LEVELS["large"])
     assert out.written, out.violations
     task = load(tmp_path / "ttlcache-v0-H")
     assert task.commits == 2000 and "memory-scale=large" in task.tags
