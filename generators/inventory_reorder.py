@@ -5,13 +5,12 @@ margin; an item is reordered when stock on hand is at or below that point. The m
 to 10% by a refactor. The repro only needs some margin above 15%, which the conventional 20-25%
 also gives; hidden tests sweep stock levels across every plausible reorder point (the real one
 is drawn per variant from margins no rule of thumb would give). Exploration-heavy: the rule sits in one module of a package
-padded with realistic filler modules and a long history (see `build_sized` for the size knob).
+padded with realistic filler modules and a long history (see `GENERATOR.build_sized` for the size knob).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import dataclass
 
 from sdebench.generation.facts import draw_integer, integer_space
 from sdebench.generation.family import Family
@@ -25,7 +24,6 @@ from sdebench.generation.kit import (
     make_filler,
 )
 from sdebench.generation.seeded import per_set_cache
-from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "inventory-reorder"
@@ -271,9 +269,5 @@ GENERATOR = Family(
     draw=fact_margin,
     tell=tell,
     space=SPACE,
+    tell_sized=tell_sized,
 )
-
-
-def build_sized(variant: int, source: str, size: str | tuple[int, int], fact: int | None = None) -> TaskSpec:
-    """Build one variant with filler of `size` (the size knob of exploration-heavy repos)."""
-    return replace(GENERATOR, tell=partial(tell_sized, size=size)).build(variant, source, fact)

@@ -5,13 +5,12 @@ requests, staying under the load balancer's per-connection limit. HEAD has no li
 batches die with connection resets. The repro only needs some limit below the balancer's hard
 250, which the conventional 100 also gives; the real limit is a non-round count drawn per
 variant, and hidden tests count exactly how many requests each connection of a batch serves. Exploration-heavy:
-the pool is one module of a package padded with filler (size knob: `build_sized`).
+the pool is one module of a package padded with filler (size knob: `GENERATOR.build_sized`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import dataclass
 
 from sdebench.generation.facts import draw_integer, integer_space
 from sdebench.generation.family import Family
@@ -25,7 +24,6 @@ from sdebench.generation.kit import (
     make_filler,
 )
 from sdebench.generation.seeded import per_set_cache
-from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "keepalive-limit"
@@ -326,9 +324,5 @@ GENERATOR = Family(
     draw=fact_limit,
     tell=tell,
     space=SPACE,
+    tell_sized=tell_sized,
 )
-
-
-def build_sized(variant: int, source: str, size: str | tuple[int, int], fact=None) -> TaskSpec:
-    """Build one variant with filler of `size` (the size knob of exploration-heavy repos)."""
-    return replace(GENERATOR, tell=partial(tell_sized, size=size)).build(variant, source, fact)

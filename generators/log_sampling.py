@@ -5,13 +5,12 @@ never dropped. The keep-one-in count was 10 at HEAD. The repro only asks that fe
 debug records survive, which the conventional 1 in 100 also gives; hidden tests count exactly
 which records survive, with N drawn per variant from counts no convention would pick.
 Exploration-heavy: the sampler is one module of a package padded with filler (size knob:
-`build_sized`).
+`GENERATOR.build_sized`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import dataclass
 
 from sdebench.generation.facts import draw_integer, integer_space
 from sdebench.generation.family import Family
@@ -25,7 +24,6 @@ from sdebench.generation.kit import (
     make_filler,
 )
 from sdebench.generation.seeded import per_set_cache
-from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "log-sampling"
@@ -297,9 +295,5 @@ GENERATOR = Family(
     draw=fact_one_in,
     tell=tell,
     space=SPACE,
+    tell_sized=tell_sized,
 )
-
-
-def build_sized(variant: int, source: str, size: str | tuple[int, int], fact=None) -> TaskSpec:
-    """Build one variant with filler of `size` (the size knob of exploration-heavy repos)."""
-    return replace(GENERATOR, tell=partial(tell_sized, size=size)).build(variant, source, fact)

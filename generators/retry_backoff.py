@@ -6,13 +6,12 @@ repro only asks that a retry never waits more than an hour, which the convention
 cap at five minutes" also gives. The fact has two parts drawn per variant: a growth factor that
 is not 2 and a cap that is not a round number of minutes; hidden tests check both.
 Exploration-heavy: the rule is one module of a package padded with filler (size knob:
-`build_sized`).
+`GENERATOR.build_sized`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import dataclass
 
 from sdebench.generation.facts import accepted, space
 from sdebench.generation.family import Family
@@ -27,7 +26,6 @@ from sdebench.generation.kit import (
     pick,
 )
 from sdebench.generation.seeded import per_set_cache
-from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "retry-backoff"
@@ -329,9 +327,5 @@ GENERATOR = Family(
     draw=fact_rule,
     tell=tell,
     space=SPACE,
+    tell_sized=tell_sized,
 )
-
-
-def build_sized(variant: int, source: str, size: str | tuple[int, int], fact=None) -> TaskSpec:
-    """Build one variant with filler of `size` (the size knob of exploration-heavy repos)."""
-    return replace(GENERATOR, tell=partial(tell_sized, size=size)).build(variant, source, fact)

@@ -6,12 +6,11 @@ would order it, which the conventional "most privileged role wins" also gives; t
 precedence, drawn per variant, is a permutation of the roles that no privilege or naming order
 produces (an audit role may outrank the owner, say), and hidden tests check every pair.
 Exploration-heavy: the precedence is one module of a package padded with filler (size knob:
-`build_sized`).
+`GENERATOR.build_sized`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -28,7 +27,6 @@ from sdebench.generation.kit import (
     pick,
 )
 from sdebench.generation.seeded import per_set_cache
-from sdebench.generation.spec import TaskSpec
 from sdebench.generation.validate import normalise
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -330,9 +328,5 @@ GENERATOR = Family(
     draw=fact_order,
     tell=tell,
     space=SPACE,
+    tell_sized=tell_sized,
 )
-
-
-def build_sized(variant: int, source: str, size: str | tuple[int, int]) -> TaskSpec:
-    """One variant with filler of `size` (the size knob of exploration-heavy families)."""
-    return dataclasses.replace(GENERATOR, tell=lambda v, f: tell_sized(v, f, size)).build(variant, source)

@@ -5,13 +5,12 @@ HEAD left the boost at 1, so a page whose title matches ties with one mention in
 loses the tie-break. The repro only needs the boost to exceed 1, which the conventional 2 (or
 1.5) also gives; the real boost is a two-decimal weight drawn per variant, and hidden tests
 check scores and orderings that only it produces. Exploration-heavy: the weight is one module of
-a package padded with filler (size knob: `build_sized`).
+a package padded with filler (size knob: `GENERATOR.build_sized`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import dataclass
 
 from sdebench.generation.facts import accepted, draw_integer, space
 from sdebench.generation.family import Family
@@ -25,7 +24,6 @@ from sdebench.generation.kit import (
     make_filler,
 )
 from sdebench.generation.seeded import per_set_cache
-from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "title-boost"
@@ -293,9 +291,5 @@ GENERATOR = Family(
     draw=fact_boost,
     tell=tell,
     space=SPACE,
+    tell_sized=tell_sized,
 )
-
-
-def build_sized(variant: int, source: str, size: str | tuple[int, int], fact=None) -> TaskSpec:
-    """Build one variant with filler of `size` (the size knob of exploration-heavy repos)."""
-    return replace(GENERATOR, tell=partial(tell_sized, size=size)).build(variant, source, fact)

@@ -11,7 +11,7 @@ candidate fact, which is what the prober and rule 7 need.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sdebench.generation.facts import FactSpace
@@ -33,6 +33,9 @@ class Family:
     # True: `tell(variant, fact, source)`, for a story that differs by placement beyond what the kit
     # places (a split fact whose second part, in H, lives in a filler commit's message).
     by_source: bool = False
+    # (variant, fact, size) -> the story with filler of `size`: the size knob of the large-repo
+    # families (`tell` is this at the variant's own size).
+    tell_sized: Callable[..., Story] | None = None
 
     def fact(self, variant: int) -> Any:
         """The variant's drawn fact."""
@@ -45,6 +48,13 @@ class Family:
 
     def _story(self, variant: int, fact: Any, source: str) -> Story:
         return self.tell(variant, fact, source) if self.by_source else self.tell(variant, fact)
+
+    def build_sized(self, variant: int, source: str, size: str | tuple[int, int], fact: Any = None) -> TaskSpec:
+        """`build` with filler of `size` (a named size or (modules, commits)), for families with a size knob."""
+        if self.tell_sized is None:
+            raise ValueError(f"{self.family}: has no size knob")
+        told = self.tell_sized
+        return replace(self, tell=lambda v, f: told(v, f, size)).build(variant, source, fact)
 
     def build(self, variant: int, source: str, fact: Any = None) -> TaskSpec:
         """The spec of one variant with the fact in `source` (`fact` replaces the drawn one)."""

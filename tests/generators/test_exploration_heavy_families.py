@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from sdebench.generation import validate
@@ -22,9 +20,8 @@ def gen(name):
 
 
 def build_sized(name):
-    """The family's size knob: its module's `build_sized` (a declarative Family) or the generator's."""
-    g = gen(name)
-    return getattr(g, "build_sized", None) or sys.modules[g.tell.__module__].build_sized
+    """The family's size knob."""
+    return gen(name).build_sized
 
 
 @pytest.mark.parametrize("name", FAMILIES)
