@@ -11,56 +11,17 @@ whole amount; hidden tests hit the ties and near-ties of every increment, positi
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from decimal import Decimal
 
-from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
+from sdebench.generation.rounding import HEAD, SPACE, house_rule, mode_words, tie_sweep
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "rounding-policy"
-MODES = ("ROUND_HALF_UP", "ROUND_HALF_EVEN", "ROUND_HALF_DOWN", "ROUND_DOWN", "ROUND_FLOOR", "ROUND_UP",
-         "ROUND_CEILING", "ROUND_05UP")
-# Increments in cents: cash and pricing increments from one cent to ten units.
-INCREMENTS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
 CENT = Decimal("0.01")
-# How a mode rounds (memory texts) and every spelling of it (fact tokens).
-MODE_WORDS = {
-    "ROUND_HALF_UP": ("half-up (ties go up, away from zero)", ("half-up", "half up", "half_up", "round_half_up")),
-    "ROUND_HALF_EVEN": ("half-even (ties go to the even neighbour)", ("half-even", "half even", "half_even",
-                                                                     "round_half_even", "banker")),
-    "ROUND_HALF_DOWN": ("half-down (ties go down, toward the smaller amount)",
-                        ("half-down", "half down", "half_down", "halfdown", "round_half_down", "ties go down",
-                         "ties toward the smaller", "ties to the smaller")),
-    "ROUND_DOWN": ("toward zero (the rest is truncated)", ("round_down", "toward zero", "towards zero", "truncat")),
-    "ROUND_FLOOR": ("down to the floor (toward minus infinity, also for credits)",
-                    ("round_floor", "floor", "minus infinity", "negative infinity")),
-    "ROUND_UP": ("away from zero", ("round_up", "away from zero")),
-    "ROUND_CEILING": ("up to the ceiling (toward plus infinity)", ("round_ceiling", "ceiling")),
-    "ROUND_05UP": ("away from zero only after a 0 or 5 (05up)", ("round_05up", "05up", "05 up")),
-}
-HEAD = ("ROUND_CEILING", 1)
-CONVENTIONAL = [("ROUND_HALF_UP", 1), ("ROUND_HALF_EVEN", 1), ("ROUND_DOWN", 1), ("ROUND_FLOOR", 1),
-                ("ROUND_HALF_UP", 5), ("ROUND_HALF_UP", 10), ("ROUND_HALF_UP", 100), ("ROUND_HALF_EVEN", 5),
-                ("ROUND_HALF_UP", 50), ("ROUND_HALF_UP", 25)]
-# The draw: a mode that never rounds a non-tie up and is not the everyday one, at any increment,
-# except plain truncation to the cent (conventional).
-DRAWABLE = [f for f in itertools.product(("ROUND_HALF_DOWN", "ROUND_DOWN", "ROUND_FLOOR"), INCREMENTS)
-            if f not in CONVENTIONAL]
-# Rule 7: the everyday rules first, then the drawable ones, then every mode at every increment (the
-# hidden tests hit every increment's ties, positive and negative, so each behaves differently).
-SPACE = space(CONVENTIONAL, DRAWABLE, itertools.product(MODES, INCREMENTS))
-
-
-# billing-rounding draws with the same key from the same rules: the five codebases share one house rule.
-RULE_KEY = "house-rounding-rule"
-
-
-def fact_of(variant: int) -> tuple[str, int]:
-    """The house rule: one for every codebase (the variant does not enter the draw)."""
-    return pick(RULE_KEY, DRAWABLE)
+MODE_WORDS = mode_words("credits")
 
 
 def increment(cents: int) -> Decimal:
@@ -85,15 +46,8 @@ def tokens(fact: tuple[str, int]) -> tuple[str, ...]:
 
 
 def sweep(base: Decimal) -> list[int]:
-    """Amounts, in thousandths, at and next to every increment's ties, above `base` and below zero:
-    the same whatever the rule, so no input singles the fact out. Spelled as integers, because an
-    amount the rule keeps would otherwise be its own answer in the test's source."""
-    out = []
-    for cents in INCREMENTS:
-        half = cents * 5  # half the increment, in thousandths
-        for tie in (half, 3 * half):
-            out += [base + tie, base + tie - 1, base + tie + 1, -tie, -tie - 1]
-    return list(dict.fromkeys(out))
+    """Amounts, in thousandths, at and next to every increment's ties (`rounding.tie_sweep`)."""
+    return tie_sweep(base)
 
 
 @dataclass(frozen=True)
@@ -308,7 +262,7 @@ GENERATOR = Family(
     description=("the house rounding mode and increment for amounts, shared by three codebases (ties and "
                  "near-ties decide)"),
     variants=(0, 1, 2),
-    draw=fact_of,
+    draw=house_rule,
     tell=tell,
     space=SPACE,
 )
