@@ -15,12 +15,9 @@ episodes measure squashed-only behaviour (the record's `tool_calls` shows no `me
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
 from sdebench.agents.installed.base import GATEWAY_DIR, HOME, InstalledAgent
 from sdebench.agents.installed.install import InstallSpec
-from sdebench.sandbox.base import Mount
 
 API_ERROR = re.compile(r"^litellm\.\w+(Error|Exception)\b")
 DRIVER = "aider_driver.py"
@@ -31,14 +28,8 @@ class AiderAgent(InstalledAgent):
     """aider in one-shot `--message-file` mode, one run per attempt."""
 
     name = "aider"
+    driver = DRIVER
     spec = InstallSpec("pip", "aider-chat", "0.86.2", "site/aider/__init__.py")
-
-    def sandbox_mounts(self, work_dir: Path) -> tuple[Mount, ...]:
-        """The common mounts, with the driver script next to the relay."""
-        mounts = super().sandbox_mounts(work_dir)
-        assert self.gateway_dir is not None
-        shutil.copyfile(Path(__file__).with_name(DRIVER), self.gateway_dir / DRIVER)
-        return mounts
 
     def environment(self) -> dict[str, str]:
         """Its packages, the gateway as an OpenAI-compatible server, litellm kept offline."""

@@ -114,6 +114,7 @@ class InstalledAgent:
     name = "installed"
     spec: InstallSpec  # the default install (version overridable by agent.version)
     options: tuple[str, ...] = ()  # adapter-specific config keys it accepts
+    driver: str | None = None  # a script next to this module, placed beside the relay (GATEWAY_DIR)
     runs_in_sandbox = True  # the episode hands it the sandbox: its CLI runs there
     needs_answer_key = False  # a real agent never sees the answer key
     uses_model = True  # pre-flight refuses it with model=none (sdebench.runs.preflight)
@@ -182,6 +183,8 @@ class InstalledAgent:
         gw = self.gateway_dir
         os.chmod(gw, 0o755)
         shutil.copyfile(Path(__file__).resolve().parents[2] / "gateway" / RELAY, gw / RELAY)
+        if self.driver is not None:
+            shutil.copyfile(Path(__file__).with_name(self.driver), gw / self.driver)
         return (
             Mount(str(self.install_dir), str(self.install_dir), read_only=True),
             Mount(str(home), HOME, read_only=False),

@@ -10,13 +10,10 @@ behaviour (the record's `tool_calls` shows no `memory_search`).
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 from typing import Any
 
 from sdebench.agents.installed.base import GATEWAY_DIR, HOME, InstalledAgent
 from sdebench.agents.installed.install import InstallSpec
-from sdebench.sandbox.base import Mount
 
 DRIVER = "mini_driver.py"
 STATE = ".sdebench-mini-trajectory.json"
@@ -26,15 +23,9 @@ class MiniSweAgent(InstalledAgent):
     """mini-swe-agent's DefaultAgent with its LocalEnvironment (the sandbox is the environment)."""
 
     name = "mini-swe-agent"
+    driver = DRIVER
     spec = InstallSpec("pip", "mini-swe-agent", "2.4.6", "site/minisweagent/__init__.py")
     options = ("config",)
-
-    def sandbox_mounts(self, work_dir: Path) -> tuple[Mount, ...]:
-        """The common mounts, with the driver script next to the relay."""
-        mounts = super().sandbox_mounts(work_dir)
-        assert self.gateway_dir is not None
-        shutil.copyfile(Path(__file__).with_name(DRIVER), self.gateway_dir / DRIVER)
-        return mounts
 
     def environment(self) -> dict[str, str]:
         """Its packages, the token, and litellm kept offline."""
