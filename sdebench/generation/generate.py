@@ -170,8 +170,10 @@ def family_of(gen_path: Path, fresh: SetKey | None = None):
     return FreshFamily(gen, fresh) if fresh is not None else gen
 
 
-def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict, fresh: SetKey | None = None) -> ProbeResult | None:
-    """Rule-7 figures of one family variant (None: the family declares no fact space); never raises."""
+def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict, fresh: SetKey | None = None,
+                  scale: Scale = LEVELS["default"]) -> ProbeResult | None:
+    """Rule-7 figures of one family variant at `scale` (None: the family declares no fact space);
+    never raises."""
     gen = load_generator(gen_path)
     if not declares_space(gen):
         return None
@@ -180,7 +182,7 @@ def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict, fresh: SetKey
     except Exception as e:  # noqa: BLE001 - a family that cannot be seen fresh is a reported failure
         return ProbeResult(gen.family, variant, 0, 0, DEFAULT_SUBMITS, "?", problems=[f"{type(e).__name__}: {e}"])
     try:
-        return probe_family(gen, variant, sandbox_cfg)
+        return probe_family(gen, variant, sandbox_cfg, scale=scale)
     except Exception as e:  # noqa: BLE001 - a crashing renderer is a reported failure
         return ProbeResult(gen.family, variant, 0, 0, DEFAULT_SUBMITS, "?",
                            problems=[f"the fact space cannot be probed: {type(e).__name__}: {e}"])
@@ -338,7 +340,7 @@ def generate(
         # The largest spaces first, so the probes' tail is short (a probe's cost grows with its space).
         costly = sorted(variants, key=lambda pv: -_space_size(pv[0]))
         probed = dict(zip(costly, pool.map(probe_variant, *zip(*costly, strict=True), [sandbox_cfg] * len(costly),
-                                           [fresh] * len(costly)), strict=True))
+                                           [fresh] * len(costly), [scale] * len(costly)), strict=True))
         probed = {pv: probed[pv] for pv in variants}
         for r in probed.values():
             if r is not None:

@@ -625,17 +625,21 @@ def _independent(spec, other) -> list[str]:
 
 
 def probe_family(gen, variant: int, sandbox_cfg: dict, submits: int = DEFAULT_SUBMITS,
-                 work: Path | None = None) -> ProbeResult:
-    """Rule-7 figures of one variant of a family declaring its space (never raises a ProbeError)."""
+                 work: Path | None = None, scale=None) -> ProbeResult:
+    """Rule-7 figures of one variant of a family declaring its space (never raises a ProbeError).
+    `scale` (sdebench.generation.scale): probe the repo as the scaled tasks carry it."""
+    from sdebench.generation.scale import LEVELS, enlarge
     from sdebench.generation.validate import head_tree
 
+    scale = scale or LEVELS["default"]
     space, fact = gen.space, gen.fact(variant)
     start = time.monotonic()
     problems = []
-    spec = gen.build(variant, "none")
+    # The candidates run over the very HEAD the tasks ship, filler of a scaled history included.
+    spec = enlarge(gen.build(variant, "none"), scale, gen)
     if fact in space.values() and render(gen, variant, fact) != dict(spec.oracle_files):
         problems.append("the renderer's files for the variant's fact differ from the oracle fix")
-    first = gen.build(variant, "none", fact=space.values()[0])
+    first = enlarge(gen.build(variant, "none", fact=space.values()[0]), scale, gen)
     problems += _independent(spec, first)
     try:
         vm = variant_model(gen, variant, sandbox_cfg, work, head=head_tree(spec), spec=first)

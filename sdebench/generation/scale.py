@@ -16,27 +16,37 @@ fact, without per-family code:
   candidates of its fact space (`tell(variant, candidate)`), framed as superseded decisions or as
   notes about a neighbouring service, in docs, notes and commit messages.
 
+- the fact in the domain's words: the fact-bearing item (the commit message of H, the lines of the
+  K doc or the F/X entry that carry the fact) names no code identifier; `UPPER_SNAKE` constants,
+  `snake_case` names and `module.py` files become plain words ("max requests per connection: 226"),
+  so a search by the code's names does not find it (the near-miss items are told the same way, so
+  the style tells nothing). A line whose fact tokens would not survive keeps its words.
+
 Every distractor is built for the variant, not the placement (the same in H, K, F, X and none),
 and is redrawn until it holds no fact token, so rule 1 still holds: the fact's tokens stay in the
 designated source only, and its item stays the one current statement about this module. Near-miss
 candidates come from the space's values the draw can never produce (conventional values, the
 margins around the draw), so they tell nothing about where the fact lies. Deterministic in
 (family, variant, scale): rule 6 holds. The task's code and tests are unchanged apart from the
-filler modules (never imported by the task's own tests), so rule 7's probe is the default one.
+filler modules (never imported by the task's own tests); rule 7's probe still runs over the scaled
+HEAD (`probe_family(..., scale=)`), so every rule is proved on the task as shipped.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sdebench.generation.kit import FILLER_TEST, FillerVocab, make_filler
+from sdebench.generation.kit import FILLER_TEST, Filler, FillerVocab, make_filler
+from sdebench.generation.seeded import salt
 from sdebench.generation.spec import Commit, TaskSpec
 from sdebench.generation.validate import find_tokens, head_tree
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES, artifact_kind
+from sdebench.tasks.record import SCALE_TAG
 
 ADR_DIR = "docs/adr"
 
@@ -103,7 +113,7 @@ def parse_scale(text: str) -> Scale:
 
 def scale_tag(scale: Scale) -> str:
     """The tag a scaled task carries (default tasks carry none)."""
-    return f"memory-scale={scale.label}"
+    return f"{SCALE_TAG}{scale.label}"
 
 
 # --- words the distractors are made of ---------------------------------------------------------
@@ -403,7 +413,7 @@ def _near_miss(c: _Ctx, gen: Any, variant: int, candidates: list[Any], first_adr
                     docs.append(text)
                 else:
                     notes.setdefault(text[0], []).append(text[1])
-        msg = story.intro_msg_fact
+        msg = domain_words(story.intro_msg_fact)
         framed = (f"{svc}: note the upstream decision for reference\n\nQuoted from the {svc} repository "
                   f"(deployed separately; its value is not ours):\n\n" + "\n".join("> " + line for line in msg.splitlines()))
         if superseded:
@@ -417,7 +427,7 @@ def _near_miss(c: _Ctx, gen: Any, variant: int, candidates: list[Any], first_adr
 def _frame(c: _Ctx, source: str, path: str, entry: str, svc: str, superseded: bool,
            adr: int) -> tuple[str, str] | None:
     """A near-miss entry as a superseded record or a neighbouring service's note."""
-    body = re.sub(r"^\s*(?:[-*]\s+)?(?:\([^)]*\)\s*)?", "", entry.strip())
+    body = domain_words(re.sub(r"^\s*(?:[-*]\s+)?(?:\([^)]*\)\s*)?", "", entry.strip()))
     if source == "K":
         if superseded:
             return (f"{ADR_DIR}/{adr:04d}-superseded-setting.md",
@@ -428,12 +438,57 @@ def _frame(c: _Ctx, source: str, path: str, entry: str, svc: str, superseded: bo
     if source == "F":
         who = "superseded by a later review" if superseded else f"about {svc}, a neighbouring service, not {c.project}"
         return path, f"- (review of #{c.r.randint(20, 139)}, {who}) {body}"
-    lines = entry.strip().splitlines()
+    lines = domain_words(entry.strip()).splitlines()
     title = lines[0].lstrip("# ").strip() if lines and lines[0].startswith("#") else "An earlier fix"
     rest = "\n".join(lines[1:]) if lines and lines[0].startswith("#") else entry.strip()
     tail = ("Later reverted: the value above is no longer current." if superseded
             else f"This was in {svc}, which is deployed separately; its value does not apply to {c.project}.")
     return path, f"## {title} ({'superseded' if superseded else 'in ' + svc})\n{rest}\n{tail}"
+
+
+# --- the fact in the domain's words --------------------------------------------------------------
+
+_IDENT = re.compile(r"`?\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b`?(\s*=\s*)?")
+_MODULE = re.compile(r"`?\b([a-z][a-z0-9_]*)\.py\b`?")
+
+
+def _words(ident: str) -> str:
+    return " ".join(p for p in ident.lower().split("_") if p)
+
+
+def domain_words(text: str) -> str:
+    """`text` with code identifiers told in words (`MAX_RUN = 2` -> `max run: 2`, `refunds.py` ->
+    `the refunds module`)."""
+    text = _MODULE.sub(lambda m: f"the {_words(m.group(1))} module", text)
+    return _IDENT.sub(lambda m: _words(m.group(1)) + (": " if m.group(2) else ""), text)
+
+
+def _rephrase_lines(text: str, tokens: tuple[str, ...]) -> str:
+    """`text` with each fact-bearing line in domain words, where its fact tokens survive that."""
+    out = []
+    for line in text.split("\n"):
+        if find_tokens(line, tokens):
+            told = domain_words(line)
+            line = told if find_tokens(told, tokens) else line
+        out.append(line)
+    return "\n".join(out)
+
+
+def in_domain_words(spec: TaskSpec) -> TaskSpec:
+    """`spec` with its fact-bearing item (designated source only) in the domain's words."""
+    tokens = tuple(spec.fact_tokens)
+    if spec.source not in ("H", "K", "F", "X") or not tokens:
+        return spec
+    commits = []
+    for commit in spec.commits:
+        message, files = commit.message, dict(commit.files)
+        if spec.source == "H" and find_tokens(message, tokens):
+            message = _rephrase_lines(message, tokens)
+        for path, text in files.items():
+            if text is not None and artifact_kind(path) == spec.source and find_tokens(text, tokens):
+                files[path] = _rephrase_lines(text, tokens)
+        commits.append(Commit(message, files))
+    return replace(spec, commits=tuple(commits))
 
 
 # --- the whole task ----------------------------------------------------------------------------
@@ -452,11 +507,21 @@ def scale_key(family: str, variant: int, scale: Scale) -> str:
     return f"scale:{family}:{variant}:{scale.label}"
 
 
+@functools.lru_cache(maxsize=4)
+def _filler(active_salt: str | None, vocab: FillerVocab, key: str, modules: int, commits: int,
+            avoid: tuple[str, ...]) -> Filler:
+    """The scaled history's filler, built once per variant and process: every placement of a
+    variant (and rule 6's second build) shares it, since it is a pure function of these arguments
+    (`make_filler`'s determinism is tested on its own); `active_salt` keeps fresh sets apart."""
+    return make_filler(vocab, key, modules, commits, avoid=avoid, redraw_attempts=6)
+
+
 def enlarge(spec: TaskSpec, scale: Scale, gen: Any = None) -> TaskSpec:
     """`spec` with the memory of `scale` added (unchanged at the default scale); see the module doc."""
     if scale.is_default:
         return spec
     key = scale_key(spec.family, spec.variant, scale)
+    spec = in_domain_words(spec)
     head = head_tree(spec)
     pkg = _package(spec, head)
     c = _context(spec, head, key, pkg)
@@ -472,7 +537,7 @@ def enlarge(spec: TaskSpec, scale: Scale, gen: Any = None) -> TaskSpec:
     if extra:
         areas = tuple(a for a in AREAS if not any(p.startswith(f"{pkg}/{a}/") for p in head))
         vocab = FillerVocab(pkg, NOUNS, NUMBERS, LABELS, areas)
-        filler = make_filler(vocab, key, max(12, min(150, extra // 16)), extra, avoid=c.avoid, redraw_attempts=6)
+        filler = _filler(salt(), vocab, key, max(12, min(150, extra // 16)), extra, c.avoid)
         initial = {p: t for p, t in filler.files.items() if p != FILLER_TEST and p not in head}
         filler_commits = list(filler.commits)
     # Near-miss messages ride on filler commits (their diffs are ordinary changes).

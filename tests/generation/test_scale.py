@@ -12,7 +12,9 @@ from sdebench.generation.generate import build_task, load_generator, main
 from sdebench.generation.scale import (
     LEVELS,
     Scale,
+    domain_words,
     enlarge,
+    in_domain_words,
     near_miss_candidates,
     parse_scale,
     scale_key,
@@ -103,7 +105,7 @@ def test_distractor_history_is_the_same_in_every_placement(scaled, gen):
     """H differs from none in the family's own commits only, as it does unscaled."""
     def differing(h, n):
         return [a.message for a, b in zip(h, n, strict=True) if a != b]
-    own = differing(gen.build(0, "H").commits, gen.build(0, "none").commits)
+    own = differing(in_domain_words(gen.build(0, "H")).commits, gen.build(0, "none").commits)
     assert own and differing(scaled["H"].commits, scaled["none"].commits) == own
     # K, F and X differ from none in the initial import only (the file holding the fact entry)
     assert all(s.commits[1:] == scaled["none"].commits[1:] for k, s in scaled.items() if k not in ("H", "none"))
@@ -120,10 +122,52 @@ def test_near_miss_facts_come_from_outside_the_draw_and_are_framed(gen, scaled):
     assert "Superseded (no longer in force" in text and "neighbouring service" in text
 
 
+def test_domain_words_replace_code_identifiers():
+    assert domain_words("set MAX_REQUESTS_PER_CONNECTION = 226, the platform value") == \
+        "set max requests per connection: 226, the platform value"
+    assert domain_words("Fix: refunds.py rounds with `ROUND_DOWN`; fy_start_month = 3") == \
+        "Fix: the refunds module rounds with round down; fy start month: 3"
+    # words that are no identifiers stay as they are
+    assert domain_words("ConnectionResetError after 14 min 36 s (HTTP 429)") == "ConnectionResetError after 14 min 36 s (HTTP 429)"
+
+
+KEEPALIVE = Path("generators/keepalive_limit.py")
+
+
+@pytest.mark.parametrize("source", ["K", "X", "F"])
+def test_the_scaled_fact_item_names_no_code_identifier(source):
+    """At scale the fact-bearing item is in the domain's words; the published (default) tasks keep
+    theirs, and every rule still holds."""
+    fam = load_generator(Path("generators/password_policy.py" if source == "F" else KEEPALIVE))
+    small, spec = fam.build(0, source), enlarge(fam.build(0, source), SMALL, fam)
+    ident = {"K": "MAX_REQUESTS_PER_CONNECTION", "X": "MAX_REQUESTS_PER_CONNECTION", "F": "MAX_RUN"}[source]
+    path = [p for p, t in validate.head_tree(small).items()
+            if artifact_kind(p) == source and validate.find_tokens(t, small.fact_tokens)]
+    assert path, "the family's fact item moved"
+    before, after = validate.head_tree(small)[path[0]], validate.head_tree(spec)[path[0]]
+    fact_line = [line for line in before.splitlines() if ident in line]
+    assert fact_line, "the unscaled item no longer names the identifier"
+    told = [line for line in after.splitlines() if validate.find_tokens(line, spec.fact_tokens)]
+    assert told and not any(ident in line for line in told), told
+    assert any(ident.lower().replace("_", " ") in line for line in told)
+    assert validate.check_placement(spec) == [] and validate.check_no_future_leak(spec) == []
+
+
+@pytest.mark.slow
+def test_rule_7_is_proved_on_the_scaled_repo():
+    """The probe runs over the scaled HEAD (its filler included) and gives the default figures."""
+    from sdebench.generation.probe import probe_family
+
+    fam = load_generator(KEEPALIVE)
+    plain, big = probe_family(fam, 0, {"backend": "unsafe_local"}), probe_family(fam, 0, {"backend": "unsafe_local"}, scale=SMALL)
+    assert not big.violations(), big.violations()
+    assert (big.classes, big.resolve, big.fact_submit) == (plain.classes, plain.resolve, plain.fact_submit)
+
+
 @pytest.mark.slow
 def test_engine_validates_a_large_task_with_real_runs(tmp_path):
     """The whole engine at 2,000 commits: rules 1-6 with the real validation runs; the task is written."""
     out = build_task(TTL, 0, "H", tmp_path, {"backend": "unsafe_local"}, None, scale=LEVELS["large"])
     assert out.written, out.violations
     task = load(tmp_path / "ttlcache-v0-H")
-    assert task.commits == 2000 and "memory-scale=large" in task.tags
+    assert task.commits == 2000 and "memory-scale=large" in task.tags and task.memory_scale == "large"
