@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdebench.analysis.rules import task_set
 from sdebench.analysis.tables import CELL, ordered
 
 FAILURES = ("no route", "never retrieved", "retrieved, not used", "used, unresolved", "unknown")
@@ -48,6 +49,8 @@ def diagnosis(retrieval: Any, resolved: bool) -> str:
 def episodes(df: pd.DataFrame) -> pd.DataFrame:
     """One row per episode: its cell, task, seed, outcome and retrieval columns, plus `diagnosis`."""
     d = df.copy()
+    if "task_set" not in d:
+        d["task_set"] = [task_set(r) for r in d.to_dict("records")]
     for col in (*CELL, "task_id"):
         d[col] = d[col].fillna("?").astype(str) if col in d else "?"
     d["resolved"] = d["resolved"].fillna(False).astype(bool) if "resolved" in d else False

@@ -40,6 +40,19 @@ def resolved_first(rec: Any) -> bool:
     return resolved_at(rec) == 1
 
 
+PUBLISHED = "published"
+
+
+def task_set(rec: Any) -> str:
+    """The task set an episode ran on: `published`, or `fresh:<digest head>` for a private set, with
+    `@<scale>` when generated at a non-default memory scale. Results of two sets are never pooled."""
+    digest, scale = _get(rec, "set_digest"), _get(rec, "memory_scale")
+    digest = None if digest != digest else digest  # NaN in a DataFrame row means missing
+    scale = None if scale != scale else scale
+    name = PUBLISHED if not digest else f"fresh:{str(digest).rsplit(':', 1)[-1][:12]}"
+    return f"{name}@{scale}" if scale else name
+
+
 def counted_interventions(rec: Any, cap: int = DEFAULT_CAP) -> int:
     """Interventions as every table counts them: the episode's own if resolved, else its cap."""
     if _get(rec, "resolved"):

@@ -29,7 +29,9 @@ SOURCES = ("H", "K", "F", "X", "none")
 # The headline ablation gaps, each (minuend, subtrahend) delivery: a positive oracle - squashed
 # gap means the fact matters; memtool/inject/full - oracle says how much of it delivery loses.
 GAPS = (("oracle", "squashed"), ("memtool", "oracle"), ("inject", "oracle"), ("full", "oracle"))
-CELL = ("agent", "model", "source", "delivery")
+# `task_set` (sdebench.analysis.rules.task_set): the published set, a private fresh set or another
+# memory scale; episodes of two sets are never pooled in one cell.
+CELL = ("task_set", "agent", "model", "source", "delivery")
 N_BOOT = 2000
 STREAM_RESULTS = "stream_results"  # the stream runner's default results_dir (conf/stream_run.yaml)
 
@@ -78,6 +80,7 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
         if col not in out:
             out[col] = "?"
         out[col] = out[col].fillna("?").astype(str)
+    out["task_set"] = [rules.task_set(r) for r in out.to_dict("records")]
     out["resolved"] = out["resolved"].astype(bool)
     out["interventions"] = out["interventions"].astype(int)
     out["tokens"] = (out["prompt_tokens"] + out["completion_tokens"]).astype(int)
@@ -140,7 +143,7 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
 
 
 def by_cell(df: pd.DataFrame) -> pd.DataFrame:
-    """Metrics per agent, model, source and delivery."""
+    """Metrics per task set, agent, model, source and delivery."""
     return ordered(metrics(df, CELL))
 
 
@@ -148,6 +151,8 @@ def headline(df: pd.DataFrame, by: tuple[str, ...] = CELL) -> pd.DataFrame:
     """The headline table per cell: resolve@1 with its Wilson 95 % interval, then resolve@cap (with interval),
     interventions, and per-episode means of injected tokens, prompt and completion tokens and cost (per `by`, default the cell)."""
     t = ordered(metrics(df, list(by)))
+    # One task set (the usual case) needs no column saying so; two or more are told apart.
+    by = [c for c in by if not (c == "task_set" and t[c].nunique() <= 1)]
     out = t[list(by) + ["episodes"]].copy()
     out["resolve@1 [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved_1"], t["episodes"], strict=True)]
     out["resolve@cap [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved"], t["episodes"], strict=True)]
@@ -175,13 +180,13 @@ def gaps_note(df: pd.DataFrame) -> str:
 
 
 def by_bottleneck(df: pd.DataFrame) -> pd.DataFrame:
-    """Metrics per agent, model, bottleneck and delivery."""
-    return ordered(metrics(df, ["agent", "model", "bottleneck", "delivery"]))
+    """Metrics per task set, agent, model, bottleneck and delivery."""
+    return ordered(metrics(df, ["task_set", "agent", "model", "bottleneck", "delivery"]))
 
 
 def by_family(df: pd.DataFrame) -> pd.DataFrame:
-    """Metrics per agent, model, family and delivery."""
-    return ordered(metrics(df, ["agent", "model", "family", "delivery"]))
+    """Metrics per task set, agent, model, family and delivery."""
+    return ordered(metrics(df, ["task_set", "agent", "model", "family", "delivery"]))
 
 
 def _rank(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
@@ -192,7 +197,7 @@ def ordered(t: pd.DataFrame) -> pd.DataFrame:
     """Rows in the canonical source and delivery order (then by name)."""
     keys, ranks = [], {}
     for col in t.columns:
-        if col in ("agent", "model", "bottleneck", "family", "source", "delivery"):
+        if col in ("task_set", "agent", "model", "bottleneck", "family", "source", "delivery"):
             keys.append(col)
     t = t.copy()
     if "source" in t:
@@ -240,7 +245,7 @@ def bootstrap_gap(a: pd.DataFrame, b: pd.DataFrame, metric: str, n_boot: int, rn
 
 def gaps(df: pd.DataFrame, metric: str = "resolved", n_boot: int = N_BOOT, seed: int = 0,
          pairs: tuple[tuple[str, str], ...] = GAPS) -> pd.DataFrame:
-    """Headline ablation gaps per agent, model and source (e.g. oracle - squashed) of `metric`, with 95% bootstrap intervals.
+    """Headline ablation gaps per task set, agent, model and source (e.g. oracle - squashed) of `metric`, with 95% bootstrap intervals.
 
     `metric` is a per-episode column: `resolved` (gap in resolve rate) or `interventions_capped`.
     The generator is seeded with `seed`; `n_boot` resamples per gap (reported in column n_boot).
@@ -249,22 +254,22 @@ def gaps(df: pd.DataFrame, metric: str = "resolved", n_boot: int = N_BOOT, seed:
     d[metric] = d[metric].astype(float)
     rng = np.random.default_rng(seed)
     rows = []
-    for (agent, model, source), sub in sorted(d.groupby(["agent", "model", "source"]), key=lambda kv: (
-            kv[0][0], kv[0][1], SOURCES.index(kv[0][2]) if kv[0][2] in SOURCES else 99, kv[0][2])):
+    for (tset, agent, model, source), sub in sorted(d.groupby(["task_set", "agent", "model", "source"]), key=lambda kv: (
+            kv[0][0], kv[0][1], kv[0][2], SOURCES.index(kv[0][3]) if kv[0][3] in SOURCES else 99, kv[0][3])):
         for hi_d, lo_d in pairs:
             a, b = sub[sub["delivery"] == hi_d], sub[sub["delivery"] == lo_d]
             if a.empty or b.empty:
                 continue
-            rows.append({"agent": agent, "model": model, "source": source, "gap": f"{hi_d} - {lo_d}",
+            rows.append({"task_set": tset, "agent": agent, "model": model, "source": source, "gap": f"{hi_d} - {lo_d}",
                          "metric": metric, **bootstrap_gap(a, b, metric, n_boot, rng), "n_boot": n_boot})
-    cols = ["agent", "model", "source", "gap", "metric", "estimate", "ci_low", "ci_high", "tasks", "seeds", "units", "n_boot"]
+    cols = ["task_set", "agent", "model", "source", "gap", "metric", "estimate", "ci_low", "ci_high", "tasks", "seeds", "units", "n_boot"]
     return pd.DataFrame(rows, columns=cols)
 
 
 UNIT = ("task_id", "agent", "model", "seed")
 
 
-def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("agent", "model", "source"), n_boot: int = N_BOOT,
+def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("task_set", "agent", "model", "source"), n_boot: int = N_BOOT,
                        seed: int = 0, pairs: tuple[tuple[str, str], ...] | None = None) -> pd.DataFrame:
     """Deliveries compared on the same (task, agent, model, seed) units: resolve@1 of each, the difference,
     the discordant counts, the exact McNemar p-value and a paired bootstrap 95 % interval over tasks.

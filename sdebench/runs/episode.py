@@ -179,6 +179,7 @@ def run_episode(
     ident = identity(task, cfg)
     rec = EpisodeRecord.start(ident)
     rec.set_digest = task.set_digest  # results on a private set stay told apart from the published one
+    rec.memory_scale = task.memory_scale  # and results at another memory scale from the default one
     rec.feedback_hidden = str((cfg.get("grading") or {}).get("feedback_hidden", "binary"))
     try:
         traj = Trajectory(trajectory_path)

@@ -65,7 +65,7 @@ class Attempt:
 class EpisodeRecord:
     """One episode: task x delivery x agent x seed, its outcome, effort, cost and time.
 
-    The fields group as: identity (task_id ... seed) and the task set (set_digest); outcome (resolved, interventions,
+    The fields group as: identity (task_id ... seed) and the task set (set_digest, memory_scale); outcome (resolved, interventions,
     max_interventions, stop_reason, error, attempts, feedback, final_diff); effort and cost
     (turns, tool_calls, tool_errors, model_calls, tokens, cost_usd); time (wall_s and its parts);
     delivery_info; retrieval; storage (task_hash, config_hash, key, trajectory, workspace); stream position
@@ -85,6 +85,7 @@ class EpisodeRecord:
     model: str
     seed: int
     set_digest: str | None = None  # the task set: digest of a fresh private set's seed (None: the published set)
+    memory_scale: str | None = None  # the task set's memory scale (`generate --scale`; None: as the families emit it)
     # outcome
     resolved: bool = False  # every FAIL_TO_PASS, PASS_TO_PASS and HIDDEN_TO_PASS test passed
     interventions: int = 0  # failing grades fed back to the agent (0 if resolved at the first submit)

@@ -158,17 +158,20 @@ def load(*dirs: str | Path):
 
 
 # --- summaries -------------------------------------------------------------------------------
-GROUP = ("agent", "model", "source", "delivery")
+GROUP = ("task_set", "agent", "model", "source", "delivery")
 
 
 def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
-    """Resolve rate and interventions by agent, model, source and delivery (one row per group)."""
+    """Resolve rate and interventions by task set, agent, model, source and delivery (one row per group)."""
+    from sdebench.analysis.rules import counted_interventions, resolved_first, task_set, wilson
+
     groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
-        # Stream records (earned memory carried between tasks) are never pooled with static ones.
+        # Stream records (earned memory carried between tasks) are never pooled with static ones, nor
+        # episodes of two task sets (a private set, another memory scale) with each other.
         kind = "stream" if r.stream_id else "static"
-        groups.setdefault((kind, *(str(getattr(r, k)) for k in GROUP)), []).append(r)
-    from sdebench.analysis.rules import counted_interventions, resolved_first, wilson
+        values = {"task_set": task_set(r), **{k: str(getattr(r, k)) for k in GROUP[1:]}}
+        groups.setdefault((kind, *(values[k] for k in GROUP)), []).append(r)
 
     rows = []
     for key in sorted(groups):
@@ -205,22 +208,26 @@ def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The summary as markdown: per agent and model, sources x deliveries, each cell
+    """The summary as markdown: per task set, agent and model, sources x deliveries, each cell
     `resolved/episodes (mean interventions)`."""
-    from sdebench.analysis.rules import rate_ci
+    from sdebench.analysis.rules import PUBLISHED, rate_ci
 
     if not rows:
         return "No episodes.\n"
     order = ("full", "squashed", "memtool", "inject", "oracle")
     out = []
     kinds = sorted({r["kind"] for r in rows}, key=lambda k: k != "static")
-    for kind, agent, model in [(k, a, m) for k in kinds
-                               for a, m in sorted({(r["agent"], r["model"]) for r in rows if r["kind"] == k})]:
-        sub = [r for r in rows if r["agent"] == agent and r["model"] == model and r["kind"] == kind]
+    sets = sorted({r["task_set"] for r in rows}, key=lambda s: (s != PUBLISHED, s))
+    for kind, tset, agent, model in [(k, t, a, m) for k in kinds for t in sets
+                                     for a, m in sorted({(r["agent"], r["model"]) for r in rows
+                                                         if r["kind"] == k and r["task_set"] == t})]:
+        sub = [r for r in rows if r["agent"] == agent and r["model"] == model and r["kind"] == kind
+               and r["task_set"] == tset]
         deliveries = sorted({r["delivery"] for r in sub}, key=lambda d: (order.index(d) if d in order else 99, d))
         sources = sorted({r["source"] for r in sub}, key=lambda s: ("HKFX".find(s) if s in "HKFX" else 9, s))
         cells = {(r["source"], r["delivery"]): r for r in sub}
         label = "" if kind == "static" else " (stream records, kept apart from static ones)"
+        label += "" if tset == PUBLISHED else f" task set={tset}"
         out.append(f"### agent={agent} model={model}{label}\n")
         out.append("resolve@1 (first submit, before any feedback: the headline), resolve@cap and interventions "
                    "(unresolved = the cap), with Wilson 95 % intervals\n")

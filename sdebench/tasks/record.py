@@ -53,6 +53,14 @@ class Tests:
         return {"FAIL_TO_PASS": self.fail_to_pass, "PASS_TO_PASS": self.pass_to_pass, "HIDDEN_TO_PASS": self.hidden_to_pass}
 
 
+
+SCALE_TAG = "memory-scale="  # the tag a task generated at a non-default memory scale carries
+
+
+def memory_scale_of(tags) -> str | None:
+    """The memory-scale label in a task's tags (None: the default scale)."""
+    return next((t[len(SCALE_TAG):] for t in tags if t.startswith(SCALE_TAG)), None)
+
 @dataclass(frozen=True)
 class Task:
     """One emitted task; `path` is its dir (None until saved)."""
@@ -78,6 +86,11 @@ class Task:
     test_time_limit_s: float | None = None  # per-test limit from the oracle's test times (None: the config's)
     set_digest: str | None = None  # digest of the seed of a fresh private set (None: the published set)
     path: Path | None = field(default=None, compare=False)
+
+    @property
+    def memory_scale(self) -> str | None:
+        """The memory scale the task was generated at (`--scale`), None as the family emits it."""
+        return memory_scale_of(self.tags)
 
     # --- files of the task dir -------------------------------------------------------
     def _file(self, name: str) -> Path:

@@ -36,3 +36,9 @@ def test_old_records_derive_resolved_at_from_attempts():
 
     old = record(resolved=True, interventions=1, attempts=[attempt(1, False), attempt(2, True)])
     assert rules.resolved_at(old) == 2
+
+
+def test_task_set_names_the_set_and_its_scale():
+    assert rules.task_set(record()) == rules.PUBLISHED == "published"
+    assert rules.task_set({"set_digest": "fresh1:" + "0f" * 32, "memory_scale": None}) == "fresh:0f0f0f0f0f0f"
+    assert rules.task_set({"set_digest": float("nan"), "memory_scale": "large"}) == "published@large"

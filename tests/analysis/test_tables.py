@@ -179,3 +179,21 @@ def test_inject_size_tokens_and_cost_per_cell(synthetic):
     h = analysis.headline(d).set_index("delivery")
     assert (h.loc["inject", "inject tokens"], h.loc["inject", "prompt tokens"], h.loc["inject", "cost USD"]) == ("400", "2000", "0.2000")
     assert h.loc["squashed", "inject tokens"] == ""
+
+
+def test_two_task_sets_are_never_pooled(synthetic):
+    """The same task ids run on a private set: cells, gaps and paired comparisons keep the sets apart."""
+    fresh = synthetic.assign(set_digest="fresh1:" + "cd" * 32, resolved=False, interventions=5,
+                             stop_reason="max_interventions")
+    both = pd.concat([synthetic, fresh], ignore_index=True)
+    t = analysis.by_cell(both)
+    assert sorted(set(t["task_set"])) == ["fresh:cdcdcdcdcdcd", "published"]
+    pub = t[(t["task_set"] == "published") & (t["delivery"] == "oracle")].iloc[0]
+    assert (pub["episodes"], pub["resolve_rate"]) == (4, 1.0)  # not diluted by the private set's failures
+    g = analysis.gaps(both, n_boot=200)
+    assert sorted(g["task_set"]) == ["fresh:cdcdcdcdcdcd", "published"]
+    assert g.set_index("task_set").loc["published", "estimate"] == 0.5
+    p = analysis.paired_comparisons(both, n_boot=50)
+    assert set(p["task_set"]) == {"published", "fresh:cdcdcdcdcdcd"} and (p["units"] == 4).all()
+    h = analysis.headline(both)
+    assert "task_set" in h.columns and "task_set" not in analysis.headline(synthetic).columns

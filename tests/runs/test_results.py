@@ -123,6 +123,24 @@ def test_stream_records_are_summarised_apart_with_tokens_and_cost():
     assert "| 100/10 |" in md and "| 300/30 |" in md
 
 
+DIGEST = "fresh1:" + "ab" * 32
+
+
+def test_task_sets_are_summarised_apart():
+    """A private set, a scaled set and the published one answer different questions: never pooled."""
+    recs = [rec(key="1"), rec(key="2", set_digest=DIGEST, resolved=False, interventions=5, stop_reason="max_interventions"),
+            rec(key="3", memory_scale="large"), rec(key="4", set_digest=DIGEST, memory_scale="large")]
+    rows = results.summarize(recs)
+    assert sorted(r["task_set"] for r in rows) == ["fresh:abababababab", "fresh:abababababab@large", "published",
+                                                   "published@large"]
+    assert all(r["episodes"] == 1 for r in rows)
+    fresh = next(r for r in rows if r["task_set"] == "fresh:abababababab")
+    assert fresh["resolved"] == 0
+    md = results.markdown(rows)
+    assert md.index("### agent=llm model=openai/gpt-x\n") < md.index("task set=fresh:abababababab\n")
+    assert "task set=published@large" in md and "task set=fresh:abababababab@large" in md
+
+
 def test_check_reference_and_the_command_line(tmp_path, capsys):
     good = [rec(key="a", agent="oracle"), rec(key="b", agent="conventional", resolved=False, interventions=5),
             rec(key="c", agent="noop", resolved=False, interventions=5)]
