@@ -216,10 +216,10 @@ def test_an_installed_agent_fixes_after_one_intervention_under_memtool(agent, ta
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("agent", list(AGENTS))
+@pytest.mark.parametrize("agent", [*AGENTS, *PRESETS])
 def test_an_installed_agent_runs_in_docker(agent, task, server, tmp_path, key, docker_image):
     steps, rec, events = _run(agent, task, server, tmp_path, "memtool", "docker")
-    _check(steps, rec, events, server, memtool=AGENTS[agent][2])
+    _check(steps, rec, events, server, memtool={**AGENTS, **PRESETS}[agent][2])
 
 
 @pytest.mark.bwrap
