@@ -374,7 +374,11 @@ def near_miss_candidates(gen: Any, variant: int, count: int, key: str) -> list[A
     if not count or space is None or not hasattr(gen, "tell"):
         return []
     drawable = [v for v, _ in space.draw]
-    pool = [v for v in space.values() if all(v != d for d in drawable)]
+    try:
+        drawn = set(drawable)
+        pool = [v for v in space.values() if v not in drawn]
+    except TypeError:  # unhashable facts: compared one by one
+        pool = [v for v in space.values() if all(v != d for d in drawable)]
     r = random.Random(f"{key}:near-miss")
     return r.sample(pool, min(count, len(pool)))
 
