@@ -166,6 +166,6 @@ def render(reference: Path, llm: Path | None = None) -> str:
             "_Written by `python -m sdebench.report --findings` from the committed results under "
             f"`{_rel(reference)}/`; every number below is computed from them. Do not edit by hand._", ""]
     top = headline_section(df, "## Headline: resolve@1, resolve@cap and interventions per agent and delivery "
-                                "(over every source)", ("task_set", "agent", "model", "delivery"))
+                                "(over every source)", ("task_set", "feedback_hidden", "agent", "model", "delivery"))
     return "\n".join([*head, *top, *validity_section(df), *time_section(df, sweep),
                       *power_section(), *llm_section(llm)]).rstrip() + "\n"

@@ -51,6 +51,7 @@ def episodes(df: pd.DataFrame) -> pd.DataFrame:
     d = df.copy()
     if "task_set" not in d:
         d["task_set"] = [task_set(r) for r in d.to_dict("records")]
+    d["feedback_hidden"] = d["feedback_hidden"].fillna("binary") if "feedback_hidden" in d else "binary"
     for col in (*CELL, "task_id"):
         d[col] = d[col].fillna("?").astype(str) if col in d else "?"
     d["resolved"] = d["resolved"].fillna(False).astype(bool) if "resolved" in d else False

@@ -30,8 +30,9 @@ SOURCES = ("H", "K", "F", "X", "none")
 # gap means the fact matters; memtool/inject/full - oracle says how much of it delivery loses.
 GAPS = (("oracle", "squashed"), ("memtool", "oracle"), ("inject", "oracle"), ("full", "oracle"))
 # `task_set` (sdebench.analysis.rules.task_set): the published set, a private fresh set or another
-# memory scale; episodes of two sets are never pooled in one cell.
-CELL = ("task_set", "agent", "model", "source", "delivery")
+# memory scale; `feedback_hidden`: the grading feedback policy. Episodes of two sets or two
+# policies are never pooled in one cell.
+CELL = ("task_set", "feedback_hidden", "agent", "model", "source", "delivery")
 N_BOOT = 2000
 STREAM_RESULTS = "stream_results"  # the stream runner's default results_dir (conf/stream_run.yaml)
 
@@ -76,6 +77,8 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
         if col not in out:
             out[col] = default
         out[col] = out[col].fillna(default)
+    # records before the field knew one policy only
+    out["feedback_hidden"] = out["feedback_hidden"].fillna("binary").astype(str) if "feedback_hidden" in out else "binary"
     for col in ("agent", "model", "source", "delivery", "bottleneck", "family", "task_id", "stop_reason"):
         if col not in out:
             out[col] = "?"
@@ -151,8 +154,8 @@ def headline(df: pd.DataFrame, by: tuple[str, ...] = CELL) -> pd.DataFrame:
     """The headline table per cell: resolve@1 with its Wilson 95 % interval, then resolve@cap (with interval),
     interventions, and per-episode means of injected tokens, prompt and completion tokens and cost (per `by`, default the cell)."""
     t = ordered(metrics(df, list(by)))
-    # One task set (the usual case) needs no column saying so; two or more are told apart.
-    by = [c for c in by if not (c == "task_set" and t[c].nunique() <= 1)]
+    # One task set and one feedback policy (the usual case) need no column saying so; two or more are told apart.
+    by = [c for c in by if not (c in ("task_set", "feedback_hidden") and t[c].nunique() <= 1)]
     out = t[list(by) + ["episodes"]].copy()
     out["resolve@1 [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved_1"], t["episodes"], strict=True)]
     out["resolve@cap [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved"], t["episodes"], strict=True)]
@@ -181,12 +184,12 @@ def gaps_note(df: pd.DataFrame) -> str:
 
 def by_bottleneck(df: pd.DataFrame) -> pd.DataFrame:
     """Metrics per task set, agent, model, bottleneck and delivery."""
-    return ordered(metrics(df, ["task_set", "agent", "model", "bottleneck", "delivery"]))
+    return ordered(metrics(df, ["task_set", "feedback_hidden", "agent", "model", "bottleneck", "delivery"]))
 
 
 def by_family(df: pd.DataFrame) -> pd.DataFrame:
     """Metrics per task set, agent, model, family and delivery."""
-    return ordered(metrics(df, ["task_set", "agent", "model", "family", "delivery"]))
+    return ordered(metrics(df, ["task_set", "feedback_hidden", "agent", "model", "family", "delivery"]))
 
 
 def _rank(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
@@ -197,7 +200,7 @@ def ordered(t: pd.DataFrame) -> pd.DataFrame:
     """Rows in the canonical source and delivery order (then by name)."""
     keys, ranks = [], {}
     for col in t.columns:
-        if col in ("task_set", "agent", "model", "bottleneck", "family", "source", "delivery"):
+        if col in ("task_set", "feedback_hidden", "agent", "model", "bottleneck", "family", "source", "delivery"):
             keys.append(col)
     t = t.copy()
     if "source" in t:
@@ -254,22 +257,24 @@ def gaps(df: pd.DataFrame, metric: str = "resolved", n_boot: int = N_BOOT, seed:
     d[metric] = d[metric].astype(float)
     rng = np.random.default_rng(seed)
     rows = []
-    for (tset, agent, model, source), sub in sorted(d.groupby(["task_set", "agent", "model", "source"]), key=lambda kv: (
-            kv[0][0], kv[0][1], kv[0][2], SOURCES.index(kv[0][3]) if kv[0][3] in SOURCES else 99, kv[0][3])):
+    for (tset, policy, agent, model, source), sub in sorted(
+            d.groupby(["task_set", "feedback_hidden", "agent", "model", "source"]), key=lambda kv: (
+                *kv[0][:4], SOURCES.index(kv[0][4]) if kv[0][4] in SOURCES else 99, kv[0][4])):
         for hi_d, lo_d in pairs:
             a, b = sub[sub["delivery"] == hi_d], sub[sub["delivery"] == lo_d]
             if a.empty or b.empty:
                 continue
-            rows.append({"task_set": tset, "agent": agent, "model": model, "source": source, "gap": f"{hi_d} - {lo_d}",
+            rows.append({"task_set": tset, "feedback_hidden": policy, "agent": agent, "model": model, "source": source, "gap": f"{hi_d} - {lo_d}",
                          "metric": metric, **bootstrap_gap(a, b, metric, n_boot, rng), "n_boot": n_boot})
-    cols = ["task_set", "agent", "model", "source", "gap", "metric", "estimate", "ci_low", "ci_high", "tasks", "seeds", "units", "n_boot"]
+    cols = ["task_set", "feedback_hidden", "agent", "model", "source", "gap", "metric", "estimate", "ci_low", "ci_high", "tasks", "seeds", "units", "n_boot"]
     return pd.DataFrame(rows, columns=cols)
 
 
 UNIT = ("task_id", "agent", "model", "seed")
 
 
-def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("task_set", "agent", "model", "source"), n_boot: int = N_BOOT,
+def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("task_set", "feedback_hidden", "agent", "model", "source"),
+                       n_boot: int = N_BOOT,
                        seed: int = 0, pairs: tuple[tuple[str, str], ...] | None = None) -> pd.DataFrame:
     """Deliveries compared on the same (task, agent, model, seed) units: resolve@1 of each, the difference,
     the discordant counts, the exact McNemar p-value and a paired bootstrap 95 % interval over tasks.

@@ -158,17 +158,18 @@ def load(*dirs: str | Path):
 
 
 # --- summaries -------------------------------------------------------------------------------
-GROUP = ("task_set", "agent", "model", "source", "delivery")
+GROUP = ("task_set", "feedback_hidden", "agent", "model", "source", "delivery")
 
 
 def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
-    """Resolve rate and interventions by task set, agent, model, source and delivery (one row per group)."""
+    """Resolve rate and interventions by task set, feedback policy, agent, model, source and delivery
+    (one row per group)."""
     from sdebench.analysis.rules import counted_interventions, resolved_first, task_set, wilson
 
     groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
         # Stream records (earned memory carried between tasks) are never pooled with static ones, nor
-        # episodes of two task sets (a private set, another memory scale) with each other.
+        # episodes of two task sets (a private set, another memory scale) or feedback policies with each other.
         kind = "stream" if r.stream_id else "static"
         values = {"task_set": task_set(r), **{k: str(getattr(r, k)) for k in GROUP[1:]}}
         groups.setdefault((kind, *(values[k] for k in GROUP)), []).append(r)
@@ -208,7 +209,7 @@ def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The summary as markdown: per task set, agent and model, sources x deliveries, each cell
+    """The summary as markdown: per task set, feedback policy, agent and model, sources x deliveries, each cell
     `resolved/episodes (mean interventions)`."""
     from sdebench.analysis.rules import PUBLISHED, rate_ci
 
@@ -218,16 +219,20 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     out = []
     kinds = sorted({r["kind"] for r in rows}, key=lambda k: k != "static")
     sets = sorted({r["task_set"] for r in rows}, key=lambda s: (s != PUBLISHED, s))
-    for kind, tset, agent, model in [(k, t, a, m) for k in kinds for t in sets
-                                     for a, m in sorted({(r["agent"], r["model"]) for r in rows
-                                                         if r["kind"] == k and r["task_set"] == t})]:
+    policies = sorted({r["feedback_hidden"] for r in rows}, key=lambda p: (p != "binary", p))
+    for kind, tset, policy, agent, model in [
+            (k, t, p, a, m) for k in kinds for t in sets for p in policies
+            for a, m in sorted({(r["agent"], r["model"]) for r in rows
+                                if r["kind"] == k and r["task_set"] == t and r["feedback_hidden"] == p})]:
         sub = [r for r in rows if r["agent"] == agent and r["model"] == model and r["kind"] == kind
-               and r["task_set"] == tset]
+               and r["task_set"] == tset and r["feedback_hidden"] == policy]
         deliveries = sorted({r["delivery"] for r in sub}, key=lambda d: (order.index(d) if d in order else 99, d))
         sources = sorted({r["source"] for r in sub}, key=lambda s: ("HKFX".find(s) if s in "HKFX" else 9, s))
         cells = {(r["source"], r["delivery"]): r for r in sub}
         label = "" if kind == "static" else " (stream records, kept apart from static ones)"
         label += "" if tset == PUBLISHED else f" task set={tset}"
+        # feedback beyond one bit lets a memoryless searcher resolve (docs/grading.md): said in the heading
+        label += "" if policy == "binary" else f" feedback_hidden={policy}"
         out.append(f"### agent={agent} model={model}{label}\n")
         out.append("resolve@1 (first submit, before any feedback: the headline), resolve@cap and interventions "
                    "(unresolved = the cap), with Wilson 95 % intervals\n")

@@ -197,3 +197,15 @@ def test_two_task_sets_are_never_pooled(synthetic):
     assert set(p["task_set"]) == {"published", "fresh:cdcdcdcdcdcd"} and (p["units"] == 4).all()
     h = analysis.headline(both)
     assert "task_set" in h.columns and "task_set" not in analysis.headline(synthetic).columns
+
+
+def test_two_feedback_policies_are_never_pooled(synthetic):
+    """Episodes graded with counts feedback (a searcher's extra signal) stay apart from binary ones."""
+    counts = synthetic.assign(feedback_hidden="counts", resolved=True, interventions=2, stop_reason="resolved")
+    both = pd.concat([synthetic.assign(feedback_hidden="binary"), counts], ignore_index=True)
+    t = analysis.by_cell(both)
+    assert sorted(set(t["feedback_hidden"])) == ["binary", "counts"]
+    sq = t[(t["feedback_hidden"] == "binary") & (t["delivery"] == "squashed")].iloc[0]
+    assert (sq["episodes"], sq["resolve_rate"]) == (4, 0.5)
+    assert "feedback_hidden" in analysis.headline(both).columns
+    assert "feedback_hidden" not in analysis.headline(synthetic).columns  # no column: binary only

@@ -141,6 +141,13 @@ def test_task_sets_are_summarised_apart():
     assert "task set=published@large" in md and "task set=fresh:abababababab@large" in md
 
 
+def test_feedback_policies_are_summarised_apart():
+    rows = results.summarize([rec(key="1"), rec(key="2", feedback_hidden="counts")])
+    assert sorted(r["feedback_hidden"] for r in rows) == ["binary", "counts"]
+    md = results.markdown(rows)
+    assert md.index("### agent=llm model=openai/gpt-x\n") < md.index("### agent=llm model=openai/gpt-x feedback_hidden=counts\n")
+
+
 def test_check_reference_and_the_command_line(tmp_path, capsys):
     good = [rec(key="a", agent="oracle"), rec(key="b", agent="conventional", resolved=False, interventions=5),
             rec(key="c", agent="noop", resolved=False, interventions=5)]
