@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.generation.facts import FactSpace
-from sdebench.grading.rules import observations_match
+from sdebench.grading.rules import FLOAT_ABS, FLOAT_REL, observations_match
 from sdebench.grading.testrun import runner_source
 
 POLICIES = ("binary", "counts", "tests")
@@ -475,9 +475,41 @@ class Model:
                 buckets.setdefault((key, shape), []).append(h)
             self._resolves = {}
             for members in buckets.values():
+                near = self._near(members, sorted(i for i in tolerant if _base(i) in relevant))
                 for x in members:
-                    self._resolves[x] = [h for h in members if h == x or not any(self.failing(x, h))]
+                    self._resolves[x] = [h for h in members if h == x or (h in near[x] and not any(self.failing(x, h)))]
         return self._resolves[c]
+
+    def _near(self, members: list[int], insts: list[str]) -> dict[int, set[int]]:
+        """For each member x, a superset of the members whose floats all lie within the grading's
+        tolerance of x's (one coordinate, the most varied, sorted and searched): every other pair
+        fails the comparison, which is then left undone. Members share their skeleton."""
+        import bisect
+        import math
+
+        everyone = {x: set(members) for x in members}
+        if len(members) < 8:
+            return everyone
+        vecs = {}
+        for h in members:
+            key = ("floats", *(self.enc[h][i][1] for i in insts))
+            if key not in self._match:
+                self._match[key] = [float(v) for i in insts for v in _floats(self._obs[(i, self.enc[h][i][1])])]
+            vecs[h] = self._match[key]
+        width = {len(v) for v in vecs.values()}
+        if len(width) != 1 or not (n := width.pop()) or not all(math.isfinite(f) for v in vecs.values() for f in v):
+            return everyone
+        k = max(range(n), key=lambda j: len({v[j] for v in vecs.values()}))
+        order = sorted(members, key=lambda h: vecs[h][k])
+        keys = [vecs[h][k] for h in order]
+        out = {}
+        for x in members:
+            a = vecs[x][k]
+            # |a - b| <= max(REL * |b|, ABS) implies |a - b| <= max(REL * |a| / (1 - REL), ABS).
+            w = max(FLOAT_REL * abs(a) / (1 - FLOAT_REL), FLOAT_ABS) * (1 + 1e-6) + 1e-300
+            lo, hi = bisect.bisect_left(keys, a - w), bisect.bisect_right(keys, a + w)
+            out[x] = set(order[max(0, lo - 1):hi + 1])
+        return out
 
     def _skeleton(self, inst: str, v: int):
         key = ("skeleton", inst, v)
@@ -491,6 +523,16 @@ class Model:
         if key not in self._rows:
             self._rows[key] = [signature(policy, *f) for f in self.failures(c)]
         return self._rows[key]
+
+
+def _floats(value):
+    """Every float of an encoded observation list, in order (the runner's encodings)."""
+    if isinstance(value, list):
+        if len(value) == 2 and value[0] == "float":
+            yield value[1]
+            return
+        for v in value:
+            yield from _floats(v)
 
 
 def skeleton(obs) -> str:

@@ -219,3 +219,21 @@ def test_a_kept_module_changed_by_one_candidate_is_fresh_for_the_next(tmp_path, 
         seen = [["int", "3"], ["list", items], ["int", str(int(registers))], ["int", str(v)]]
         assert run["tests/test_obs.py::test_items"] == ("passed", [["list", seen]])
         assert run["tests/test_obs.py::test_limit"] == ("passed", [["int", "99"]])
+
+
+def test_near_equal_floats_are_found_without_comparing_every_pair():
+    # Many candidates with the same skeleton whose floats are far apart, near-equal (within the
+    # grading's tolerance, on either side of it) or equal: the searched neighbours give the plain answer.
+    rng = random.Random(7)
+    hidden = ["tests/test_h.py::test_a", "tests/test_h.py::test_b"]
+    base = [rng.uniform(-1e3, 1e3) for _ in range(30)] + [0.0, 1e-13, 5e-13]
+    values = base + [v * (1 + rng.choice([5e-7, 1e-6, 2e-6, -9e-7])) for v in base[:20]]
+    runs = [{hidden[0]: ("passed", [["float", repr(v)]]),
+             hidden[1]: ("passed", [["list", [["float", repr(round(v, 1))], ["int", "1"]]]])} for v in values]
+    space = FactSpace(tuple((k, 1.0) for k in range(len(runs))), uniform(range(len(runs))))
+    model = build_model(space, runs, hidden, [])
+    assert len(model.runs) > 40
+    shared = [c for c in range(len(model.runs)) if len(model.resolvers(c)) > 1]
+    assert shared, "some candidates must resolve each other"
+    for c in range(len(model.runs)):
+        assert model.resolvers(c) == naive_resolvers(model, c)
