@@ -406,6 +406,7 @@ class Model:
     _items: list = field(default_factory=list)  # class -> {(instance, outcome, id)}
     _unpassed: list = field(default_factory=list)  # class -> instances not passed
     _fails: dict = field(default_factory=dict)  # class c -> failing(c, h) for every class h
+    _groups: dict = field(default_factory=dict)  # instance -> observation id -> classes reporting it
     _resolves: dict | None = None
     _rows: dict = field(default_factory=dict)
 
@@ -432,10 +433,7 @@ class Model:
             return True
         if not (self._tolerant[(inst, a)] or self._tolerant[(inst, b)]):
             return False  # exact encodings without floats or decimals match only when equal
-        key = (inst, a, b)
-        if key not in self._match:
-            self._match[key] = observations_match(self._obs[(inst, a)], self._obs[(inst, b)])
-        return self._match[key]
+        return self._matches(inst, a, b)
 
     def index(self) -> None:
         """Intern every observation list as a small id per test instance."""
@@ -443,6 +441,7 @@ class Model:
         self._items = [{(i, o, v) for i, (o, v) in enc.items()} for enc in self.enc]
         self._unpassed = [{i for i, (o, _) in enc.items() if o != "passed"} for enc in self.enc]
         self._fails.clear()
+        self._groups.clear()
         self._resolves = None
         self._rows.clear()
 
@@ -456,10 +455,43 @@ class Model:
         return tuple(b for b in self.hidden if b in bad), tuple(b for b in self.visible if b in bad)
 
     def failures(self, c: int) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-        """failing(c, h) for every class h (computed once per submitted class)."""
+        """failing(c, h) for every class h (computed once per submitted class): per test instance,
+        the classes are grouped by their observations there, and each group is judged once."""
         if c not in self._fails:
-            self._fails[c] = [self.failing(c, h) for h in range(len(self.runs))]
+            n = len(self.runs)
+            if not self._groups:
+                for h, enc in enumerate(self.enc):
+                    for i, (_, v) in enc.items():
+                        self._groups.setdefault(i, {}).setdefault(v, []).append(h)
+            got = self.enc[c]
+            bad: list[set[str]] = [set() for _ in range(n)]
+            for i, groups in self._groups.items():
+                b = _base(i)
+                mine = got.get(i)
+                judged = []
+                for v, hs in groups.items():
+                    judged.extend(hs)
+                    if mine is not None and mine[0] == "passed" and (
+                            v == mine[1] or (self._tolerant[(i, v)] or self._tolerant[(i, mine[1])])
+                            and self._matches(i, v, mine[1])):
+                        continue
+                    for h in hs:
+                        bad[h].add(b)
+                if mine is not None and len(judged) < n:  # the classes without the instance fail it
+                    have = set(judged)
+                    for h in range(n):
+                        if h not in have:
+                            bad[h].add(b)
+            self._fails[c] = [(tuple(x for x in self.hidden if x in bh), tuple(x for x in self.visible if x in bh))
+                              for bh in bad]
         return self._fails[c]
+
+    def _matches(self, inst: str, a: int, b: int) -> bool:
+        """Whether observations b match the expected a (tolerant comparison, cached)."""
+        key = (inst, a, b)
+        if key not in self._match:
+            self._match[key] = observations_match(self._obs[(inst, a)], self._obs[(inst, b)])
+        return self._match[key]
 
     def resolvers(self, c: int) -> list[int]:
         """The classes h under which submitting class c resolves (c itself, and near-equal floats)."""

@@ -156,6 +156,7 @@ def test_the_indexed_comparisons_and_the_shared_replay_are_the_plain_ones(seed):
     assert n > 10 and model.inadmissible
     for c in range(n):
         assert [model.failing(c, h) for h in range(n)] == [naive_failing(model, c, h) for h in range(n)]
+        assert model.failures(c) == [naive_failing(model, c, h) for h in range(n)]
         assert model.resolvers(c) == naive_resolvers(model, c)
     for policy in ("binary", "counts", "tests"):
         for submits in (1, 3, 6):
