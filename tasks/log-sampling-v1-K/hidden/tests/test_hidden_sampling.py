@@ -6,7 +6,7 @@ def debug(i, logger='app.db'):
 
 def test_hidden_exact_volume(observe):
     sink = []
-    Forwarder(sink).emit_all((debug(i) for i in range(2000)))
+    Forwarder(sink).emit_all((debug(i) for i in range(1000)))
     observe(len(sink))
 
 def test_hidden_which_records_survive(observe):
