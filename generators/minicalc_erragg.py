@@ -436,7 +436,7 @@ def test_hidden_cap_is_exact(observe):
 
 
 def test_hidden_cap_boundary(observe):
-    observe([report_of(broken_sheet(n)).suppressed for n in range(1, {BROKEN}, 4)])
+    observe([report_of(broken_sheet(n)).suppressed for n in range(1, {BROKEN}, 9)])
 
 
 PAIRS = [

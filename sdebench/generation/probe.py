@@ -3,7 +3,9 @@
 For one family variant every candidate of the fact space is rendered (the code a perfect agent who
 believed it would write) and all of them run the task's observation tests in **one** sandboxed
 process (`DRIVER`: write the candidate's files, forget the workspace's modules, import the test
-modules afresh, call every test with the runner's own `observe` fixture). The grader compares a
+modules afresh, call every test with the runner's own `observe` fixture). The modules no candidate
+can reach (`stable_modules`: by their static imports) are imported once and kept, put back as
+imported after each run; a change the driver sees in their state drops them for the rest. The grader compares a
 submission's observations with the oracle's; the oracle of hypothesis h is h's rendering, so one
 run per candidate gives the feedback any candidate c would get if h were the fact, under every
 feedback policy, with the grading's own comparison (`observations_match`).
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.generation.facts import FactSpace
-from sdebench.grading.rules import observations_match
+from sdebench.grading.rules import FLOAT_ABS, FLOAT_REL, observations_match
 from sdebench.grading.testrun import runner_source
 
 POLICIES = ("binary", "counts", "tests")
@@ -32,7 +34,7 @@ REPORT = ".probe/report.jsonl"
 
 # Runs inside the sandbox as `python3 -I -B -c DRIVER CONFIG`; stdlib + pytest + the runner's encoder.
 DRIVER = r'''
-import importlib.machinery, importlib.util, itertools, json, os, sys
+import collections, copy, importlib, importlib.machinery, importlib.util, itertools, json, os, sys
 runner = {"__name__": "sdebench_runner"}
 exec(compile(RUNNER, "runner", "exec"), runner)
 Observer = runner["Observer"]
@@ -78,6 +80,14 @@ class Loader(importlib.machinery.SourceFileLoader):
         return code
 
 
+def precompile(path):
+    try:
+        with open(path, "rb") as f:
+            Loader("", path).source_to_code(f.read(), path)
+    except BaseException:  # a file that does not compile fails where it is imported
+        pass
+
+
 details = [(importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
            (Loader, importlib.machinery.SOURCE_SUFFIXES),
            (importlib.machinery.SourcelessFileLoader, importlib.machinery.BYTECODE_SUFFIXES)]
@@ -93,18 +103,102 @@ def hook(path):
 
 sys.path_hooks.insert(0, hook)
 sys.path_importer_cache.clear()
+# The modules no candidate can change (the host's static import graph) are imported once, here, and
+# kept; a candidate's run starts from their state as imported (their globals are put back after each
+# run; any other change seen in them, a mutated container or class, an instance's attributes, a
+# default argument, a cache, makes the next candidates import everything afresh, as without them).
+for name in cfg["preload"]:
+    try:
+        importlib.import_module(name)
+    except BaseException:  # it fails again, the same way, where a test imports it
+        sys.modules.pop(name, None)
+kept = {n: m for n, m in sys.modules.items() if n.split(".")[0] in cfg["tops"]}
+globals_of = {n: dict(vars(m)) for n, m in kept.items()}
+ATOMS = (type(None), bool, int, float, complex, str, bytes)
+watched, defaults, caches = [], [], []  # (live object, its contents as imported), ...
+
+
+def watch(value, depth, seen):
+    """Record every mutable object reachable from a kept module (containers, the workspace's
+    classes, instances and functions) with a copy of its contents, to compare after each run."""
+    t = type(value)
+    if t in ATOMS or depth > 8 or id(value) in seen or t is type(sys):
+        return
+    seen.add(id(value))
+    down = depth + 1
+    if isinstance(value, dict):
+        watched.append((value, copy.copy(value)))
+        for v in list(value.values()):
+            watch(v, down, seen)
+        return
+    if isinstance(value, (list, tuple, bytearray, set, frozenset, collections.deque)):
+        if not isinstance(value, (tuple, frozenset)):
+            watched.append((value, copy.copy(value)))
+        for v in list(value):
+            watch(v, down, seen)
+        return
+    if t.__module__ == "functools" and callable(getattr(value, "cache_info", None)):
+        caches.append((value, value.cache_info().currsize))
+        return
+    owner = getattr(value, "__module__", None) if isinstance(value, type) or t.__name__ == "function" else t.__module__
+    if owner not in kept:  # the standard library's and site-packages' objects are not the workspace's state
+        return
+    if t.__name__ == "function":
+        defaults.append((value, value.__defaults__, value.__kwdefaults__))
+        watch(value.__defaults__, down, seen)
+        watch(value.__kwdefaults__, down, seen)
+    d = getattr(value, "__dict__", None)
+    if isinstance(value, type):
+        watched.append((d, dict(d)))
+        for v in list(d.values()):
+            watch(v, down, seen)
+    elif isinstance(d, dict):
+        watch(d, down, seen)
+
+
+def unchanged():
+    return (all(live == was for live, was in watched) and all(
+        f.__defaults__ is a and f.__kwdefaults__ is b for f, a, b in defaults)
+        and all(c.cache_info().currsize == n for c, n in caches))
+
+
+seen_ids = set()
+for n, g in globals_of.items():
+    for k, v in g.items():
+        if not k.startswith("__"):  # dunders (the import system's own) are only put back
+            watch(v, 0, seen_ids)
+for path, _ in cfg["tests"]:
+    precompile(os.path.join(ws, path))
+
+
+def run_tests():
+    res = {}
+    for n, (path, names) in enumerate(cfg["tests"]):
+        try:
+            full = os.path.join(ws, path)
+            spec = importlib.util.spec_from_file_location(f"sdebench_probe_{n}", full,
+                                                          loader=Loader(f"sdebench_probe_{n}", full))
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = mod
+            spec.loader.exec_module(mod)
+        except BaseException as e:
+            for name in names:
+                res[f"{path}::{name}"] = ["error", "[]"]
+            continue
+        for name in names:
+            fn = getattr(mod, name, None)
+            for suffix, args in (instances(fn) if fn else [("", {})]):
+                sink = []
+                try:
+                    fn(**args, observe=Observer(sink))
+                    outcome = "passed"
+                except BaseException as e:
+                    outcome = "failed"
+                res[f"{path}::{name}{suffix}"] = [outcome, json.dumps(sink)]
+    return res
+
+
 seen = {}  # instance -> observation text -> id (an observation list is sent once)
-
-
-def record(res, new, inst, outcome, sink):
-    ids = seen.setdefault(inst, {})
-    text = json.dumps(sink)
-    if text not in ids:
-        ids[text] = len(ids)
-        new.setdefault(inst, []).append(f"{json.dumps(str(ids[text]))}: {text}")
-    res[inst] = [outcome, ids[text]]
-
-
 for idx, files in enumerate(cfg["candidates"]):
     created = False
     for rel, text in files.items():
@@ -122,40 +216,105 @@ for idx, files in enumerate(cfg["candidates"]):
                 f.seek(0)
                 f.write(text)
                 f.truncate()
-    for name in list(sys.modules):
-        if name.split(".")[0] in cfg["tops"] or name.startswith("sdebench_probe_"):
-            del sys.modules[name]
     if created:
         importlib.invalidate_caches()
+    for rel in files:
+        if rel.endswith(".py"):
+            precompile(os.path.join(ws, rel))
+    for name in list(sys.modules):
+        if (name.split(".")[0] in cfg["tops"] and name not in kept) or name.startswith("sdebench_probe_"):
+            del sys.modules[name]
+    got = run_tests()
+    for n, m in kept.items():  # rebound or added globals (a submodule imported by the run) go
+        g = vars(m)
+        g.clear()
+        g.update(globals_of[n])
+    if kept and not unchanged():
+        for n in kept:
+            sys.modules.pop(n, None)
+        kept = {}
     res, new = {}, {}
-    for n, (path, names) in enumerate(cfg["tests"]):
-        try:
-            full = os.path.join(ws, path)
-            spec = importlib.util.spec_from_file_location(f"sdebench_probe_{n}", full,
-                                                          loader=Loader(f"sdebench_probe_{n}", full))
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = mod
-            spec.loader.exec_module(mod)
-        except BaseException as e:
-            for name in names:
-                record(res, new, f"{path}::{name}", "error", [])
-            continue
-        for name in names:
-            fn = getattr(mod, name, None)
-            for suffix, args in (instances(fn) if fn else [("", {})]):
-                sink = []
-                try:
-                    fn(**args, observe=Observer(sink))
-                    outcome = "passed"
-                except BaseException as e:
-                    outcome = "failed"
-                record(res, new, f"{path}::{name}{suffix}", outcome, sink)
+    for inst, (outcome, text) in got.items():
+        ids = seen.setdefault(inst, {})
+        if text not in ids:
+            ids[text] = len(ids)
+            new.setdefault(inst, []).append(f"{json.dumps(str(ids[text]))}: {text}")
+        res[inst] = [outcome, ids[text]]
     # {"i": .., "r": .., "new": {instance: {id: observations}}}, the texts already encoded once.
     out.write(json.dumps({"i": idx, "r": res})[:-1] + ', "new": {' + ", ".join(
         f"{json.dumps(inst)}: {{{', '.join(parts)}}}" for inst, parts in new.items()) + "}}\n")
     out.flush()
 out.close()
 '''
+
+# Names that may make a module's imports, or what it reads, invisible to its static import graph.
+DYNAMIC = frozenset({"__import__", "import_module", "exec", "eval", "reload", "find_spec", "spec_from_file_location",
+                     "walk_packages", "iter_modules", "run_module", "run_path", "modules", "__path__", "__file__",
+                     "open", "read_text", "read_bytes", "getsource", "linecache"})
+
+
+def module_name(rel: str) -> str | None:
+    """The dotted import name of a workspace .py file (None: not importable by name)."""
+    if not rel.endswith(".py"):
+        return None
+    parts = rel[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+def _imports(name: str, is_pkg: bool, src: str) -> set[str] | None:
+    """Every dotted name a module's import statements may load (None: a dynamic import or read)."""
+    import ast
+
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return None
+    out: set[str] = set()
+    package = name if is_pkg else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in DYNAMIC or isinstance(node, ast.Attribute) and node.attr in DYNAMIC:
+            return None
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".") if package else []
+                if node.level - 1 > len(up):
+                    return None
+                up = up[:len(up) - (node.level - 1)]
+                base = ".".join([*up, *([base] if base else [])])
+            out.add(base)
+            out.update(f"{base}.{a.name}" if base else a.name for a in node.names)
+    return {p for full in out if full for p in _prefixes(full)}
+
+
+def _prefixes(dotted: str) -> list[str]:
+    parts = dotted.split(".")
+    return [".".join(parts[:k]) for k in range(1, len(parts) + 1)]
+
+
+def stable_modules(tree: Mapping[str, str], changing: set[str]) -> list[str]:
+    """The workspace modules whose import cannot depend on any file in `changing`: none of them is
+    reached through their static imports (their packages included), and they import nothing dynamically."""
+    names = {n: rel for rel in tree if (n := module_name(rel))}
+    changing_names = {module_name(rel) for rel in changing} - {None}
+    deps: dict[str, set[str] | None] = {}
+    for n, rel in names.items():
+        got = _imports(n, rel.endswith("__init__.py"), tree[rel])
+        deps[n] = None if got is None else ({p for p in got if p in names or p in changing_names}
+                                            | set(_prefixes(n)[:-1])) - {n}
+    unstable = {n for n, d in deps.items() if d is None} | changing_names
+    grew = True
+    while grew:
+        grew = False
+        for n, d in deps.items():
+            if n not in unstable and d & unstable:
+                unstable.add(n)
+                grew = True
+    return sorted(n for n in names if n not in unstable)
 
 
 class ProbeError(RuntimeError):
@@ -168,10 +327,12 @@ def driver_source() -> str:
 
 
 def run_candidates(factory, root: Path, head: Mapping[str, str], renders: Sequence[Mapping[str, str]],
-                   tests: Mapping[str, str], tops: Sequence[str], timeout: float = 600.0) -> list[dict[str, tuple]]:
+                   tests: Mapping[str, str], timeout: float = 600.0) -> list[dict[str, tuple]]:
     """Observations (outcome, [encoded values]) per test instance for every rendered candidate,
     from one sandboxed process over `head` with the observation `tests` added."""
     import ast
+
+    from sdebench.grading.rules import top_level_names
 
     touched = sorted({p for r in renders for p in r})
     cands = [{p: r.get(p, head.get(p, "")) for p in touched} for r in renders]
@@ -185,7 +346,11 @@ def run_candidates(factory, root: Path, head: Mapping[str, str], renders: Sequen
         names = [n.name for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
         listing.append([path, names])
     (root / CONFIG).parent.mkdir(parents=True, exist_ok=True)
-    (root / CONFIG).write_text(json.dumps({"candidates": cands, "tests": listing, "tops": list(tops), "report": REPORT}))
+    # Test files and anything outside .py are never preloaded: a candidate could change a read file.
+    changing = set(touched) | set(tests)
+    preload = stable_modules(tree, changing) if all(p.endswith(".py") for p in touched) else []
+    (root / CONFIG).write_text(json.dumps({"candidates": cands, "tests": listing, "preload": preload,
+                                           "tops": sorted(top_level_names(tree)), "report": REPORT}))
     with factory.open(root) as sb:
         ex = sb.exec(["python3", "-I", "-B", "-c", driver_source(), CONFIG], timeout=timeout)
         try:
@@ -241,6 +406,7 @@ class Model:
     _items: list = field(default_factory=list)  # class -> {(instance, outcome, id)}
     _unpassed: list = field(default_factory=list)  # class -> instances not passed
     _fails: dict = field(default_factory=dict)  # class c -> failing(c, h) for every class h
+    _groups: dict = field(default_factory=dict)  # instance -> observation id -> classes reporting it
     _resolves: dict | None = None
     _rows: dict = field(default_factory=dict)
 
@@ -267,10 +433,7 @@ class Model:
             return True
         if not (self._tolerant[(inst, a)] or self._tolerant[(inst, b)]):
             return False  # exact encodings without floats or decimals match only when equal
-        key = (inst, a, b)
-        if key not in self._match:
-            self._match[key] = observations_match(self._obs[(inst, a)], self._obs[(inst, b)])
-        return self._match[key]
+        return self._matches(inst, a, b)
 
     def index(self) -> None:
         """Intern every observation list as a small id per test instance."""
@@ -278,6 +441,7 @@ class Model:
         self._items = [{(i, o, v) for i, (o, v) in enc.items()} for enc in self.enc]
         self._unpassed = [{i for i, (o, _) in enc.items() if o != "passed"} for enc in self.enc]
         self._fails.clear()
+        self._groups.clear()
         self._resolves = None
         self._rows.clear()
 
@@ -291,10 +455,43 @@ class Model:
         return tuple(b for b in self.hidden if b in bad), tuple(b for b in self.visible if b in bad)
 
     def failures(self, c: int) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-        """failing(c, h) for every class h (computed once per submitted class)."""
+        """failing(c, h) for every class h (computed once per submitted class): per test instance,
+        the classes are grouped by their observations there, and each group is judged once."""
         if c not in self._fails:
-            self._fails[c] = [self.failing(c, h) for h in range(len(self.runs))]
+            n = len(self.runs)
+            if not self._groups:
+                for h, enc in enumerate(self.enc):
+                    for i, (_, v) in enc.items():
+                        self._groups.setdefault(i, {}).setdefault(v, []).append(h)
+            got = self.enc[c]
+            bad: list[set[str]] = [set() for _ in range(n)]
+            for i, groups in self._groups.items():
+                b = _base(i)
+                mine = got.get(i)
+                judged = []
+                for v, hs in groups.items():
+                    judged.extend(hs)
+                    if mine is not None and mine[0] == "passed" and (
+                            v == mine[1] or (self._tolerant[(i, v)] or self._tolerant[(i, mine[1])])
+                            and self._matches(i, v, mine[1])):
+                        continue
+                    for h in hs:
+                        bad[h].add(b)
+                if mine is not None and len(judged) < n:  # the classes without the instance fail it
+                    have = set(judged)
+                    for h in range(n):
+                        if h not in have:
+                            bad[h].add(b)
+            self._fails[c] = [(tuple(x for x in self.hidden if x in bh), tuple(x for x in self.visible if x in bh))
+                              for bh in bad]
         return self._fails[c]
+
+    def _matches(self, inst: str, a: int, b: int) -> bool:
+        """Whether observations b match the expected a (tolerant comparison, cached)."""
+        key = (inst, a, b)
+        if key not in self._match:
+            self._match[key] = observations_match(self._obs[(inst, a)], self._obs[(inst, b)])
+        return self._match[key]
 
     def resolvers(self, c: int) -> list[int]:
         """The classes h under which submitting class c resolves (c itself, and near-equal floats)."""
@@ -310,9 +507,41 @@ class Model:
                 buckets.setdefault((key, shape), []).append(h)
             self._resolves = {}
             for members in buckets.values():
+                near = self._near(members, sorted(i for i in tolerant if _base(i) in relevant))
                 for x in members:
-                    self._resolves[x] = [h for h in members if h == x or not any(self.failing(x, h))]
+                    self._resolves[x] = [h for h in members if h == x or (h in near[x] and not any(self.failing(x, h)))]
         return self._resolves[c]
+
+    def _near(self, members: list[int], insts: list[str]) -> dict[int, set[int]]:
+        """For each member x, a superset of the members whose floats all lie within the grading's
+        tolerance of x's (one coordinate, the most varied, sorted and searched): every other pair
+        fails the comparison, which is then left undone. Members share their skeleton."""
+        import bisect
+        import math
+
+        everyone = {x: set(members) for x in members}
+        if len(members) < 8:
+            return everyone
+        vecs = {}
+        for h in members:
+            key = ("floats", *(self.enc[h][i][1] for i in insts))
+            if key not in self._match:
+                self._match[key] = [float(v) for i in insts for v in _floats(self._obs[(i, self.enc[h][i][1])])]
+            vecs[h] = self._match[key]
+        width = {len(v) for v in vecs.values()}
+        if len(width) != 1 or not (n := width.pop()) or not all(math.isfinite(f) for v in vecs.values() for f in v):
+            return everyone
+        k = max(range(n), key=lambda j: len({v[j] for v in vecs.values()}))
+        order = sorted(members, key=lambda h: vecs[h][k])
+        keys = [vecs[h][k] for h in order]
+        out = {}
+        for x in members:
+            a = vecs[x][k]
+            # |a - b| <= max(REL * |b|, ABS) implies |a - b| <= max(REL * |a| / (1 - REL), ABS).
+            w = max(FLOAT_REL * abs(a) / (1 - FLOAT_REL), FLOAT_ABS) * (1 + 1e-6) + 1e-300
+            lo, hi = bisect.bisect_left(keys, a - w), bisect.bisect_right(keys, a + w)
+            out[x] = set(order[max(0, lo - 1):hi + 1])
+        return out
 
     def _skeleton(self, inst: str, v: int):
         key = ("skeleton", inst, v)
@@ -326,6 +555,16 @@ class Model:
         if key not in self._rows:
             self._rows[key] = [signature(policy, *f) for f in self.failures(c)]
         return self._rows[key]
+
+
+def _floats(value):
+    """Every float of an encoded observation list, in order (the runner's encodings)."""
+    if isinstance(value, list):
+        if len(value) == 2 and value[0] == "float":
+            yield value[1]
+            return
+        for v in value:
+            yield from _floats(v)
 
 
 def skeleton(obs) -> str:
@@ -591,7 +830,6 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
     from sdebench.generation.generate import visible_files
     from sdebench.generation.observe import ObservationTests
     from sdebench.generation.validate import head_tree
-    from sdebench.grading.rules import top_level_names
     from sdebench.sandbox import make_factory
 
     start = time.monotonic()
@@ -602,10 +840,8 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
     head = dict(head) if head is not None else head_tree(spec)
     tests = ObservationTests.of(visible_files(spec, head), spec.hidden_tests)
     renders = [render(gen, variant, v) for v in space.values()]
-    code = [p for p in head if p.endswith(".py")]
     with tempfile.TemporaryDirectory(prefix=f"sdebench-probe-{gen.family}-") as tmp:
-        runs = run_candidates(make_factory(sandbox_cfg), Path(work or tmp), head, renders, tests.overlay(),
-                              sorted(top_level_names(code)))
+        runs = run_candidates(make_factory(sandbox_cfg), Path(work or tmp), head, renders, tests.overlay())
     model = build_model(space, runs, spec.hidden_to_pass, spec.fail_to_pass + spec.pass_to_pass)
     return VariantModel(space, renders, model, time.monotonic() - start)
 

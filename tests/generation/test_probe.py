@@ -16,11 +16,14 @@ from sdebench.generation.probe import (
     decode_rows,
     probe_family,
     resolve_submits,
+    run_candidates,
     signature,
     skeleton,
+    stable_modules,
     submits_to_resolve,
 )
 from sdebench.grading.rules import observations_match
+from sdebench.sandbox import make_factory
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = {"backend": "unsafe_local"}
@@ -153,6 +156,7 @@ def test_the_indexed_comparisons_and_the_shared_replay_are_the_plain_ones(seed):
     assert n > 10 and model.inadmissible
     for c in range(n):
         assert [model.failing(c, h) for h in range(n)] == [naive_failing(model, c, h) for h in range(n)]
+        assert model.failures(c) == [naive_failing(model, c, h) for h in range(n)]
         assert model.resolvers(c) == naive_resolvers(model, c)
     for policy in ("binary", "counts", "tests"):
         for submits in (1, 3, 6):
@@ -179,3 +183,58 @@ def test_an_observation_list_sent_once_is_shared_by_the_runs_that_report_it():
     runs = decode_rows(rows)
     assert [r["t::a"][0] for r in runs] == ["passed", "failed", "passed"]
     assert runs[0]["t::a"][1] is runs[1]["t::a"][1] and runs[2]["t::a"][1] == [["int", "2"]]
+
+
+def test_stable_modules_follow_the_static_import_graph():
+    tree = {"pkg/__init__.py": "", "pkg/util.py": "import math\n", "pkg/core.py": "from . import cand\n",
+            "pkg/cand.py": "X = 1\n", "pkg/uses_core.py": "from pkg.core import *\n",
+            "pkg/lazy.py": "def f():\n    from .util import g\n",
+            "pkg/dyn.py": "import importlib\nM = importlib.import_module('pkg.util')\n",
+            "pkg/sub/__init__.py": "from ..cand import X\n", "pkg/sub/leaf.py": "Y = 2\n",
+            "tests/test_x.py": "from pkg import util\n"}
+    changing = {"pkg/cand.py", "tests/test_x.py"}
+    assert stable_modules(tree, changing) == ["pkg", "pkg.lazy", "pkg.util"]
+    # A package whose __init__ imports the candidate takes every module under it along.
+    assert stable_modules({"pkg/__init__.py": "from .cand import X\n", "pkg/util.py": ""}, {"pkg/cand.py"}) == []
+
+
+STATEFUL = {"pkg/__init__.py": "", "pkg/registry.py": "ITEMS = []\nLIMIT = 3\n\n\nclass Counter:\n    n = 0\n",
+            "pkg/cand.py": "from pkg import registry\n"}
+
+
+@pytest.mark.parametrize("registers", [False, True])
+def test_a_kept_module_changed_by_one_candidate_is_fresh_for_the_next(tmp_path, registers):
+    # A test rebinds a global of a kept module; with `registers`, every candidate also registers
+    # itself in it at import (a mutated list and class): each candidate must still see the module
+    # as imported, as if it ran alone.
+    register = "registry.ITEMS.append({v})\nregistry.Counter.n += 1\n" if registers else ""
+    renders = [{"pkg/cand.py": "from pkg import registry\n" + register.format(v=v) + f"VALUE = {v}\n"}
+               for v in range(3)]
+    tests = {"tests/test_obs.py": "from pkg import cand, registry\n\n\ndef test_items(observe):\n"
+             "    observe([registry.LIMIT, list(registry.ITEMS), registry.Counter.n, cand.VALUE])\n"
+             "    registry.LIMIT = 99\n\n\ndef test_limit(observe):\n    observe(registry.LIMIT)\n"}
+    assert "pkg.registry" in stable_modules({**STATEFUL, **tests}, {"pkg/cand.py", *tests})
+    runs = run_candidates(make_factory(SANDBOX), tmp_path, STATEFUL, renders, tests)
+    for v, run in enumerate(runs):
+        items = [["int", str(v)]] if registers else []
+        seen = [["int", "3"], ["list", items], ["int", str(int(registers))], ["int", str(v)]]
+        assert run["tests/test_obs.py::test_items"] == ("passed", [["list", seen]])
+        assert run["tests/test_obs.py::test_limit"] == ("passed", [["int", "99"]])
+
+
+def test_near_equal_floats_are_found_without_comparing_every_pair():
+    # Many candidates with the same skeleton whose floats are far apart, near-equal (within the
+    # grading's tolerance, on either side of it) or equal: the searched neighbours give the plain answer.
+    rng = random.Random(7)
+    hidden = ["tests/test_h.py::test_a", "tests/test_h.py::test_b"]
+    base = [rng.uniform(-1e3, 1e3) for _ in range(30)] + [0.0, 1e-13, 5e-13]
+    values = base + [v * (1 + rng.choice([5e-7, 1e-6, 2e-6, -9e-7])) for v in base[:20]]
+    runs = [{hidden[0]: ("passed", [["float", repr(v)]]),
+             hidden[1]: ("passed", [["list", [["float", repr(round(v, 1))], ["int", "1"]]]])} for v in values]
+    space = FactSpace(tuple((k, 1.0) for k in range(len(runs))), uniform(range(len(runs))))
+    model = build_model(space, runs, hidden, [])
+    assert len(model.runs) > 40
+    shared = [c for c in range(len(model.runs)) if len(model.resolvers(c)) > 1]
+    assert shared, "some candidates must resolve each other"
+    for c in range(len(model.runs)):
+        assert model.resolvers(c) == naive_resolvers(model, c)

