@@ -282,7 +282,10 @@ class Gateway:
                   **account.to_dict(), total_cost_usd=self.meter.usage.cost_usd,
                   gateway_s=round(time.perf_counter() - t_in - latency, 6))
         if events is not None:
-            return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+            # the whole reply is known: one chunk from an async iterator (Starlette runs a plain
+            # iterator in a worker thread, one hop per event)
+            return StreamingResponse(_one_chunk(b"".join(events)), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-cache"})
         return JSONResponse(out)
 
     def _upstream_kwargs(self, req: protocols.ChatRequest, max_tokens: int) -> dict[str, Any]:
@@ -310,6 +313,10 @@ class Gateway:
         if key is not None:
             kwargs["api_key"] = key
         return kwargs
+
+
+async def _one_chunk(data: bytes) -> Any:
+    yield data
 
 
 class _TokenCheck:

@@ -58,11 +58,12 @@ class DirectRoute:
 
     name = "direct"
 
-    def __init__(self, litellm_model: str, provider: str, api_base: str, config: Any):
+    def __init__(self, litellm_model: str, provider: str, api_base: str, config: Any, provider_key: str | None = None):
         self.litellm_model = litellm_model
         self.provider = provider
         self.api_base = api_base
         self.config = config
+        self.provider_key = provider_key  # the key litellm found for the provider (e.g. DEEPSEEK_API_KEY)
         self._litellm = import_litellm()
         from litellm.litellm_core_utils.litellm_logging import Logging
         from litellm.utils import get_optional_params
@@ -82,25 +83,26 @@ class DirectRoute:
         from litellm.utils import ProviderConfigManager
 
         try:
-            model, provider, _key, base = litellm.get_llm_provider(litellm_model, api_base=api_base)
+            model, provider, key, base = litellm.get_llm_provider(litellm_model, api_base=api_base)
             config = ProviderConfigManager.get_provider_chat_config(model=model, provider=litellm.LlmProviders(provider))
         except Exception:  # noqa: BLE001 - an entry litellm cannot map here is litellm.completion's to report
             return None
         # OpenAI's own default address is the SDK's, not the config's: without api_base, use litellm.completion
         if not isinstance(config, OpenAIGPTConfig) or not base:
             return None
-        return cls(model, provider, base, config)
+        return cls(model, provider, base, config, key)
 
     async def complete(self, kwargs: dict[str, Any]) -> Any:
         """One reply (litellm ModelResponse) or litellm's mapped exception."""
         import aiohttp
         import httpx
 
-        url, headers, data = self.request(kwargs)
         if self._session is None:
             # aiohttp, not httpx: a fifth of the CPU a call (its parser is compiled); TCP_NODELAY by default
             self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        url = self.api_base
         try:
+            url, headers, data = self.request(kwargs)
             timeout = aiohttp.ClientTimeout(total=kwargs.get("timeout"))
             async with self._session.post(url, data=json.dumps(data).encode(), headers=headers, timeout=timeout,
                                           proxy=self._proxy(url)) as r:
@@ -116,7 +118,7 @@ class DirectRoute:
             return self.config.transform_response(
                 model=self.litellm_model, raw_response=raw, model_response=self._litellm.ModelResponse(),
                 logging_obj=log, request_data=data, messages=kwargs["messages"], optional_params={},
-                litellm_params={}, encoding=None, api_key=kwargs.get("api_key"))
+                litellm_params={}, encoding=None, api_key=kwargs.get("api_key") or self.provider_key)
         except TimeoutError:
             raise self._litellm.Timeout(message=f"no reply from {url} within {kwargs.get('timeout')} s",
                                         model=self.litellm_model, llm_provider=self.provider) from None
@@ -135,7 +137,7 @@ class DirectRoute:
         optional.pop("stream", None)  # never streamed upstream
         optional.pop("stream_options", None)
         extra_body = optional.pop("extra_body", None)
-        key = kwargs.get("api_key")
+        key = kwargs.get("api_key") or self.provider_key
         headers = self.config.validate_environment(headers=headers, model=self.litellm_model, messages=kwargs["messages"],
                                                    optional_params=optional, litellm_params={}, api_key=key,
                                                    api_base=self.api_base)
