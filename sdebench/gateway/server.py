@@ -6,10 +6,12 @@ GET /v1/models, and /mcp (the memory tool, when the episode has one). Every requ
 episode's random token (`x-api-key` or `Authorization: Bearer`); the real key of the model entry
 stays in this process.
 
-A model call is decoded into chat completions, admitted by the meter (limits), made with
-`litellm.completion` on the configured model entry (never streamed upstream: the reply is then
-re-encoded, as one body or as a stream, in the agent's protocol), accounted with the built-in
-agent's rules, and logged to the trajectory as a `model_call` event.
+A model call is decoded into chat completions, admitted by the meter (limits), made through
+litellm's provider mapping on the configured model entry (`sdebench.gateway.upstream`: litellm's
+provider config over the gateway's own HTTP client for an OpenAI-compatible entry,
+`litellm.completion` for any other; never streamed upstream: the reply is then re-encoded, as one
+body or as a stream, in the agent's protocol), accounted with the built-in agent's rules, and
+logged to the trajectory as a `model_call` event.
 
 It listens on a unix socket (what the sandbox relay connects to) and, if asked, on a loopback TCP
 port (benchmarks, tests, agents run without a sandbox).
@@ -17,7 +19,6 @@ port (benchmarks, tests, agents run without a sandbox).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -29,10 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sdebench.agents.accounting import DEFAULT_MAX_TOKENS, PricingError, import_litellm
+from sdebench.agents.accounting import DEFAULT_MAX_TOKENS, PricingError
 from sdebench.agents.base import Limits, Toolbox, Usage
 from sdebench.agents.model import ModelSettings
-from sdebench.gateway import protocols
+from sdebench.gateway import protocols, upstream
 from sdebench.gateway.meter import LimitReached, Meter
 
 MAX_LOGGED_CHARS = 4000
@@ -72,6 +73,7 @@ class Gateway:
         token: str | None = None,
         seed: int | None = None,
         redact: tuple[str, ...] = (),
+        route: str = "auto",
     ):
         self.model = model
         self.meter = meter
@@ -82,6 +84,8 @@ class Gateway:
         self.redact = tuple(r for r in redact if r)
         self.last_error: str | None = None  # the last upstream failure, for the agent's error
         self.calls = 0
+        # one per gateway (its HTTP client keeps the connection to the model open across calls)
+        self.upstream = upstream.route_for(model.litellm_model, model.api_base, model.extra, route)
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._sockets: list[socket.socket] = []
@@ -205,11 +209,14 @@ class Gateway:
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Any):
-            if mcp_app is None:
-                yield
-            else:
-                async with mcp_app.router.lifespan_context(mcp_app):
+            try:
+                if mcp_app is None:
                     yield
+                else:
+                    async with mcp_app.router.lifespan_context(mcp_app):
+                        yield
+            finally:
+                await self.upstream.aclose()
 
         app = Starlette(routes=routes, lifespan=lifespan)
         return _TokenCheck(app, self.token)
@@ -243,7 +250,7 @@ class Gateway:
         kwargs = self._upstream_kwargs(req, max_tokens)
         t_up = time.perf_counter()
         try:
-            response = await asyncio.to_thread(self._complete, kwargs)
+            response = await self.upstream.complete(kwargs)
         except Exception as e:  # noqa: BLE001 - every upstream failure goes back to the agent, logged
             latency = time.perf_counter() - t_up
             self.meter.release(ticket, latency)
@@ -275,7 +282,10 @@ class Gateway:
                   **account.to_dict(), total_cost_usd=self.meter.usage.cost_usd,
                   gateway_s=round(time.perf_counter() - t_in - latency, 6))
         if events is not None:
-            return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+            # the whole reply is known: one chunk from an async iterator (Starlette runs a plain
+            # iterator in a worker thread, one hop per event)
+            return StreamingResponse(_one_chunk(b"".join(events)), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-cache"})
         return JSONResponse(out)
 
     def _upstream_kwargs(self, req: protocols.ChatRequest, max_tokens: int) -> dict[str, Any]:
@@ -304,9 +314,9 @@ class Gateway:
             kwargs["api_key"] = key
         return kwargs
 
-    @staticmethod
-    def _complete(kwargs: dict[str, Any]) -> Any:
-        return import_litellm().completion(**kwargs)
+
+async def _one_chunk(data: bytes) -> Any:
+    yield data
 
 
 class _TokenCheck:

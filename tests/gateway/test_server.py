@@ -4,6 +4,7 @@ model; metering, limits (refused before the model is called), the token, upstrea
 from __future__ import annotations
 
 import json
+import socket
 import time
 
 import httpx
@@ -54,13 +55,16 @@ CHAT_REQ = {"model": "x", "messages": [{"role": "user", "content": "hi"}],
 RESPONSES_REQ = {"model": "x", "input": "hi", "tools": [{"type": "function", "name": "Bash", "parameters": TOOL["input_schema"]}]}
 
 
-@pytest.mark.parametrize("anthropic_upstream", [False, True])
+# an OpenAI-compatible entry takes the direct route (litellm's provider config, the gateway's client),
+# unless told to use litellm.completion; an Anthropic entry always goes through litellm.completion
+@pytest.mark.parametrize(("anthropic_upstream", "route"), [(False, "auto"), (False, "completion"), (True, "auto")])
 @pytest.mark.parametrize("stream", [False, True])
-def test_each_protocol_forwards_and_meters_exactly(upstream, stream, anthropic_upstream):
+def test_each_protocol_forwards_and_meters_exactly(upstream, stream, anthropic_upstream, route):
     events: list[dict] = []
     upstream.model.reset(testmodel.parse_script([step("Bash", 1000, 50, 200), step("Bash", 1200, 60, 300),
                                                  step("Bash", 1400, 70, 400)]))
-    with gateway(upstream, anthropic=anthropic_upstream, events=events) as gw:
+    with gateway(upstream, anthropic=anthropic_upstream, events=events, route=route) as gw:
+        assert gw.upstream.name == ("completion" if anthropic_upstream or route == "completion" else "direct")
         h = {"Authorization": f"Bearer {gw.token}"}
         with httpx.Client(base_url=gw.base_url, timeout=30) as c:
             r1 = c.post("/v1/messages", json={**ANTHROPIC_REQ, "stream": stream}, headers={"x-api-key": gw.token})
@@ -125,12 +129,68 @@ def test_the_model_call_and_wall_limits(upstream):
         assert r.status_code == 400 and r.json()["type"] == "error" and gw.meter.stop_reason == "max_wall"
 
 
-def test_an_upstream_failure_goes_back_to_the_agent_unpaid(upstream):
-    upstream.model.reset(testmodel.parse_script([{"error": 503, "message": "overloaded"}]))
-    with gateway(upstream) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+@pytest.mark.parametrize("route", ["direct", "completion"])
+@pytest.mark.parametrize("status", [503, 429])
+def test_an_upstream_failure_goes_back_to_the_agent_unpaid(upstream, route, status):
+    upstream.model.reset(testmodel.parse_script([{"error": status, "message": "overloaded"}]))
+    with gateway(upstream, route=route) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
         r = c.post("/v1/responses", json=RESPONSES_REQ, headers={"Authorization": f"Bearer {gw.token}"})
-        assert r.status_code == 503 and "overloaded" in r.json()["error"]["message"]
+        # the status goes through (a 429 is the agent's to retry), as litellm maps it
+        assert r.status_code == status and "overloaded" in r.json()["error"]["message"]
         assert gw.usage.model_calls == 0 and gw.usage.cost_usd == 0 and "overloaded" in gw.last_error
+
+
+@pytest.mark.parametrize("route", ["direct", "completion"])
+def test_a_dead_model_server_is_a_clear_error(route):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = ModelSettings.from_config({"name": "gw-test", "litellm_model": "openai/testmodel", "prices": PRICES,
+                                       "api_base": f"http://127.0.0.1:{port}/v1"})
+    events: list[dict] = []
+    with make_gateway(model, resolve_pricing(model.litellm_model, model.prices), Limits(), time.monotonic(),
+                      lambda kind, **d: events.append({"kind": kind, **d}), route=route).start(tcp=True) as gw, \
+            httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        r = c.post("/v1/chat/completions", json=CHAT_REQ, headers={"Authorization": f"Bearer {gw.token}"})
+        # litellm.completion says "Connection error."; the direct route names the address it could not reach
+        assert r.status_code >= 500 and "connect" in r.json()["error"]["message"].lower()
+        assert "connect" in gw.last_error.lower() and gw.usage.model_calls == 0
+    assert [e["kind"] for e in events] == ["model_error"]
+
+
+def test_the_route_of_a_model_entry():
+    from sdebench.gateway.upstream import route_for
+
+    base = "http://127.0.0.1:8000/v1"
+    assert route_for("openai/m", base, {}).name == "direct"
+    assert route_for("hosted_vllm/m", base, {"temperature": 0.2}).name == "direct"
+    assert route_for("openai/m", base, {}, "completion").name == "completion"
+    assert route_for("anthropic/claude-sonnet-4-5", None, {}).name == "completion"
+    assert route_for("openai/gpt-4.1-mini", None, {}).name == "completion"  # OpenAI's own address: the SDK's
+    assert route_for("openai/m", base, {"api_version": "x"}).name == "completion"  # a key litellm.completion reads
+    with pytest.raises(ValueError, match="no direct route"):
+        route_for("anthropic/claude-sonnet-4-5", None, {}, "direct")
+    with pytest.raises(ValueError, match="auto, direct or completion"):
+        route_for("openai/m", base, {}, "fast")
+
+
+def test_the_direct_route_builds_the_request_litellm_builds(upstream):
+    # the same entry, once through litellm.completion and once direct: the model receives the same body
+    upstream.model.reset(testmodel.parse_script([{**step("Bash"), "repeat": True}]))
+    model = {"name": "gw-test", "litellm_model": "openai/testmodel", "api_base": testmodel.base_url(upstream),
+             "prices": PRICES, "max_tokens": 100, "temperature": 0.3, "extra": {"top_p": 0.9, "stop": ["END"]}}
+    bodies = []
+    for route in ("completion", "direct"):
+        settings = ModelSettings.from_config(model)
+        with make_gateway(settings, resolve_pricing(settings.litellm_model, settings.prices), Limits(), time.monotonic(),
+                          lambda kind, **d: None, route=route, seed=7).start(tcp=True) as gw, \
+                httpx.Client(base_url=gw.base_url, timeout=30) as c:
+            before = len(upstream.model.requests)
+            r = c.post("/v1/messages", json=ANTHROPIC_REQ, headers={"x-api-key": gw.token})
+            assert r.status_code == 200, r.text
+            bodies.append(upstream.model.requests[before]["body"])
+    assert bodies[0] == bodies[1]
+    assert bodies[1]["temperature"] == 0.3 and bodies[1]["top_p"] == 0.9 and bodies[1]["max_tokens"] == 100
 
 
 def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):

@@ -1,0 +1,187 @@
+"""How the gateway reaches the configured model: one call of litellm's provider mapping per agent call.
+
+Both routes take the keyword arguments of `litellm.completion` and return litellm's normalised
+`ModelResponse`, so accounting, re-encoding and logging downstream are the same; a failure is
+raised as litellm's mapped exception (with its `status_code`), so the agent gets the same error.
+
+- `DirectRoute`, for an OpenAI-compatible entry whose address is known (litellm's provider config
+  for it is an `OpenAIGPTConfig`: `openai/` with `api_base`, `hosted_vllm/`, litellm's OpenAI-like
+  providers): litellm's provider config builds the request (`get_optional_params`,
+  `validate_environment`, `get_complete_url`, `transform_request`) and reads the reply
+  (`transform_response`); the gateway sends it with one long-lived HTTP session on its own
+  event loop (aiohttp, as litellm's own async transport). `litellm.completion` around the same mapping costs 10-15 ms of CPU a call (a logging
+  object, its own cost lookup, success callbacks on a thread, the OpenAI SDK's request building),
+  none of which the gateway uses: it prices by the built-in agent's rules.
+- `CompletionRoute`, for every other entry (Anthropic, Bedrock, Vertex, ...): `litellm.completion`
+  in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import urllib.parse
+import urllib.request
+import uuid
+from typing import Any
+
+from sdebench.agents.accounting import import_litellm
+
+# model-entry `extra` keys the direct route hands to litellm's parameter mapping as they are; any
+# other key (api_version, drop_params, custom_llm_provider, ...) sends the entry through
+# litellm.completion, which knows what to do with it
+DIRECT_EXTRA = frozenset({
+    "temperature", "top_p", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "seed",
+    "user", "response_format", "parallel_tool_calls", "reasoning_effort", "verbosity",
+    "extra_headers", "extra_body",
+})
+# what _upstream_kwargs passes that is not a model parameter
+_TRANSPORT = ("model", "messages", "api_base", "api_key", "timeout", "max_retries", "num_retries")
+
+
+class CompletionRoute:
+    """`litellm.completion` in a worker thread."""
+
+    name = "completion"
+
+    async def complete(self, kwargs: dict[str, Any]) -> Any:
+        """One reply (litellm ModelResponse) or litellm's exception."""
+        return await asyncio.to_thread(lambda: import_litellm().completion(**kwargs))
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+class DirectRoute:
+    """litellm's provider config for an OpenAI-compatible entry, sent with the gateway's own client."""
+
+    name = "direct"
+
+    def __init__(self, litellm_model: str, provider: str, api_base: str, config: Any, provider_key: str | None = None):
+        self.litellm_model = litellm_model
+        self.provider = provider
+        self.api_base = api_base
+        self.config = config
+        self.provider_key = provider_key  # the key litellm found for the provider (e.g. DEEPSEEK_API_KEY)
+        self._litellm = import_litellm()
+        from litellm.litellm_core_utils.litellm_logging import Logging
+        from litellm.utils import get_optional_params
+
+        self._logging = Logging
+        self._optional_params = get_optional_params
+        self._session: Any = None  # made on the gateway's event loop, at the first call
+        self._proxies: dict[str, str | None] = {}
+
+    @classmethod
+    def for_model(cls, litellm_model: str, api_base: str | None, extra: dict[str, Any]) -> DirectRoute | None:
+        """The direct route of a model entry, or None if the entry needs litellm.completion."""
+        if set(extra) - DIRECT_EXTRA:
+            return None
+        litellm = import_litellm()
+        from litellm.llms.openai.chat.gpt_transformation import OpenAIGPTConfig
+        from litellm.utils import ProviderConfigManager
+
+        try:
+            model, provider, key, base = litellm.get_llm_provider(litellm_model, api_base=api_base)
+            config = ProviderConfigManager.get_provider_chat_config(model=model, provider=litellm.LlmProviders(provider))
+        except Exception:  # noqa: BLE001 - an entry litellm cannot map here is litellm.completion's to report
+            return None
+        # OpenAI's own default address is the SDK's, not the config's: without api_base, use litellm.completion
+        if not isinstance(config, OpenAIGPTConfig) or not base:
+            return None
+        return cls(model, provider, base, config, key)
+
+    async def complete(self, kwargs: dict[str, Any]) -> Any:
+        """One reply (litellm ModelResponse) or litellm's mapped exception."""
+        import aiohttp
+        import httpx
+
+        if self._session is None:
+            # aiohttp, not httpx: a fifth of the CPU a call (its parser is compiled); TCP_NODELAY by default
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        url = self.api_base
+        try:
+            url, headers, data = self.request(kwargs)
+            timeout = aiohttp.ClientTimeout(total=kwargs.get("timeout"))
+            async with self._session.post(url, data=json.dumps(data).encode(), headers=headers, timeout=timeout,
+                                          proxy=self._proxy(url)) as r:
+                body = await r.read()
+                # litellm's provider config reads an httpx response
+                raw = httpx.Response(r.status, headers=list(r.raw_headers), content=body,
+                                     request=httpx.Request("POST", url))
+            if raw.status_code >= 400:
+                raise self.config.get_error_class(raw.text, raw.status_code, raw.headers)
+            # transform_response records the raw reply on a logging object; this one runs no callbacks
+            log = self._logging(model=self.litellm_model, messages=kwargs["messages"], stream=False, call_type="completion",
+                                start_time=datetime.datetime.now(), litellm_call_id=str(uuid.uuid4()), function_id="")
+            return self.config.transform_response(
+                model=self.litellm_model, raw_response=raw, model_response=self._litellm.ModelResponse(),
+                logging_obj=log, request_data=data, messages=kwargs["messages"], optional_params={},
+                litellm_params={}, encoding=None, api_key=kwargs.get("api_key") or self.provider_key)
+        except TimeoutError:
+            raise self._litellm.Timeout(message=f"no reply from {url} within {kwargs.get('timeout')} s",
+                                        model=self.litellm_model, llm_provider=self.provider) from None
+        except aiohttp.ClientError as e:
+            raise self._litellm.APIConnectionError(message=f"cannot reach {url}: {e}", llm_provider=self.provider,
+                                                   model=self.litellm_model) from None
+        except Exception as e:  # noqa: BLE001 - mapped to litellm's exception types, as litellm.completion raises them
+            raise self._mapped(e) from None
+
+    def request(self, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        """(url, headers, body) of a call, as litellm's provider config builds them."""
+        params = {k: v for k, v in kwargs.items() if k not in _TRANSPORT}
+        headers = dict(params.pop("extra_headers", None) or {})
+        optional = self._optional_params(model=self.litellm_model, custom_llm_provider=self.provider,
+                                       messages=kwargs["messages"], **params)
+        optional.pop("stream", None)  # never streamed upstream
+        optional.pop("stream_options", None)
+        extra_body = optional.pop("extra_body", None)
+        key = kwargs.get("api_key") or self.provider_key
+        headers = self.config.validate_environment(headers=headers, model=self.litellm_model, messages=kwargs["messages"],
+                                                   optional_params=optional, litellm_params={}, api_key=key,
+                                                   api_base=self.api_base)
+        url = self.config.get_complete_url(api_base=self.api_base, api_key=key, model=self.litellm_model,
+                                           optional_params=optional, litellm_params={}, stream=False)
+        data = self.config.transform_request(model=self.litellm_model, messages=kwargs["messages"],
+                                             optional_params=optional, litellm_params={}, headers=headers)
+        if extra_body:
+            data = {**data, **self.config.transform_extra_body(extra_body=extra_body, request=data,
+                                                               model=self.litellm_model, litellm_params={})}
+        return url, headers, data
+
+    def _proxy(self, url: str) -> str | None:
+        # the proxy environment (HTTP(S)_PROXY, NO_PROXY) as litellm's own client would use it, read once
+        # per address: aiohttp's trust_env reads it on every request (a fifth of the call's CPU)
+        if url not in self._proxies:
+            parts = urllib.parse.urlsplit(url)
+            bypass = urllib.request.proxy_bypass(parts.hostname or "")
+            self._proxies[url] = None if bypass else urllib.request.getproxies().get(parts.scheme)
+        return self._proxies[url]
+
+    def _mapped(self, e: Exception) -> BaseException:
+        from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+
+        try:
+            out = exception_type(model=self.litellm_model, original_exception=e, custom_llm_provider=self.provider)
+        except Exception as mapped:  # noqa: BLE001 - exception_type raises the mapped exception
+            return mapped
+        return out if isinstance(out, BaseException) else e
+
+    async def aclose(self) -> None:
+        """Close the HTTP session (on the event loop that made it)."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def route_for(litellm_model: str, api_base: str | None, extra: dict[str, Any], prefer: str = "auto") -> Any:
+    """The route of a model entry: `auto` (direct where it applies), `direct` (or ValueError), `completion`."""
+    if prefer not in ("auto", "direct", "completion"):
+        raise ValueError(f"gateway route must be auto, direct or completion, got {prefer!r}")
+    if prefer == "completion":
+        return CompletionRoute()
+    direct = DirectRoute.for_model(litellm_model, api_base, extra)
+    if direct is None and prefer == "direct":
+        raise ValueError(f"model {litellm_model!r} has no direct route (not OpenAI-compatible, no api_base, or extra keys)")
+    return direct or CompletionRoute()
