@@ -107,6 +107,16 @@ class RetrySettings:
         return min(self.backoff_base_s * 2**attempt, self.backoff_max_s) * rng.uniform(0.5, 1.0)
 
 
+GATEWAY_ROUTES = ("auto", "direct", "completion")
+
+
+def _gateway_route(value: Any) -> str:
+    route = "auto" if value is None else str(value)
+    if route not in GATEWAY_ROUTES:
+        raise ConfigError(f"model.gateway_route must be one of {', '.join(GATEWAY_ROUTES)}, got {value!r}")
+    return route
+
+
 @dataclass(frozen=True)
 class ModelSettings:
     """One conf/model entry."""
@@ -121,6 +131,8 @@ class ModelSettings:
     cost_tracking: str = "strict"  # strict: an unpriced model is refused; ignore: its calls cost 0
     prices: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    # how the model gateway (installed agents) reaches it: auto | direct | completion (docs/agents.md)
+    gateway_route: str = "auto"
 
     @classmethod
     def from_config(cls, d: Mapping[str, Any]) -> ModelSettings:
@@ -139,6 +151,7 @@ class ModelSettings:
             cost_tracking=str(d.get("cost_tracking") or "strict"),
             prices=dict(d.get("prices") or {}),
             extra=dict(d.get("extra") or {}),
+            gateway_route=_gateway_route(d.get("gateway_route")),
         )
 
     def api_key(self) -> str | None:

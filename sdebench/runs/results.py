@@ -28,8 +28,10 @@ MANIFEST = "episodes.txt"
 # Config parts that can change an episode's outcome; paths, filters and launcher settings cannot.
 OUTCOME_KEYS = ("agent", "model", "delivery", "limits", "max_interventions", "tools")
 # Outcome-relevant keys left out of the hash because they were never in it: `model.cost_tracking`
-# was a top-level key before it moved under `model`, and hashing it now would orphan old records.
-UNHASHED_MODEL_KEYS = ("cost_tracking",)
+# was a top-level key before it moved under `model`, and hashing it now would orphan old records;
+# `model.gateway_route` changes how the gateway reaches the model, not what it sends (the same body,
+# tests/gateway/test_server.py).
+UNHASHED_MODEL_KEYS = ("cost_tracking", "gateway_route")
 
 
 def config_hash(cfg: dict[str, Any]) -> str:

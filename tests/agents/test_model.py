@@ -233,3 +233,12 @@ def test_importing_the_package_does_not_import_litellm():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "clean"
+
+
+def test_the_gateway_route_is_read_and_checked():
+    from sdebench.agents.model import ConfigError, ModelSettings
+
+    assert ModelSettings.from_config({"litellm_model": "openai/m"}).gateway_route == "auto"
+    assert ModelSettings.from_config({"litellm_model": "openai/m", "gateway_route": "completion"}).gateway_route == "completion"
+    with pytest.raises(ConfigError, match="gateway_route must be one of auto, direct, completion"):
+        ModelSettings.from_config({"litellm_model": "openai/m", "gateway_route": "fast"})

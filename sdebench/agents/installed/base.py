@@ -217,7 +217,7 @@ class InstalledAgent:
             raise InstalledAgentError("sandbox_mounts() was not called before the sandbox opened")
         import_litellm()  # once, before any call is timed
         self.gateway = make_gateway(self.model, self.pricing, ctx.limits, ctx.started_at, ctx.trajectory.log,
-                                    toolbox=ctx.toolbox, seed=ctx.seed)
+                                    toolbox=ctx.toolbox, seed=ctx.seed, route=self.model.gateway_route)
         missing = [s for s in self.secrets() if s not in ctx.trajectory.redact]
         if missing:
             ctx.trajectory.redact = (*ctx.trajectory.redact, *missing)
