@@ -126,7 +126,7 @@ class Gateway:
             self.port = s.getsockname()[1]
             self._sockets.append(s)
         config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="on",
-                                timeout_keep_alive=600, loop="asyncio", http="h11", ws="none")
+                                timeout_keep_alive=600, loop="asyncio", http="httptools", ws="none")  # httptools: C parser
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": self._sockets},
                                         name="sdebench-gateway", daemon=True)
