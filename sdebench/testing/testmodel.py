@@ -276,11 +276,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: Any) -> None:
         data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            # the client hung up first (a client timeout under test): nobody is left to answer
+            self.close_connection = True
 
     def _body(self) -> Any:
         length = int(self.headers.get("Content-Length") or 0)
