@@ -18,7 +18,7 @@ from datetime import date
 
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick_distinct
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, RUNS_SOURCE, Story, pick_distinct
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -212,15 +212,7 @@ FIRSTS = [date(y, m, 1) for y in (2025, 2026) for m in range(1, 13)]
 DAYS = [date(2025, 1, 1) + timedelta(days=n) for n in range(365)]
 
 
-def runs(values):
-    """The list run-length encoded, losslessly: (index, value) where a run of equal values (same
-    type, equal) starts."""
-    out = []
-    for i, v in enumerate(values):
-        if not out or type(v) is not type(out[-1][1]) or v != out[-1][1]:
-            out.append((i, v))
-    return out
-
+{RUNS_SOURCE}
 
 def test_hidden_quarters(observe):
     observe(runs([fiscal_quarter(d) for d in DAYS]))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick_distinct
+from sdebench.generation.kit import ADR_DIR, CONVENTIONS, RUNS_SOURCE, Story, pick_distinct
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -275,15 +275,7 @@ BASE = datetime({y}, {m}, {d})
 MOMENTS = [BASE + timedelta(minutes=30 * k, seconds=s) for k in range(1, 8 * 48) for s in (-1, 0)]
 
 
-def runs(values):
-    """The list run-length encoded, losslessly: (index, value) where a run of equal values (same
-    type, equal) starts."""
-    out = []
-    for i, v in enumerate(values):
-        if not out or type(v) is not type(out[-1][1]) or v != out[-1][1]:
-            out.append((i, v))
-    return out
-
+{RUNS_SOURCE}
 
 def test_hidden_week_start_of_every_half_hour(observe):
     observe(runs([week_start(t) for t in MOMENTS]))

@@ -30,6 +30,17 @@ from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 CONVENTIONS = "docs/CONVENTIONS.md"
 AGENTS = "AGENTS.md"
 ADR_DIR = "docs/adr"
+# A test-file helper the families that observe long sweeps emit into their held-out tests: the
+# list run-length encoded, losslessly, so a candidate's observation is small to send and compare.
+RUNS_SOURCE = '''def runs(values):
+    """The list run-length encoded, losslessly: (index, value) where a run of equal values (same
+    type, equal) starts."""
+    out = []
+    for i, v in enumerate(values):
+        if not out or type(v) is not type(out[-1][1]) or v != out[-1][1]:
+            out.append((i, v))
+    return out
+'''
 
 
 @dataclass
