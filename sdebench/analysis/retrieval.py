@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdebench.analysis.rules import task_set
+from sdebench.analysis.rules import feedback_policy, task_set
 from sdebench.analysis.tables import CELL, ordered
 
 FAILURES = ("no route", "never retrieved", "retrieved, not used", "used, unresolved", "unknown")
@@ -49,9 +49,10 @@ def diagnosis(retrieval: Any, resolved: bool) -> str:
 def episodes(df: pd.DataFrame) -> pd.DataFrame:
     """One row per episode: its cell, task, seed, outcome and retrieval columns, plus `diagnosis`."""
     d = df.copy()
+    recs = d.to_dict("records")
     if "task_set" not in d:
-        d["task_set"] = [task_set(r) for r in d.to_dict("records")]
-    d["feedback_hidden"] = d["feedback_hidden"].fillna("binary") if "feedback_hidden" in d else "binary"
+        d["task_set"] = [task_set(r) for r in recs]
+    d["feedback_hidden"] = [feedback_policy(r) for r in recs]
     for col in (*CELL, "task_id"):
         d[col] = d[col].fillna("?").astype(str) if col in d else "?"
     d["resolved"] = d["resolved"].fillna(False).astype(bool) if "resolved" in d else False

@@ -53,6 +53,13 @@ def task_set(rec: Any) -> str:
     return f"{name}@{scale}" if scale else name
 
 
+def feedback_policy(rec: Any) -> str:
+    """The grading feedback policy an episode ran under (records before the field: `binary`, the
+    only policy there was)."""
+    policy = _get(rec, "feedback_hidden")
+    return "binary" if policy is None or policy != policy else str(policy)
+
+
 def counted_interventions(rec: Any, cap: int = DEFAULT_CAP) -> int:
     """Interventions as every table counts them: the episode's own if resolved, else its cap."""
     if _get(rec, "resolved"):

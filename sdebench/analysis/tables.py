@@ -77,13 +77,10 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
         if col not in out:
             out[col] = default
         out[col] = out[col].fillna(default)
-    # records before the field knew one policy only
-    out["feedback_hidden"] = out["feedback_hidden"].fillna("binary").astype(str) if "feedback_hidden" in out else "binary"
     for col in ("agent", "model", "source", "delivery", "bottleneck", "family", "task_id", "stop_reason"):
         if col not in out:
             out[col] = "?"
         out[col] = out[col].fillna("?").astype(str)
-    out["task_set"] = [rules.task_set(r) for r in out.to_dict("records")]
     out["resolved"] = out["resolved"].astype(bool)
     out["interventions"] = out["interventions"].astype(int)
     out["tokens"] = (out["prompt_tokens"] + out["completion_tokens"]).astype(int)
@@ -92,6 +89,8 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     out["interventions_capped"] = np.array([rules.counted_interventions(r, cap) for r in recs], dtype=float)
     out["resolved_at"] = [rules.resolved_at(r) for r in recs]
     out["resolved_1"] = [rules.resolved_first(r) for r in recs]
+    out["task_set"] = [rules.task_set(r) for r in recs]
+    out["feedback_hidden"] = [rules.feedback_policy(r) for r in recs]
     # tokens the delivery pushed into the prompt (inject); NaN where nothing was injected, so a cell's
     # mean covers the episodes that had an inject and other deliveries show no figure
     info = out["delivery_info"] if "delivery_info" in out else pd.Series([{}] * len(out), index=out.index)

@@ -166,14 +166,21 @@ GROUP = ("task_set", "feedback_hidden", "agent", "model", "source", "delivery")
 def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     """Resolve rate and interventions by task set, feedback policy, agent, model, source and delivery
     (one row per group)."""
-    from sdebench.analysis.rules import counted_interventions, resolved_first, task_set, wilson
+    from sdebench.analysis.rules import (
+        counted_interventions,
+        feedback_policy,
+        resolved_first,
+        task_set,
+        wilson,
+    )
 
     groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
         # Stream records (earned memory carried between tasks) are never pooled with static ones, nor
         # episodes of two task sets (a private set, another memory scale) or feedback policies with each other.
         kind = "stream" if r.stream_id else "static"
-        values = {"task_set": task_set(r), **{k: str(getattr(r, k)) for k in GROUP[1:]}}
+        values = {"task_set": task_set(r), "feedback_hidden": feedback_policy(r),
+                  **{k: str(getattr(r, k)) for k in GROUP[2:]}}
         groups.setdefault((kind, *(values[k] for k in GROUP)), []).append(r)
 
     rows = []

@@ -42,3 +42,9 @@ def test_task_set_names_the_set_and_its_scale():
     assert rules.task_set(record()) == rules.PUBLISHED == "published"
     assert rules.task_set({"set_digest": "fresh1:" + "0f" * 32, "memory_scale": None}) == "fresh:0f0f0f0f0f0f"
     assert rules.task_set({"set_digest": float("nan"), "memory_scale": "large"}) == "published@large"
+
+
+def test_feedback_policy_defaults_to_binary_for_old_records():
+    assert rules.feedback_policy(record()) == "binary"
+    assert rules.feedback_policy({"feedback_hidden": float("nan")}) == "binary"
+    assert rules.feedback_policy({"feedback_hidden": "counts"}) == "counts"
