@@ -30,6 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from sdebench.agents.accounting import DEFAULT_MAX_TOKENS, PricingError
 from sdebench.agents.base import Limits, Toolbox, Usage
 from sdebench.agents.model import ModelSettings
@@ -233,11 +235,11 @@ class Gateway:
         return JSONResponse(protocols.error_body(protocol, status, message, kind), status_code=status)
 
     async def _model_call(self, protocol: str, request: Any) -> Any:
-        from starlette.responses import JSONResponse, StreamingResponse
+        from starlette.responses import Response, StreamingResponse
 
         t_in = time.perf_counter()
         try:
-            body = json.loads(await request.body() or b"null")
+            body = orjson.loads(await request.body() or b"null")
             req = protocols.DECODERS[protocol](body)
         except (ValueError, protocols.ProtocolError) as e:
             return self._error(protocol, 400, f"bad request: {e}", "invalid_request_error")
@@ -286,7 +288,7 @@ class Gateway:
             # iterator in a worker thread, one hop per event)
             return StreamingResponse(_one_chunk(b"".join(events)), media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache"})
-        return JSONResponse(out)
+        return Response(orjson.dumps(out), media_type="application/json")
 
     def _upstream_kwargs(self, req: protocols.ChatRequest, max_tokens: int) -> dict[str, Any]:
         m = self.model

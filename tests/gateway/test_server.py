@@ -52,6 +52,10 @@ def _events(body: str) -> list[dict]:
 ANTHROPIC_REQ = {"model": "x", "max_tokens": 500, "messages": [{"role": "user", "content": "hi"}], "tools": [TOOL]}
 CHAT_REQ = {"model": "x", "messages": [{"role": "user", "content": "hi"}],
             "tools": [{"type": "function", "function": {"name": "Bash", "parameters": TOOL["input_schema"]}}]}
+OTHER_TOOLS_REQ = {"model": "x", "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "go"}],
+                   "tools": [{"type": "function", "function": {"name": n, "parameters": {
+                       "type": "object", "properties": {"q": {"type": "string", "pattern": p}}}}}
+                             for n, p in (("Grep", "(?<name>x)"), ("Edit", "^[a-z]+$"))]}
 RESPONSES_REQ = {"model": "x", "input": "hi", "tools": [{"type": "function", "name": "Bash", "parameters": TOOL["input_schema"]}]}
 
 
@@ -186,11 +190,36 @@ def test_the_direct_route_builds_the_request_litellm_builds(upstream):
                           lambda kind, **d: None, route=route, seed=7).start(tcp=True) as gw, \
                 httpx.Client(base_url=gw.base_url, timeout=30) as c:
             before = len(upstream.model.requests)
-            r = c.post("/v1/messages", json=ANTHROPIC_REQ, headers={"x-api-key": gw.token})
-            assert r.status_code == 200, r.text
-            bodies.append(upstream.model.requests[before]["body"])
+            # the second call repeats the first's parameters (the direct route's kept mapping), the
+            # third has other tools, one with a pattern litellm drops, and a system message
+            for path, req in (("/v1/messages", ANTHROPIC_REQ), ("/v1/messages", ANTHROPIC_REQ),
+                              ("/v1/chat/completions", OTHER_TOOLS_REQ)):
+                r = c.post(path, json=req, headers={"x-api-key": gw.token})
+                assert r.status_code == 200, r.text
+            bodies.append([x["body"] for x in upstream.model.requests[before:]])
+    assert len(bodies[1]) == 3
     assert bodies[0] == bodies[1]
-    assert bodies[1]["temperature"] == 0.3 and bodies[1]["top_p"] == 0.9 and bodies[1]["max_tokens"] == 100
+    first, _, other = bodies[1]
+    assert first["temperature"] == 0.3 and first["top_p"] == 0.9 and first["max_tokens"] == 100
+    assert [t["function"]["name"] for t in other["tools"]] == ["Grep", "Edit"]
+    assert other["messages"][0]["role"] == "system"
+
+
+def test_the_direct_route_keeps_one_mapping_per_parameter_set():
+    from sdebench.gateway.upstream import OPTIONAL_CACHE, route_for
+
+    route = route_for("openai/m", "http://127.0.0.1:9/v1", {}, "direct")
+    msgs = [{"role": "user", "content": "hi"}]
+    params = {"max_tokens": 100, "tools": CHAT_REQ["tools"]}
+    first = route.optional_params(params, msgs)
+    first["tool_choice"] = "auto"  # a provider config may set keys on what it is given
+    again = route.optional_params(dict(params), msgs)
+    assert "tool_choice" not in again and again == route.optional_params(params, msgs)
+    assert len(route._optional) == 1
+    assert route.optional_params({**params, "max_tokens": 7}, msgs)["max_tokens"] == 7
+    for n in range(OPTIONAL_CACHE + 5):
+        route.optional_params({"max_tokens": 1000 + n}, msgs)
+    assert len(route._optional) == OPTIONAL_CACHE
 
 
 def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
