@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import orjson
+
 from sdebench.agents.base import Usage
 
 COST_TRACKING = ("strict", "ignore")
@@ -147,6 +149,12 @@ def known_prices(pricing: Pricing) -> Prices | None:
     if pricing.mode == "litellm":
         return litellm_prices(pricing.model)
     return None
+
+
+def prompt_chars(messages: Any, tools: Any) -> int:
+    """The size of a prompt (messages and tool schemas) for the estimate before a call: bytes of their
+    compact JSON, so a non-ASCII character counts 2-4 (the estimate errs high)."""
+    return len(orjson.dumps(messages, default=str)) + len(orjson.dumps(tools, default=str))
 
 
 def worst_case_usd(prices: Prices | None, prompt_chars: int, max_tokens: int) -> float:

@@ -28,6 +28,7 @@ from sdebench.agents.accounting import (
     account_call,
     import_litellm,
     known_prices,
+    prompt_chars,
     resolve_pricing,
     worst_case_usd,
 )
@@ -276,8 +277,7 @@ class LiteLLMClient:
 
     def worst_case_usd(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> float:
         """The most the next call with `messages` and `tools` could cost (sdebench.agents.accounting.worst_case_usd)."""
-        prompt_chars = len(json.dumps(messages, default=str)) + len(json.dumps(tools, default=str))
-        return worst_case_usd(known_prices(self.pricing), prompt_chars, self.model.max_tokens or DEFAULT_MAX_TOKENS)
+        return worst_case_usd(known_prices(self.pricing), prompt_chars(messages, tools), self.model.max_tokens or DEFAULT_MAX_TOKENS)
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int,
                  deadline: float, log: Log) -> Completion:

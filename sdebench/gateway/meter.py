@@ -38,12 +38,13 @@ class LimitReached(Exception):
         self.stop_reason = stop_reason
 
 
-@dataclass(frozen=True)
+@dataclass
 class Ticket:
     """A call admitted by the meter, with the cost held for it until it is accounted."""
 
     n: int
     reserved_usd: float
+    settled: bool = False  # its hold released (accounted or failed): releasing twice would free another call's hold
 
 
 class Meter:
@@ -95,18 +96,25 @@ class Meter:
 
     def account(self, ticket: Ticket, response: Any, latency_s: float) -> CallAccount:
         """Account a reply of an admitted call (same rules as the built-in agent) and release its hold."""
-        with self._lock:
-            self._reserved = max(self._reserved - ticket.reserved_usd, 0.0)
+        self._settle(ticket)
         acc = account_call(self.pricing, response, latency_s)
         with self._lock:
             add_call(self.usage, acc)
         return acc
 
     def release(self, ticket: Ticket, latency_s: float = 0.0) -> None:
-        """Release the hold of an admitted call that failed upstream (nothing to pay)."""
+        """Release the hold of an admitted call that failed (nothing to pay); a no-op once settled."""
+        if self._settle(ticket):
+            with self._lock:
+                self.usage.model_s += latency_s
+
+    def _settle(self, ticket: Ticket) -> bool:
         with self._lock:
+            if ticket.settled:
+                return False
+            ticket.settled = True
             self._reserved = max(self._reserved - ticket.reserved_usd, 0.0)
-            self.usage.model_s += latency_s
+            return True
 
     def count_tools(self, names: list[str]) -> None:
         """Count the tools a reply called."""

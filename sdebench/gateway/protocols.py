@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sdebench.agents.accounting import TokenCounts
+from sdebench.agents.accounting import TokenCounts, prompt_chars
 
 ANTHROPIC = "anthropic"
 CHAT = "chat"
@@ -73,7 +73,7 @@ class ChatRequest:
 
     def prompt_chars(self) -> int:
         """Characters of the prompt (messages and tool schemas), for a cost estimate before the call."""
-        return len(json.dumps(self.messages, default=str)) + len(json.dumps(self.tools, default=str))
+        return prompt_chars(self.messages, self.tools)
 
 
 # --- decoding ----------------------------------------------------------------------------------

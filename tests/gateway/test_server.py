@@ -268,3 +268,26 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
     ev = [e for e in read(tmp_path / "t.jsonl") if e["kind"] == "tool"]
     assert len(ev) == 1 and ev[0]["name"] == "memory_search" and "half down" in ev[0]["output"]
     assert SPECS["memory_search"][0]
+
+
+def test_a_model_route_takes_post_only(upstream):
+    with gateway(upstream) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        r = c.get("/v1/messages", headers={"x-api-key": gw.token})
+        assert r.status_code == 405 and r.headers["allow"] == "POST"
+        assert r.json()["error"]["message"] == "use POST"
+        assert gw.calls == 0
+
+
+def test_a_fault_in_the_gateway_is_an_error_reply_and_a_logged_event(upstream, monkeypatch):
+    events: list = []
+    with gateway(upstream, events=events) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        def broken(req, max_tokens):  # the gateway's own code failing after admission, as a bug would
+            raise KeyError("no such field")
+        monkeypatch.setattr(gw, "_upstream_kwargs", broken)
+        r = c.post("/v1/messages", json=ANTHROPIC_REQ, headers={"x-api-key": gw.token})
+    assert r.status_code == 500
+    assert r.json() == {"type": "error", "error": {"type": "api_error", "message":
+                        "sdebench gateway failed on this call: KeyError: 'no such field'"}}
+    assert [e["kind"] for e in events] == ["model_error"] and events[0]["status"] == 500
+    assert gw.last_error.endswith("KeyError: 'no such field'")
+    assert gw.meter._reserved == 0.0  # the failed call holds nothing of the cost budget
