@@ -13,10 +13,13 @@ model): it moves less with the machine's load than the wall-clock figures.
 
 The test model is an OpenAI-compatible entry, so the gateway takes its direct route (litellm's
 provider config over the gateway's own HTTP session); `--route completion` measures the same calls
-through `litellm.completion`, the route every other provider takes. The machine's load average is
+through `litellm.completion`, the route every other provider takes, and `--upstream anthropic`
+makes the entry an Anthropic one (the test model's Messages API; such entries always take
+`litellm.completion`). The machine's load average is
 printed: on a shared machine the figures move with it.
 
     PYTHONPATH=$PWD python experiments/bench_gateway.py [--calls 200] [--route auto|completion]
+                                                  [--upstream openai|anthropic]
 """
 
 from __future__ import annotations
@@ -87,25 +90,27 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--route", default="auto", choices=("auto", "direct", "completion"))
+    ap.add_argument("--upstream", default="openai", choices=("openai", "anthropic"),
+                    help="the model entry's protocol (litellm provider) in front of the test model")
     args = ap.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import_litellm()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"gateway overhead per model call, {args.calls} calls each (median / p90, ms); route {args.route}; "
+    print(f"gateway overhead per model call, {args.calls} calls each (median / p90, ms); route {args.route}, upstream {args.upstream}; "
           f"load average {load} on {os.cpu_count()} cores")
     print(f"{'agent protocol':20} {'direct':>8} {'gateway':>8} {'overhead':>9} {'p90':>7} {'upstream':>8} {'own code':>9} {'cpu':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "script.json"
         script.write_text(json.dumps([STEP]))
         with testmodel.subprocess_server(script) as base:
-            results = run_all(base, args.calls, args.route)
+            results = run_all(base, args.calls, args.route, args.upstream)
     worst = max(results)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"worst median overhead: {worst * 1e3:.2f} ms (target < 5 ms): {'OK' if worst < 0.005 else 'ABOVE TARGET'}"
           f"; load average at the end {load}")
 
 
-def run_all(base: str, calls: int, route: str) -> list[float]:
+def run_all(base: str, calls: int, route: str, upstream: str = "openai") -> list[float]:
     """Print one row per protocol and stream mode; the median overheads."""
     results = []
     # the model's own record (to subtract its time) and script resets go over a client of their own
@@ -113,8 +118,9 @@ def run_all(base: str, calls: int, route: str) -> list[float]:
         for protocol, stream in (("anthropic", True), ("anthropic", False), ("chat", False), ("chat", True),
                                  ("responses", True), ("responses", False)):
             events: list[dict] = []
-            model = ModelSettings.from_config({"name": "bench", "litellm_model": "openai/testmodel", "api_base": base,
-                                               "prices": PRICES})
+            entry = ({"litellm_model": "anthropic/testmodel", "api_base": base.removesuffix("/v1")} if upstream == "anthropic"
+                     else {"litellm_model": "openai/testmodel", "api_base": base})
+            model = ModelSettings.from_config({"name": "bench", **entry, "prices": PRICES})
             gw = make_gateway(model, resolve_pricing(model.litellm_model, model.prices), Limits(max_turns=10**9, max_cost_usd=1e9),
                               time.monotonic(), lambda kind, _ev=events, **d: _ev.append(d) if kind == "model_call" else None,
                               route=route)
