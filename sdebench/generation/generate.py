@@ -35,6 +35,7 @@ from sdebench.generation.spec import Generator, TaskSpec
 from sdebench.grading import rules
 from sdebench.grading.testrun import TestRun, module_names
 from sdebench.sandbox import make_factory
+from sdebench.sandbox.scratch import scratch_dir
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import SOURCES
 from sdebench.tasks.record import (
@@ -209,7 +210,7 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
             violations += validate.check_placement(spec)
             violations += validate.check_no_future_leak(spec)
         if not violations:
-            with tempfile.TemporaryDirectory(prefix=f"sdebench-gen-{tid}-") as tmp:
+            with scratch_dir(f"sdebench-gen-{tid}-") as tmp:
                 violations += _build_and_write(spec, Path(tmp), out_dir, sandbox_cfg)
         outcome.violations = [str(v) for v in violations]
         outcome.written = not violations
