@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.generation import validate
+from sdebench.generation.bytecode import bytecode_files
 from sdebench.generation.fresh import FreshFamily, SeedError, SetKey, derive, new_seed, read_seed
 from sdebench.generation.observe import (
     ObservationTests,
@@ -137,7 +138,8 @@ def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
             tests: ObservationTests) -> dict[str, TestRun]:
     """The three runs the rules need (see validate.check_runs), in parallel: HEAD, the oracle fix
     and the conventional fix with the observation tests; the oracle's also runs the authored
-    held-out tests as written, after the observation tests."""
+    held-out tests as written, after the observation tests. The modules of each tree are compiled
+    once for all three (checked bytecode: what runs is each tree's own source)."""
     factory = make_factory(sandbox_cfg)
     modules = module_names(sorted(spec.oracle_files))
     trees = {
@@ -146,10 +148,11 @@ def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
         "conventional": {**head, **spec.conventional_files},
     }
     written = {written_path(p): src for p, src in spec.hidden_tests.items()}
+    compiled = {n: bytecode_files(t) for n, t in trees.items()}  # before the threads: each source once
 
     def observed(name: str) -> TestRun:
         return run_observations(factory, work / name / "repo", trees[name], tests, modules,
-                                after=written if name == "oracle" else None)
+                                after=written if name == "oracle" else None, bytecode=compiled[name])
 
     with ThreadPoolExecutor(3) as pool:
         futures = {n: pool.submit(observed, n) for n in trees}
