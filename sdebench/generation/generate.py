@@ -148,7 +148,10 @@ def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
         "conventional": {**head, **spec.conventional_files},
     }
     written = {written_path(p): src for p, src in spec.hidden_tests.items()}
-    compiled = {n: bytecode_files(t) for n, t in trees.items()}  # before the threads: each source once
+    overlay = tests.overlay()
+    # Before the threads, so each source is compiled once.
+    compiled = {n: bytecode_files({**t, **overlay, **(written if n == "oracle" else {})}, modules)
+                for n, t in trees.items()}
 
     def observed(name: str) -> TestRun:
         return run_observations(factory, work / name / "repo", trees[name], tests, modules,

@@ -26,7 +26,7 @@ def _value(root: Path) -> str:
 
 
 def test_modules_get_the_file_python_would_write_and_tests_get_none():
-    tree = {"pkg/__init__.py": "", "pkg/mod.py": SOURCE, "tests/test_mod.py": "def test_x():\n    pass\n",
+    tree = {"pkg/__init__.py": "", "pkg/mod.py": SOURCE, "tests/test_mod.py": "from pkg import mod, broken\n",
             "pkg/test_inline.py": "", "conftest.py": "", "README.md": "# x\n", "pkg/broken.py": "def (:\n"}
     files = bytecode.bytecode_files(tree)
     assert sorted(files) == sorted(importlib.util.cache_from_source(p, optimization="") for p in
@@ -38,7 +38,7 @@ def test_modules_get_the_file_python_would_write_and_tests_get_none():
 
 def test_python_runs_the_bytecode_of_the_very_source_beside_it(tmp_path):
     # A pyc made for SOURCE but holding other code: if Python runs that code, it used the pyc.
-    forged = bytecode.bytecode_files({"pkg/mod.py": "VALUE = 'from the bytecode'\n"})
+    forged = bytecode.bytecode_files({"pkg/mod.py": "VALUE = 'from the bytecode'\n"}, ["pkg.mod"])
     rel, pyc = next(iter(forged.items()))
     pyc = pyc[:8] + importlib.util.source_hash(SOURCE.encode()) + pyc[16:]
     _write(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": SOURCE, rel: pyc})
@@ -47,6 +47,27 @@ def test_python_runs_the_bytecode_of_the_very_source_beside_it(tmp_path):
 
 
 def test_a_source_changed_after_compiling_is_compiled_afresh(tmp_path):
-    files = bytecode.bytecode_files({"pkg/__init__.py": "", "pkg/mod.py": SOURCE})
+    files = bytecode.bytecode_files({"pkg/__init__.py": "", "pkg/mod.py": SOURCE}, ["pkg.mod"])
     _write(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": "VALUE = 'edited'\n", **files})
     assert _value(tmp_path).split("|")[0] == "edited"
+
+
+def test_only_the_modules_the_tests_can_import_are_compiled():
+    tree = {
+        "app/__init__.py": "",
+        "app/core.py": "from .util import helper\nfrom . import (\n    extra,\n)\n",
+        "app/util.py": "import os\n",
+        "app/extra.py": "",
+        "app/unused.py": "",
+        "app/sub/__init__.py": "from ..util import helper\n",
+        "app/sub/deep.py": "",
+        "other/__init__.py": "",
+        "tests/test_core.py": "import app.core as core\n\ndef test_x():\n    pass\n",
+    }
+    assert bytecode.reachable_modules(tree) == {"app/__init__.py", "app/core.py", "app/util.py", "app/extra.py"}
+    # the runner's own imports are followed too
+    assert "app/sub/deep.py" in bytecode.reachable_modules(tree, ["app.sub.deep"])
+    # a file that walks a package with pkgutil reaches every module of it (the import smoke test)
+    smoke = {**tree, "tests/test_modules_import.py": "import pkgutil\nimport app\n\n"
+             "names = [m.name for m in pkgutil.walk_packages(app.__path__, 'app.')]\n"}
+    assert bytecode.reachable_modules(smoke) == {p for p in tree if p.startswith("app/")}
