@@ -314,6 +314,7 @@ def _main(argv):
 
     progress = send
 
+    gc.disable()  # importing pytest makes objects that all live on: no collection needs to look at them
     import _pytest.config
     import pytest
 
@@ -324,6 +325,7 @@ def _main(argv):
     # process ends: frozen out of the collector, each collection (pytest runs five as a session
     # ends) walks only what the session, the workspace and its tests make.
     gc.freeze()
+    gc.enable()
     emit({"k": "start", "python": sys.version.split()[0], "pytest": pytest.__version__})
     progress({"p": "start"})
 
