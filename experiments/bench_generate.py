@@ -7,8 +7,9 @@ Targets: under 1 s per task at the default scale, under 3 s per task at 2,000 co
 Generates into a temporary dir, so tasks/ is untouched. A task's seconds are its build (twice: rule
 6), the checks of rules 1-6 and its three validation runs; rule 7's probe runs once per variant
 (over the scaled HEAD) and is left out unless `--probe` (then it is in the wall time, not in the
-per-task figures). The scaled filler is built once per variant and worker, so the first placement
-of a variant pays for it and the others share it.
+per-task figures). The scaled filler, and the bytecode of the modules the validation runs import,
+are built once per variant and worker, so the first placement of a variant pays for them and the
+others share them.
 
 Per scale it also prints the memory corpus (sdebench.delivery.memory: items and tokens, the
 chars/4 estimate, over the full repo) and the retrieval diagnostics only a synthetic task can give

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.generation import validate
+from sdebench.generation.bytecode import bytecode_files
 from sdebench.generation.fresh import FreshFamily, SeedError, SetKey, derive, new_seed, read_seed
 from sdebench.generation.observe import (
     ObservationTests,
@@ -35,6 +36,7 @@ from sdebench.generation.spec import Generator, TaskSpec
 from sdebench.grading import rules
 from sdebench.grading.testrun import TestRun, module_names
 from sdebench.sandbox import make_factory
+from sdebench.sandbox.scratch import scratch_dir
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import SOURCES
 from sdebench.tasks.record import (
@@ -136,7 +138,8 @@ def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
             tests: ObservationTests) -> dict[str, TestRun]:
     """The three runs the rules need (see validate.check_runs), in parallel: HEAD, the oracle fix
     and the conventional fix with the observation tests; the oracle's also runs the authored
-    held-out tests as written, after the observation tests."""
+    held-out tests as written, after the observation tests. The modules of each tree are compiled
+    once for all three (checked bytecode: what runs is each tree's own source)."""
     factory = make_factory(sandbox_cfg)
     modules = module_names(sorted(spec.oracle_files))
     trees = {
@@ -145,10 +148,14 @@ def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
         "conventional": {**head, **spec.conventional_files},
     }
     written = {written_path(p): src for p, src in spec.hidden_tests.items()}
+    overlay = tests.overlay()
+    # Before the threads, so each source is compiled once.
+    compiled = {n: bytecode_files({**t, **overlay, **(written if n == "oracle" else {})}, modules)
+                for n, t in trees.items()}
 
     def observed(name: str) -> TestRun:
         return run_observations(factory, work / name / "repo", trees[name], tests, modules,
-                                after=written if name == "oracle" else None)
+                                after=written if name == "oracle" else None, bytecode=compiled[name])
 
     with ThreadPoolExecutor(3) as pool:
         futures = {n: pool.submit(observed, n) for n in trees}
@@ -209,7 +216,7 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
             violations += validate.check_placement(spec)
             violations += validate.check_no_future_leak(spec)
         if not violations:
-            with tempfile.TemporaryDirectory(prefix=f"sdebench-gen-{tid}-") as tmp:
+            with scratch_dir(f"sdebench-gen-{tid}-") as tmp:
                 violations += _build_and_write(spec, Path(tmp), out_dir, sandbox_cfg)
         outcome.violations = [str(v) for v in violations]
         outcome.written = not violations

@@ -567,34 +567,50 @@ def _render_unit(unit: _Unit, vocab: FillerVocab) -> tuple[str, str, set[str]]:
     return _TEMPLATES[unit.template](random.Random(unit.seed), vocab, unit.style)
 
 
+def _rendered(unit: _Unit, vocab: FillerVocab, memo: dict) -> tuple[str, str, set[str]]:
+    """`_render_unit`, once per unit of a filler (`memo` holds the renders so far)."""
+    got = memo.get(unit)
+    if got is None:
+        got = memo[unit] = _render_unit(unit, vocab)
+    return got
+
+
 def _draw_unit(r: random.Random, vocab: FillerVocab, taken: set[str], avoid: tuple[str, ...],
-               near: tuple[_Unit, ...] = ()) -> _Unit:
+               near: tuple[_Unit, ...] = (), memo: dict | None = None) -> _Unit:
     """A new unit whose name is not taken and whose text holds no avoided token.
 
     Templates already used by `near` (the module's other units) are avoided while others remain.
+    The accepted unit's render goes into `memo`, so the module rendering it next does not redo it.
     """
     fresh = sorted(set(_TEMPLATES) - {u.template for u in near}) or sorted(_TEMPLATES)
     for attempt in range(200):
         pool = fresh if attempt < 100 else sorted(_TEMPLATES)
         unit = _Unit(r.choice(pool), "", r.randrange(1 << 30), r.randrange(6))
-        name, code, _ = _render_unit(unit, vocab)
+        rendered = _render_unit(unit, vocab)
+        name, code, _ = rendered
         if name not in taken and not _hits(code, avoid):
-            return _Unit(unit.template, name, unit.seed, unit.style)
+            drawn = _Unit(unit.template, name, unit.seed, unit.style)
+            if memo is not None:
+                memo[drawn] = rendered  # a unit's render does not depend on its name field
+            return drawn
     raise ValueError("filler: cannot draw a unit free of the avoided tokens")
 
 
 def _redraw(r: random.Random, unit: _Unit, vocab: FillerVocab, avoid: tuple[str, ...], keep_seed: bool,
-            attempts: int = 200) -> _Unit:
+            attempts: int = 200, memo: dict | None = None) -> _Unit:
     """The same definition (same name) with a new style or new constants, free of avoided tokens."""
-    before = _render_unit(unit, vocab)[1]
+    memo = {} if memo is None else memo
+    before = _rendered(unit, vocab, memo)[1]
     for attempt in range(attempts):
         # A template may ignore its style; after a few tries a new seed changes the constants instead.
         restyle = keep_seed and attempt < 3
         seed = unit.seed if restyle else r.randrange(1 << 30)
         style = (unit.style + r.randrange(1, 6)) % 6 if restyle else unit.style
         cand = _Unit(unit.template, unit.name, seed, style)
-        name, code, _ = _render_unit(cand, vocab)
+        rendered = _render_unit(cand, vocab)
+        name, code, _ = rendered
         if name == unit.name and code != before and not _hits(code, avoid):
+            memo[cand] = rendered
             return cand
     return unit
 
@@ -606,9 +622,7 @@ def _hits(text: str, avoid: tuple[str, ...]) -> bool:
 def _render_module(doc: str, units: list[_Unit], vocab: FillerVocab, memo: dict) -> str:
     parts, imports = [], set()
     for unit in units:
-        if unit not in memo:
-            memo[unit] = _render_unit(unit, vocab)
-        _, code, imp = memo[unit]
+        _, code, imp = _rendered(unit, vocab, memo)
         parts.append(code.rstrip("\n"))
         imports |= imp
     plain = sorted(i for i in imports if i.startswith("import "))
@@ -702,7 +716,7 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
         taken: set[str] = set()
         units = []
         for _ in range(r.randint(2, 5)):
-            unit = _draw_unit(r, vocab, taken, avoid, tuple(units))
+            unit = _draw_unit(r, vocab, taken, avoid, tuple(units), memo)
             taken.add(unit.name)
             units.append(unit)
         state[path] = (doc, units)
@@ -741,7 +755,7 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
         doc, units = state[path]
         roll = r.random()
         if roll < 0.3:
-            unit = _draw_unit(r, vocab, {u.name for u in units}, avoid, tuple(units))
+            unit = _draw_unit(r, vocab, {u.name for u in units}, avoid, tuple(units), memo)
             units = [*units, unit]
             kind, fn = "add", unit.name
         elif roll < 0.42 and len(units) > 2:
@@ -756,13 +770,14 @@ def make_filler(vocab: FillerVocab, key: str, modules: int, commits: int, avoid:
         else:
             idx = r.randrange(len(units))
             keep_seed = roll < 0.75
-            changed = _redraw(r, units[idx], vocab, avoid, keep_seed=keep_seed, attempts=redraw_attempts)
+            changed = _redraw(r, units[idx], vocab, avoid, keep_seed=keep_seed, attempts=redraw_attempts,
+                              memo=memo)
             units = units[:idx] + [changed] + units[idx + 1:]
             kind, fn = ("style" if keep_seed else "tune"), changed.name
         text = _render_module(doc, units, vocab, memo)
         if text == texts[path]:
             # The redraw changed nothing visible: make the commit add a definition instead.
-            unit = _draw_unit(r, vocab, {u.name for u in units}, avoid, tuple(units))
+            unit = _draw_unit(r, vocab, {u.name for u in units}, avoid, tuple(units), memo)
             units = [*units, unit]
             kind, fn = "add", unit.name
             text = _render_module(doc, units, vocab, memo)

@@ -260,14 +260,20 @@ def written_path(path: str) -> str:
 
 
 def run_observations(factory, root: Path, files: Mapping[str, str], tests: ObservationTests, modules: list[str],
-                     timeout: float = 300.0, after: Mapping[str, str] | None = None) -> TestRun:
+                     timeout: float = 300.0, after: Mapping[str, str] | None = None,
+                     bytecode: Mapping[str, bytes] | None = None) -> TestRun:
     """Write `files` with the observation tests over them at `root` and run them (observe mode);
-    the test files `after` are added and run after all of them, in the same process."""
+    the test files `after` are added and run after all of them, in the same process. `bytecode`:
+    the checked bytecode of `files`' modules (sdebench.generation.bytecode), written beside them."""
     tree = {**files, **tests.overlay(), **(after or {})}
     for rel, content in tree.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(content)
+    if bytecode:
+        for rel, pyc in bytecode.items():
+            (root / rel).parent.mkdir(exist_ok=True)
+            (root / rel).write_bytes(pyc)
     paths = sorted(tests.overlay()) + sorted(after or {})
     with factory.open(root) as sb:
         return run_tests(sb, paths, modules, timeout=timeout, mode="observe")

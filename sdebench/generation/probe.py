@@ -825,12 +825,11 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
     """Render and run every candidate of a family variant over `head` (default: the HEAD built with
     the first candidate; filler may differ, code under test does not); the fact is not used.
     `spec`: the variant already built with the first candidate (built here if not given)."""
-    import tempfile
-
     from sdebench.generation.generate import visible_files
     from sdebench.generation.observe import ObservationTests
     from sdebench.generation.validate import head_tree
     from sdebench.sandbox import make_factory
+    from sdebench.sandbox.scratch import scratch_dir
 
     start = time.monotonic()
     space = gen.space
@@ -840,7 +839,7 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
     head = dict(head) if head is not None else head_tree(spec)
     tests = ObservationTests.of(visible_files(spec, head), spec.hidden_tests)
     renders = [render(gen, variant, v) for v in space.values()]
-    with tempfile.TemporaryDirectory(prefix=f"sdebench-probe-{gen.family}-") as tmp:
+    with scratch_dir(f"sdebench-probe-{gen.family}-") as tmp:
         runs = run_candidates(make_factory(sandbox_cfg), Path(work or tmp), head, renders, tests.overlay())
     model = build_model(space, runs, spec.hidden_to_pass, spec.fail_to_pass + spec.pass_to_pass)
     return VariantModel(space, renders, model, time.monotonic() - start)

@@ -65,9 +65,23 @@ def _token_re(token: str) -> re.Pattern[str]:
 
 def find_tokens(text: str, tokens: Iterable[str]) -> list[str]:
     """The fact tokens that occur in `text` (normalised comparison)."""
-    norm = normalise(text)
-    # The substring test first: the regex only decides word boundaries, and is slow on long texts.
-    return [t for t in tokens if t.strip() and _normal_token(t) in norm and _token_re(t).search(norm)]
+    folded, norm, found = text.casefold(), None, []
+    for t in tokens:
+        nt = _normal_token(t)
+        if not nt:
+            continue
+        # A token without a space is found in the case-folded text exactly where it is found in the
+        # normalised one (collapsing whitespace changes no other character, nor a word boundary):
+        # the text is normalised only for tokens of several words.
+        if " " in nt:
+            norm = " ".join(folded.split()) if norm is None else norm
+            hay = norm
+        else:
+            hay = folded
+        # The substring test first: the regex only decides word boundaries, and is slow on long texts.
+        if nt in hay and _token_re(t).search(hay):
+            found.append(t)
+    return found
 
 
 # --- rule 1 and 5: where the fact lives ------------------------------------------------------

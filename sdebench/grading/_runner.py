@@ -27,6 +27,7 @@ import builtins
 import contextlib
 import datetime
 import decimal
+import gc
 import importlib
 import importlib.machinery
 import json
@@ -313,12 +314,18 @@ def _main(argv):
 
     progress = send
 
+    gc.disable()  # importing pytest makes objects that all live on: no collection needs to look at them
     import _pytest.config
     import pytest
 
     for name in _pytest.config.default_plugins:
         with contextlib.suppress(ImportError):
             importlib.import_module("_pytest." + name)
+    # What exists by now (the interpreter's, pytest's and this runner's modules) lives until the
+    # process ends: frozen out of the collector, each collection (pytest runs five as a session
+    # ends) walks only what the session, the workspace and its tests make.
+    gc.freeze()
+    gc.enable()
     emit({"k": "start", "python": sys.version.split()[0], "pytest": pytest.__version__})
     progress({"p": "start"})
 

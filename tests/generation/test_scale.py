@@ -171,3 +171,28 @@ def test_engine_validates_a_large_task_with_real_runs(tmp_path):
     assert out.written, out.violations
     task = load(tmp_path / "ttlcache-v0-H")
     assert task.commits == 2000 and "memory-scale=large" in task.tags and task.memory_scale == "large"
+
+
+@pytest.mark.parametrize("mutation", [
+    # a message of the family's own history that differs between builds (it sinks among the filler)
+    "commits[0] = Commit(commits[0].message + ' ' + str(random.random()), commits[0].files)\n"
+    "spec = dataclasses.replace(spec, commits=tuple(commits))",
+    # a statement that differs between builds
+    "spec = dataclasses.replace(spec, statement=spec.statement + str(random.random()))",
+])
+def test_rule_6_catches_a_nondeterministic_generator_at_scale(tmp_path, mutation):
+    """Rule 6 compares two real builds of the scaled task (the filler, a pure function of the
+    variant, is shared between them; its own determinism is tested in test_kit)."""
+    from tests.helpers import write_broken
+
+    path = write_broken(tmp_path / "gens", "broken-random", mutation)
+    out = build_task(path, 0, "K", tmp_path / "out", {"backend": "unsafe_local"}, None, scale=SMALL)
+    assert not out.written and any(v.startswith("rule 6 ") for v in out.violations), out.violations
+
+
+def test_the_same_generator_without_randomness_is_accepted_at_scale(tmp_path):
+    from tests.helpers import write_broken
+
+    path = write_broken(tmp_path / "gens", "steady", "pass")
+    out = build_task(path, 0, "K", tmp_path / "out", {"backend": "unsafe_local"}, None, scale=SMALL)
+    assert out.written, out.violations
