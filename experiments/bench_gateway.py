@@ -14,8 +14,8 @@ model): it moves less with the machine's load than the wall-clock figures.
 The test model is an OpenAI-compatible entry, so the gateway takes its direct route (litellm's
 provider config over the gateway's own HTTP session); `--route completion` measures the same calls
 through `litellm.completion`, the route every other provider takes, and `--upstream anthropic`
-makes the entry an Anthropic one (the test model's Messages API; such entries always take
-`litellm.completion`). The machine's load average is
+makes the entry an Anthropic one at the same address (the test model's Messages API; the
+Anthropic direct route). The machine's load average is
 printed: on a shared machine the figures move with it.
 
     PYTHONPATH=$PWD python experiments/bench_gateway.py [--calls 200] [--route auto|completion]

@@ -16,8 +16,17 @@ raised as litellm's mapped exception (with its `status_code`), so the agent gets
   SDK's request building), none of which the gateway uses: it prices by the built-in agent's
   rules. The parameter mapping (`get_optional_params`: tools, max_tokens, ...) is a pure function
   of the parameters, which an agent repeats on every call, so it is kept per distinct set.
-- `CompletionRoute`, for every other entry (Anthropic, Bedrock, Vertex, ...): `litellm.completion`
-  in a worker thread.
+- `AnthropicRoute`, for an `anthropic/` entry with an `api_base`: the same, in the steps litellm's
+  Anthropic handler takes around `AnthropicConfig` (the Messages path appended to the address,
+  `validate_environment`, `transform_request`, the beta-header filter and the beta-gated body
+  fields, then `transform_response` with the `litellm_params` the request recorded in, e.g. the
+  tool-name map). Without `api_base` litellm.completion resolves the address (its settings, the
+  environment), so such an entry takes the completion route.
+- `CompletionRoute`, for every other entry (Bedrock, Vertex, Azure, OpenAI's or Anthropic's own
+  address, ...): `litellm.completion` in a worker thread.
+
+Both direct routes are checked against `litellm.completion` on the same entry: the same request
+(body, path, key, Anthropic headers) and the same metering (tests/gateway/test_server.py).
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import urllib.parse
 import urllib.request
 import uuid
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -47,6 +57,19 @@ _TRANSPORT = ("model", "messages", "api_base", "api_key", "timeout", "max_retrie
 # distinct parameter sets (tools, max_tokens, ...) whose litellm mapping a route keeps: an agent
 # sends the same few over a whole episode
 OPTIONAL_CACHE = 32
+
+
+@dataclass
+class Prepared:
+    """One upstream request as a provider config built it, and what its reply mapping reads back."""
+
+    url: str
+    headers: dict[str, Any]
+    data: dict[str, Any]
+    messages: list[Any]  # what the config was given (its own copy, where it may change them)
+    optional_params: dict[str, Any] = field(default_factory=dict)
+    litellm_params: dict[str, Any] = field(default_factory=dict)  # the same dict transform_request saw
+    json_mode: bool | None = None
 
 
 class CompletionRoute:
@@ -116,10 +139,11 @@ class DirectRoute:
             self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
         url = self.api_base
         try:
-            url, headers, data = self.request(kwargs)
+            req = self.prepare(kwargs)
+            url = req.url
             timeout = aiohttp.ClientTimeout(total=kwargs.get("timeout"))
             # orjson: a third of json.dumps's CPU on a 20 kB conversation, the same JSON value
-            async with self._session.post(url, data=orjson.dumps(data), headers=headers, timeout=timeout,
+            async with self._session.post(url, data=orjson.dumps(req.data), headers=req.headers, timeout=timeout,
                                           proxy=self._proxy(url)) as r:
                 body = await r.read()
                 # litellm's provider config reads an httpx response
@@ -129,12 +153,13 @@ class DirectRoute:
             if raw.status_code >= 400:
                 raise self.config.get_error_class(raw.text, raw.status_code, raw.headers)
             # transform_response records the raw reply on a logging object; this one runs no callbacks
-            log = self._logging(model=self.litellm_model, messages=kwargs["messages"], stream=False, call_type="completion",
+            log = self._logging(model=self.litellm_model, messages=req.messages, stream=False, call_type="completion",
                                 start_time=datetime.datetime.now(), litellm_call_id=str(uuid.uuid4()), function_id="")
+            extra = {} if req.json_mode is None else {"json_mode": req.json_mode}
             return self.config.transform_response(
                 model=self.litellm_model, raw_response=raw, model_response=self._litellm.ModelResponse(),
-                logging_obj=log, request_data=data, messages=kwargs["messages"], optional_params={},
-                litellm_params=dict(self.litellm_params), encoding=None, api_key=kwargs.get("api_key") or self.provider_key)
+                logging_obj=log, request_data=req.data, messages=req.messages, optional_params=req.optional_params,
+                litellm_params=req.litellm_params, encoding=None, api_key=self._key(kwargs), **extra)
         except TimeoutError:
             raise self._litellm.Timeout(message=f"no reply from {url} within {kwargs.get('timeout')} s",
                                         model=self.litellm_model, llm_provider=self.provider) from None
@@ -146,23 +171,33 @@ class DirectRoute:
 
     def request(self, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
         """(url, headers, body) of a call, as litellm's provider config builds them."""
+        req = self.prepare(kwargs)
+        return req.url, req.headers, req.data
+
+    def _key(self, kwargs: dict[str, Any]) -> str | None:
+        return kwargs.get("api_key") or self.provider_key
+
+    def prepare(self, kwargs: dict[str, Any]) -> Prepared:
+        """A call's request, as litellm's OpenAI-compatible provider config builds it."""
         params = {k: v for k, v in kwargs.items() if k not in _TRANSPORT}
         headers = dict(params.pop("extra_headers", None) or {})
-        optional = self.optional_params(params, kwargs["messages"])
+        messages = kwargs["messages"]
+        optional = self.optional_params(params, messages)
         extra_body = optional.pop("extra_body", None)
-        key = kwargs.get("api_key") or self.provider_key
+        key = self._key(kwargs)
         litellm_params = dict(self.litellm_params)
-        headers = self.config.validate_environment(headers=headers, model=self.litellm_model, messages=kwargs["messages"],
+        headers = self.config.validate_environment(headers=headers, model=self.litellm_model, messages=messages,
                                                    optional_params=optional, litellm_params=litellm_params, api_key=key,
                                                    api_base=self.api_base)
         url = self.config.get_complete_url(api_base=self.api_base, api_key=key, model=self.litellm_model,
                                            optional_params=optional, litellm_params=litellm_params, stream=False)
-        data = self.config.transform_request(model=self.litellm_model, messages=kwargs["messages"],
+        data = self.config.transform_request(model=self.litellm_model, messages=messages,
                                              optional_params=optional, litellm_params=litellm_params, headers=headers)
         if extra_body:
             data = {**data, **self.config.transform_extra_body(extra_body=extra_body, request=data,
                                                                model=self.litellm_model, litellm_params=litellm_params)}
-        return url, headers, data
+        # the OpenAI-compatible reply mapping reads neither the parameters nor the call's litellm_params
+        return Prepared(url, headers, data, messages, {}, dict(self.litellm_params))
 
     def optional_params(self, params: dict[str, Any], messages: list[Any]) -> dict[str, Any]:
         """litellm's mapping of a call's model parameters (a fresh dict), kept per distinct parameter set."""
@@ -213,13 +248,77 @@ class DirectRoute:
             self._session = None
 
 
+class AnthropicRoute(DirectRoute):
+    """litellm's Anthropic Messages config for an `anthropic/` entry with an `api_base`, sent with the
+    gateway's own client, in the steps litellm's Anthropic handler takes around the same config."""
+
+    name = "direct"
+
+    @classmethod
+    def for_model(cls, litellm_model: str, api_base: str | None, extra: dict[str, Any]) -> AnthropicRoute | None:
+        """The route of an Anthropic entry at a given address, or None."""
+        if set(extra) - DIRECT_EXTRA or not api_base:
+            return None  # without api_base, litellm.completion resolves the address (its settings, the environment)
+        litellm = import_litellm()
+        from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+        from litellm.utils import ProviderConfigManager
+
+        try:
+            model, provider, key, _ = litellm.get_llm_provider(litellm_model, api_base=api_base)
+            config = ProviderConfigManager.get_provider_chat_config(model=model, provider=litellm.LlmProviders(provider))
+        except Exception:  # noqa: BLE001 - an entry litellm cannot map here is litellm.completion's to report
+            return None
+        if provider != "anthropic" or type(config) is not AnthropicConfig:
+            return None
+        from litellm.litellm_core_utils.url_utils import ensure_api_route
+        from litellm.secret_managers.main import get_secret_bool
+
+        # the Messages path, as litellm.completion appends it (unless told not to)
+        url = api_base if get_secret_bool("LITELLM_ANTHROPIC_DISABLE_URL_SUFFIX") else ensure_api_route(api_base, "v1/messages")
+        return cls(model, provider, url, config, key)
+
+    def _key(self, kwargs: dict[str, Any]) -> str | None:
+        import os
+
+        return (kwargs.get("api_key") or self.provider_key or self._litellm.anthropic_key or self._litellm.api_key
+                or os.environ.get("ANTHROPIC_API_KEY"))
+
+    def prepare(self, kwargs: dict[str, Any]) -> Prepared:
+        """A call's request, as litellm's Anthropic handler builds it from the config."""
+        from litellm.anthropic_beta_gated_fields import strip_beta_gated_request_body
+        from litellm.anthropic_beta_headers_manager import update_request_with_filtered_beta
+
+        params = {k: v for k, v in kwargs.items() if k not in _TRANSPORT}
+        headers = dict(params.pop("extra_headers", None) or {})
+        # the config may change what it is given (the handler hands it deep copies); these are JSON
+        messages = orjson.loads(orjson.dumps(kwargs["messages"]))
+        optional = self.optional_params(params, kwargs["messages"])
+        json_mode = optional.pop("json_mode", False)
+        optional.pop("is_vertex_request", None)
+        optional.pop("vertex_count_tokens_location", None)
+        key = self._key(kwargs)
+        litellm_params = dict(self.litellm_params)  # transform_request records in it what the reply mapping reads
+        given = {**optional, "is_vertex_request": False}
+        headers = self.config.validate_environment(api_key=key, headers=headers, model=self.litellm_model, messages=messages,
+                                                   optional_params=dict(given), litellm_params=litellm_params,
+                                                   api_base=self.api_base)
+        data = self.config.transform_request(model=self.litellm_model, messages=messages, optional_params=given,
+                                             litellm_params=litellm_params, headers=headers)
+        headers, data = update_request_with_filtered_beta(headers=headers, request_data=data, provider=self.provider,
+                                                          api_base=self.api_base)
+        data = dict(strip_beta_gated_request_body(data, headers, drop_params=litellm_params.get("drop_params"),
+                                                  model=self.litellm_model, provider=self.provider))
+        return Prepared(self.api_base, headers, data, messages, optional, litellm_params, json_mode)
+
+
 def route_for(litellm_model: str, api_base: str | None, extra: dict[str, Any], prefer: str = "auto") -> Any:
     """The route of a model entry: `auto` (direct where it applies), `direct` (or ValueError), `completion`."""
     if prefer not in ("auto", "direct", "completion"):
         raise ValueError(f"gateway route must be auto, direct or completion, got {prefer!r}")
     if prefer == "completion":
         return CompletionRoute()
-    direct = DirectRoute.for_model(litellm_model, api_base, extra)
+    direct = DirectRoute.for_model(litellm_model, api_base, extra) or AnthropicRoute.for_model(litellm_model, api_base, extra)
     if direct is None and prefer == "direct":
-        raise ValueError(f"model {litellm_model!r} has no direct route (not OpenAI-compatible, no api_base, or extra keys)")
+        raise ValueError(f"model {litellm_model!r} has no direct route (not OpenAI-compatible or Anthropic, no api_base, "
+                         "or extra keys)")
     return direct or CompletionRoute()

@@ -341,7 +341,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
         record = {"path": path, "protocol": protocol, "body": body, "authorization": self.headers.get("Authorization"),
-                  "x_api_key": self.headers.get("x-api-key")}
+                  "x_api_key": self.headers.get("x-api-key"),
+                  "anthropic_headers": {k.lower(): v for k, v in self.headers.items() if k.lower().startswith("anthropic-")}}
         try:
             req = protocols.DECODERS[protocol](body)
         except protocols.ProtocolError as e:

@@ -59,16 +59,17 @@ OTHER_TOOLS_REQ = {"model": "x", "messages": [{"role": "system", "content": "be 
 RESPONSES_REQ = {"model": "x", "input": "hi", "tools": [{"type": "function", "name": "Bash", "parameters": TOOL["input_schema"]}]}
 
 
-# an OpenAI-compatible entry takes the direct route (litellm's provider config, the gateway's client),
-# unless told to use litellm.completion; an Anthropic entry always goes through litellm.completion
-@pytest.mark.parametrize(("anthropic_upstream", "route"), [(False, "auto"), (False, "completion"), (True, "auto")])
+# an OpenAI-compatible or Anthropic entry at a given address takes the direct route (litellm's
+# provider config, the gateway's client), unless told to use litellm.completion
+@pytest.mark.parametrize(("anthropic_upstream", "route"), [(False, "auto"), (False, "completion"), (True, "auto"),
+                                                          (True, "completion")])
 @pytest.mark.parametrize("stream", [False, True])
 def test_each_protocol_forwards_and_meters_exactly(upstream, stream, anthropic_upstream, route):
     events: list[dict] = []
     upstream.model.reset(testmodel.parse_script([step("Bash", 1000, 50, 200), step("Bash", 1200, 60, 300),
                                                  step("Bash", 1400, 70, 400)]))
     with gateway(upstream, anthropic=anthropic_upstream, events=events, route=route) as gw:
-        assert gw.upstream.name == ("completion" if anthropic_upstream or route == "completion" else "direct")
+        assert gw.upstream.name == ("completion" if route == "completion" else "direct")
         h = {"Authorization": f"Bearer {gw.token}"}
         with httpx.Client(base_url=gw.base_url, timeout=30) as c:
             r1 = c.post("/v1/messages", json={**ANTHROPIC_REQ, "stream": stream}, headers={"x-api-key": gw.token})
@@ -133,24 +134,27 @@ def test_the_model_call_and_wall_limits(upstream):
         assert r.status_code == 400 and r.json()["type"] == "error" and gw.meter.stop_reason == "max_wall"
 
 
+@pytest.mark.parametrize("anthropic_upstream", [False, True])
 @pytest.mark.parametrize("route", ["direct", "completion"])
 @pytest.mark.parametrize("status", [503, 429])
-def test_an_upstream_failure_goes_back_to_the_agent_unpaid(upstream, route, status):
+def test_an_upstream_failure_goes_back_to_the_agent_unpaid(upstream, route, status, anthropic_upstream):
     upstream.model.reset(testmodel.parse_script([{"error": status, "message": "overloaded"}]))
-    with gateway(upstream, route=route) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+    with gateway(upstream, anthropic=anthropic_upstream, route=route) as gw, \
+            httpx.Client(base_url=gw.base_url, timeout=30) as c:
         r = c.post("/v1/responses", json=RESPONSES_REQ, headers={"Authorization": f"Bearer {gw.token}"})
         # the status goes through (a 429 is the agent's to retry), as litellm maps it
         assert r.status_code == status and "overloaded" in r.json()["error"]["message"]
         assert gw.usage.model_calls == 0 and gw.usage.cost_usd == 0 and "overloaded" in gw.last_error
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize("route", ["direct", "completion"])
-def test_a_dead_model_server_is_a_clear_error(route):
+def test_a_dead_model_server_is_a_clear_error(route, provider):
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    model = ModelSettings.from_config({"name": "gw-test", "litellm_model": "openai/testmodel", "prices": PRICES,
-                                       "api_base": f"http://127.0.0.1:{port}/v1"})
+    model = ModelSettings.from_config({"name": "gw-test", "litellm_model": f"{provider}/testmodel", "prices": PRICES,
+                                       "api_base": f"http://127.0.0.1:{port}" + ("/v1" if provider == "openai" else "")})
     events: list[dict] = []
     with make_gateway(model, resolve_pricing(model.litellm_model, model.prices), Limits(), time.monotonic(),
                       lambda kind, **d: events.append({"kind": kind, **d}), route=route).start(tcp=True) as gw, \
@@ -169,7 +173,9 @@ def test_the_route_of_a_model_entry():
     assert route_for("openai/m", base, {}).name == "direct"
     assert route_for("hosted_vllm/m", base, {"temperature": 0.2}).name == "direct"
     assert route_for("openai/m", base, {}, "completion").name == "completion"
-    assert route_for("anthropic/claude-sonnet-4-5", None, {}).name == "completion"
+    assert route_for("anthropic/claude-sonnet-4-5", None, {}).name == "completion"  # the address litellm resolves
+    assert route_for("anthropic/m", base.removesuffix("/v1"), {}).api_base == "http://127.0.0.1:8000/v1/messages"
+    assert route_for("anthropic/m", base.removesuffix("/v1"), {"api_version": "x"}).name == "completion"
     assert route_for("openai/gpt-4.1-mini", None, {}).name == "completion"  # OpenAI's own address: the SDK's
     assert route_for("openai/m", base, {"api_version": "x"}).name == "completion"  # a key litellm.completion reads
     with pytest.raises(ValueError, match="no direct route"):
@@ -178,12 +184,17 @@ def test_the_route_of_a_model_entry():
         route_for("openai/m", base, {}, "fast")
 
 
-def test_the_direct_route_builds_the_request_litellm_builds(upstream):
-    # the same entry, once through litellm.completion and once direct: the model receives the same body
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_the_direct_route_builds_the_request_litellm_builds(upstream, provider, monkeypatch):
+    # the same entry, once through litellm.completion and once direct: the model receives the same
+    # request (body, path, key and Anthropic headers), and the replies are metered the same
     upstream.model.reset(testmodel.parse_script([{**step("Bash"), "repeat": True}]))
-    model = {"name": "gw-test", "litellm_model": "openai/testmodel", "api_base": testmodel.base_url(upstream),
+    monkeypatch.setenv("SDB_TEST_KEY", "k-123")
+    base = testmodel.base_url(upstream)
+    model = {"name": "gw-test", "litellm_model": f"{provider}/testmodel",
+             "api_base": base if provider == "openai" else base.removesuffix("/v1"), "api_key_env": "SDB_TEST_KEY",
              "prices": PRICES, "max_tokens": 100, "temperature": 0.3, "extra": {"top_p": 0.9, "stop": ["END"]}}
-    bodies = []
+    bodies, usage = [], []
     for route in ("completion", "direct"):
         settings = ModelSettings.from_config(model)
         with make_gateway(settings, resolve_pricing(settings.litellm_model, settings.prices), Limits(), time.monotonic(),
@@ -196,13 +207,23 @@ def test_the_direct_route_builds_the_request_litellm_builds(upstream):
                               ("/v1/chat/completions", OTHER_TOOLS_REQ)):
                 r = c.post(path, json=req, headers={"x-api-key": gw.token})
                 assert r.status_code == 200, r.text
-            bodies.append([x["body"] for x in upstream.model.requests[before:]])
+            bodies.append([{k: x[k] for k in ("path", "body", "authorization", "x_api_key", "anthropic_headers")}
+                           for x in upstream.model.requests[before:]])
+            u = gw.usage
+            usage.append((u.model_calls, u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cache_write_tokens,
+                          u.cost_usd))
     assert len(bodies[1]) == 3
     assert bodies[0] == bodies[1]
-    first, _, other = bodies[1]
+    assert usage[0] == usage[1] and usage[1][0] == 3
+    first, _, other = (b["body"] for b in bodies[1])
     assert first["temperature"] == 0.3 and first["top_p"] == 0.9 and first["max_tokens"] == 100
-    assert [t["function"]["name"] for t in other["tools"]] == ["Grep", "Edit"]
-    assert other["messages"][0]["role"] == "system"
+    if provider == "openai":
+        assert [t["function"]["name"] for t in other["tools"]] == ["Grep", "Edit"]
+        assert other["messages"][0]["role"] == "system"
+    else:
+        assert bodies[1][0]["path"].endswith("/v1/messages") and bodies[1][0]["x_api_key"] == "k-123"
+        assert bodies[1][0]["anthropic_headers"]["anthropic-version"]
+        assert [t["name"] for t in other["tools"]] == ["Grep", "Edit"] and "be brief" in json.dumps(other["system"])
 
 
 def test_the_direct_route_keeps_one_mapping_per_parameter_set():
