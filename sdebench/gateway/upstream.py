@@ -113,17 +113,12 @@ class DirectRoute:
     @classmethod
     def for_model(cls, litellm_model: str, api_base: str | None, extra: dict[str, Any]) -> DirectRoute | None:
         """The direct route of a model entry, or None if the entry needs litellm.completion."""
-        if set(extra) - DIRECT_EXTRA:
-            return None
-        litellm = import_litellm()
         from litellm.llms.openai.chat.gpt_transformation import OpenAIGPTConfig
-        from litellm.utils import ProviderConfigManager
 
-        try:
-            model, provider, key, base = litellm.get_llm_provider(litellm_model, api_base=api_base)
-            config = ProviderConfigManager.get_provider_chat_config(model=model, provider=litellm.LlmProviders(provider))
-        except Exception:  # noqa: BLE001 - an entry litellm cannot map here is litellm.completion's to report
+        found = _provider_config(litellm_model, api_base, extra)
+        if found is None:
             return None
+        model, provider, key, base, config = found
         # OpenAI's own default address is the SDK's, not the config's: without api_base, use litellm.completion
         if not isinstance(config, OpenAIGPTConfig) or not base:
             return None
@@ -257,17 +252,13 @@ class AnthropicRoute(DirectRoute):
     @classmethod
     def for_model(cls, litellm_model: str, api_base: str | None, extra: dict[str, Any]) -> AnthropicRoute | None:
         """The route of an Anthropic entry at a given address, or None."""
-        if set(extra) - DIRECT_EXTRA or not api_base:
-            return None  # without api_base, litellm.completion resolves the address (its settings, the environment)
-        litellm = import_litellm()
         from litellm.llms.anthropic.chat.transformation import AnthropicConfig
-        from litellm.utils import ProviderConfigManager
 
-        try:
-            model, provider, key, _ = litellm.get_llm_provider(litellm_model, api_base=api_base)
-            config = ProviderConfigManager.get_provider_chat_config(model=model, provider=litellm.LlmProviders(provider))
-        except Exception:  # noqa: BLE001 - an entry litellm cannot map here is litellm.completion's to report
+        # without api_base, litellm.completion resolves the address (its settings, the environment)
+        found = _provider_config(litellm_model, api_base, extra) if api_base else None
+        if found is None:
             return None
+        model, provider, key, _, config = found
         if provider != "anthropic" or type(config) is not AnthropicConfig:
             return None
         from litellm.litellm_core_utils.url_utils import ensure_api_route
@@ -309,6 +300,22 @@ class AnthropicRoute(DirectRoute):
         data = dict(strip_beta_gated_request_body(data, headers, drop_params=litellm_params.get("drop_params"),
                                                   model=self.litellm_model, provider=self.provider))
         return Prepared(self.api_base, headers, data, messages, optional, litellm_params, json_mode)
+
+
+def _provider_config(litellm_model: str, api_base: str | None, extra: dict[str, Any]) -> tuple | None:
+    """(model, provider, key, base, chat config) as litellm maps the entry, or None (extra keys, or
+    an entry litellm cannot map: litellm.completion's to report)."""
+    if set(extra) - DIRECT_EXTRA:
+        return None
+    litellm = import_litellm()
+    from litellm.utils import ProviderConfigManager
+
+    try:
+        model, provider, key, base = litellm.get_llm_provider(litellm_model, api_base=api_base)
+        config = ProviderConfigManager.get_provider_chat_config(model=model, provider=litellm.LlmProviders(provider))
+    except Exception:  # noqa: BLE001 - see the docstring
+        return None
+    return model, provider, key, base, config
 
 
 def route_for(litellm_model: str, api_base: str | None, extra: dict[str, Any], prefer: str = "auto") -> Any:
