@@ -221,17 +221,21 @@ class Gateway:
     def _log(self, kind: str, **data: Any) -> None:
         self.log(kind, **data)
 
-    def _error(self, protocol: str, status: int, message: str, kind: str = "api_error") -> HTTPReply:
+    def _redacted(self, message: str) -> str:
         for s in self.redact:
             message = message.replace(s, "[REDACTED]")
-        return HTTPReply(status, orjson.dumps(protocols.error_body(protocol, status, message, kind)))
+        return message
+
+    def _error(self, protocol: str, status: int, message: str, kind: str = "api_error") -> HTTPReply:
+        body = protocols.error_body(protocol, status, self._redacted(message), kind)
+        return HTTPReply(status, orjson.dumps(body))
 
     async def model_call(self, protocol: str, raw: bytes) -> HTTPReply:
         """One agent call in `protocol` (its request body): decoded, admitted, forwarded, accounted, logged."""
         try:
             return await self._model_call(protocol, raw)
         except Exception as e:  # noqa: BLE001 - a gateway fault is the agent's error reply and a logged event, not a dropped connection
-            msg = f"sdebench gateway failed on this call: {_short(e)}"
+            msg = self._redacted(f"sdebench gateway failed on this call: {_short(e)}")
             self.last_error = msg
             self._log("model_error", protocol=protocol, error=msg, status=500)
             return self._error(protocol, 500, msg)
@@ -263,9 +267,7 @@ class Gateway:
         except Exception as e:  # noqa: BLE001 - every upstream failure goes back to the agent, logged
             latency = time.perf_counter() - t_up
             self.meter.release(ticket, latency)
-            msg = _short(e)
-            for s in self.redact:
-                msg = msg.replace(s, "[REDACTED]")
+            msg = self._redacted(_short(e))
             self.last_error = msg
             self._log("model_error", protocol=protocol, n=ticket.n, error=msg, status=_status(e))
             return self._error(protocol, _status(e), f"upstream model error: {msg}")

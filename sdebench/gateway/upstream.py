@@ -164,11 +164,6 @@ class DirectRoute:
         except Exception as e:  # noqa: BLE001 - mapped to litellm's exception types, as litellm.completion raises them
             raise self._mapped(e) from None
 
-    def request(self, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
-        """(url, headers, body) of a call, as litellm's provider config builds them."""
-        req = self.prepare(kwargs)
-        return req.url, req.headers, req.data
-
     def _key(self, kwargs: dict[str, Any]) -> str | None:
         return kwargs.get("api_key") or self.provider_key
 
