@@ -43,6 +43,7 @@ AGENTS: dict[str, str] = {
     "qwen-code": "sdebench.agents.installed.qwen_code:QwenCodeAgent",
     "opencode": "sdebench.agents.installed.opencode:OpenCodeAgent",
     "aider": "sdebench.agents.installed.aider:AiderAgent",
+    "gemini-cli": "sdebench.agents.installed.gemini_cli:GeminiCliAgent",
 }
 DELIVERIES: dict[str, str] = {
     "full": "sdebench.delivery.modes:Full",

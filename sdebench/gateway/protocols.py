@@ -1,13 +1,14 @@
-"""The three wire protocols agents speak, translated to and from one chat-completions form.
+"""The four wire protocols agents speak, translated to and from one chat-completions form.
 
-Every request (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses) is decoded into a
+Every request (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Gemini
+generateContent) is decoded into a
 `ChatRequest` (OpenAI chat messages and function tools), which is what `litellm.completion` takes;
 every reply is one `Reply` (assistant text, tool calls, finish reason, token counts), encoded back
 into the protocol the agent asked in, as one JSON body or as the server-sent events of a stream.
 
 Token conventions on the wire: Anthropic's `input_tokens` excludes cache reads and writes (they are
 `cache_read_input_tokens` and `cache_creation_input_tokens`); OpenAI's `prompt_tokens` and the
-Responses API's `input_tokens` include cached tokens. `Reply.tokens` uses the OpenAI convention
+Responses API's `input_tokens` and Gemini's `promptTokenCount` include cached tokens. `Reply.tokens` uses the OpenAI convention
 (`sdebench.agents.accounting.TokenCounts`).
 
 The same encoders serve the gateway and the scripted test model, so both sides of a test speak
@@ -17,6 +18,7 @@ exactly what the real agent CLIs parse.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,7 +30,8 @@ from sdebench.agents.accounting import TokenCounts, prompt_chars
 ANTHROPIC = "anthropic"
 CHAT = "chat"
 RESPONSES = "responses"
-PROTOCOLS = (ANTHROPIC, CHAT, RESPONSES)
+GEMINI = "gemini"
+PROTOCOLS = (ANTHROPIC, CHAT, RESPONSES, GEMINI)
 CUSTOM_INPUT = "input"  # the one string parameter a Responses custom (freeform) tool becomes
 
 
@@ -256,7 +259,177 @@ def flat_name(namespace: str, name: str) -> str:
     return f"{namespace.rstrip('_')}__{name}"
 
 
-DECODERS = {ANTHROPIC: decode_anthropic, CHAT: decode_chat, RESPONSES: decode_responses}
+def _gemini_parts(content: Any, where: str) -> list[Any]:
+    if not isinstance(content, dict) or not isinstance(content.get("parts", []), list):
+        raise ProtocolError(f"{where}: each content needs a list of `parts`")
+    return [p for p in content.get("parts") or [] if isinstance(p, dict)]
+
+
+def _gemini_text(part: dict[str, Any]) -> str | None:
+    """The text a Gemini part contributes to a chat message (thoughts and signatures carry none)."""
+    if part.get("thought"):
+        return None
+    if isinstance(part.get("text"), str):
+        return part["text"]
+    if "inlineData" in part or "fileData" in part:
+        return "[file omitted]"
+    if isinstance(part.get("executableCode"), dict):
+        return str(part["executableCode"].get("code", ""))
+    if isinstance(part.get("codeExecutionResult"), dict):
+        return str(part["codeExecutionResult"].get("output", ""))
+    return None
+
+
+def _gemini_result(response: Any) -> str:
+    """A functionResponse's `response` as a tool message's text (`output` / `error` as Gemini CLI sends them)."""
+    if isinstance(response, dict) and set(response) <= {"output", "error"}:
+        if isinstance(response.get("error"), str) and response["error"]:
+            out = response.get("output")
+            return "Error: " + response["error"] + (f"\n{out}" if isinstance(out, str) and out else "")
+        if isinstance(response.get("output"), str):
+            return response["output"]
+    return response if isinstance(response, str) else json.dumps(response)
+
+
+def _json_schema(schema: Any) -> Any:
+    """A Gemini (OpenAPI-subset) schema as JSON Schema: its upper-case type names in lower case."""
+    if isinstance(schema, dict):
+        out = {k: _json_schema(v) for k, v in schema.items()}
+        if isinstance(out.get("type"), str):
+            out["type"] = out["type"].lower()
+        return out
+    if isinstance(schema, list):
+        return [_json_schema(v) for v in schema]
+    return schema
+
+
+def decode_gemini(body: Any) -> ChatRequest:
+    """A Gemini generateContent request as chat completions (whether it streams is in the path, not the body)."""
+    contents = _need(body, "contents", list, "generateContent")
+    messages: list[dict[str, Any]] = []
+    system = body.get("systemInstruction") or body.get("system_instruction")
+    if system:
+        text = system if isinstance(system, str) else "\n".join(
+            t for t in (_gemini_text(p) for p in _gemini_parts(system, "systemInstruction")) if t is not None)
+        messages.append({"role": "system", "content": text})
+    pending: list[tuple[str, str]] = []  # the last model turn's calls (id, name) not yet answered
+    for turn, c in enumerate(contents):
+        parts = _gemini_parts(c, "contents")
+        role = c.get("role") or "user"
+        if role not in ("user", "model", "function", "tool"):
+            raise ProtocolError("contents: each content's role must be user or model")
+        texts = [t for t in (_gemini_text(p) for p in parts) if t is not None]
+        if role == "model":
+            calls, pending = [], []
+            for k, p in enumerate(q for q in parts if isinstance(q.get("functionCall"), dict)):
+                fc = p["functionCall"]
+                call_id = str(fc.get("id") or f"call_{turn}_{k}")
+                pending.append((call_id, str(fc.get("name", ""))))
+                calls.append({"id": call_id, "type": "function", "function": {
+                    "name": str(fc.get("name", "")), "arguments": json.dumps(fc.get("args") or {})}})
+            out: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+            if calls:
+                out["tool_calls"] = calls
+            elif out["content"] is None:
+                out["content"] = ""
+            messages.append(out)
+            continue
+        # a user turn: function responses answer the previous model turn's calls (by id, else by name, in order)
+        answered: set[str] = set()
+        for p in parts:
+            fr = p.get("functionResponse")
+            if not isinstance(fr, dict):
+                continue
+            if fr.get("id") and fr["id"] in answered:
+                continue  # a resumed Gemini CLI session repeats a call's response; chat takes one per call
+            name = str(fr.get("name", ""))
+            match = next((x for x in pending if fr.get("id") and x[0] == fr["id"]), None) \
+                or next((x for x in pending if x[1] == name), None)
+            if match is not None:
+                pending.remove(match)
+            call_id = match[0] if match else str(fr.get("id") or f"call_{turn}_{name}")
+            answered.add(call_id)
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": _gemini_result(fr.get("response"))})
+        if texts:
+            messages.append({"role": "user", "content": "\n".join(texts)})
+    tools = []
+    for t in body.get("tools") or []:
+        for f in (t.get("functionDeclarations") or t.get("function_declarations") or []) if isinstance(t, dict) else []:
+            if isinstance(f, dict) and f.get("name"):
+                schema = f.get("parametersJsonSchema")
+                if schema is None:
+                    schema = _json_schema(f.get("parameters") or {"type": "object", "properties": {}})
+                tools.append({"type": "function", "function": {
+                    "name": f["name"], "description": f.get("description") or "", "parameters": schema}})
+    config = ((body.get("toolConfig") or {}).get("functionCallingConfig") or {}) if isinstance(body.get("toolConfig"), dict) else {}
+    mode = str(config.get("mode", "")).upper()
+    tool_choice = {"AUTO": "auto", "ANY": "required", "VALIDATED": "auto", "NONE": "none"}.get(mode)
+    allowed = config.get("allowedFunctionNames") or []
+    if mode == "ANY" and isinstance(allowed, list) and len(allowed) == 1:
+        tool_choice = {"type": "function", "function": {"name": str(allowed[0])}}
+    gen = body.get("generationConfig") if isinstance(body.get("generationConfig"), dict) else {}
+    return ChatRequest(messages, tools, False, "", _int_or_none(gen.get("maxOutputTokens")), tool_choice)
+
+
+DECODERS = {ANTHROPIC: decode_anthropic, CHAT: decode_chat, RESPONSES: decode_responses, GEMINI: decode_gemini}
+
+
+@dataclass(frozen=True)
+class Route:
+    """What an agent-facing path asks for: its protocol, and for Gemini (which says it in the path,
+    not the body) the model, whether the reply streams, and whether it is a token count."""
+
+    protocol: str
+    stream: bool | None = None  # None: the body's `stream` decides
+    count_tokens: bool = False
+    model: str = ""
+
+
+# the fixed model paths (some clients put /v1 in their base URL, some do not)
+ROUTES = {
+    "/v1/messages": Route(ANTHROPIC), "/messages": Route(ANTHROPIC),
+    "/v1/messages/count_tokens": Route(ANTHROPIC, count_tokens=True),
+    "/messages/count_tokens": Route(ANTHROPIC, count_tokens=True),
+    "/v1/chat/completions": Route(CHAT), "/chat/completions": Route(CHAT),
+    "/v1/responses": Route(RESPONSES), "/responses": Route(RESPONSES),
+}
+_GEMINI_PATH = re.compile(r"/(?:v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)")
+
+
+def route_of(path: str) -> Route | None:
+    """The model route of a request path (without its query), or None."""
+    found = ROUTES.get(path)
+    if found is not None or not path.endswith(("Content", "countTokens")):
+        return found
+    m = _GEMINI_PATH.fullmatch(path)
+    if m is None:
+        return None
+    return Route(GEMINI, stream=m.group(2) == "streamGenerateContent", count_tokens=m.group(2) == "countTokens",
+                 model=m.group(1))
+
+
+def query_problem(route: Route, query: str) -> str | None:
+    """Why a query string does not fit the route, or None: a Gemini stream is served as server-sent
+    events only (`?alt=sse`, what Google's SDKs ask for), not as one growing JSON array."""
+    if route.protocol == GEMINI and route.stream and "alt=sse" not in query.split("&"):
+        return "streamGenerateContent is served as server-sent events only: add ?alt=sse"
+    return None
+
+
+def decode(route: Route, body: Any) -> ChatRequest:
+    """A request body on `route` as chat completions (ProtocolError if it does not follow the protocol)."""
+    req = DECODERS[route.protocol](body)
+    if route.stream is not None:
+        req.stream = route.stream
+    if route.model:
+        req.model = route.model
+    return req
+
+
+def count_tokens_body(protocol: str, raw: bytes) -> dict[str, Any]:
+    """A token-count reply estimated from the request's size (no model is called)."""
+    n = max(1, len(raw) // 4)
+    return {"totalTokens": n} if protocol == GEMINI else {"input_tokens": n}
 
 
 def _int_or_none(v: Any) -> int | None:
@@ -463,8 +636,34 @@ def responses_events(r: Reply, custom: frozenset[str] = frozenset(),
     yield ev(kind, response=final)
 
 
+# --- encoding: Gemini generateContent ----------------------------------------------------------
+
+def _gemini_usage(t: TokenCounts) -> dict[str, int]:
+    out = {"promptTokenCount": t.prompt, "candidatesTokenCount": t.completion, "totalTokenCount": t.prompt + t.completion}
+    if t.cached:
+        out["cachedContentTokenCount"] = t.cached
+    return out
+
+
+def gemini_body(r: Reply) -> dict[str, Any]:
+    """The generateContent JSON of a reply (function calls carry the call id, which clients send back)."""
+    parts: list[dict[str, Any]] = [{"text": r.text}] if r.text else []
+    parts += [{"functionCall": {"id": c.id, "name": c.name, "args": _tool_input(c.arguments)}} for c in r.tool_calls]
+    finish = "MAX_TOKENS" if r.finish_reason == "length" else "STOP"
+    return {"candidates": [{"content": {"role": "model", "parts": parts or [{"text": ""}]}, "finishReason": finish,
+                            "index": 0}],
+            "usageMetadata": _gemini_usage(r.tokens), "modelVersion": r.model, "responseId": r.id}
+
+
+def gemini_events(r: Reply) -> Iterator[bytes]:
+    """The streamGenerateContent (?alt=sse) stream of a reply: one event, the whole response."""
+    yield sse(None, gemini_body(r))
+
+
 def encode(protocol: str, r: Reply, req: ChatRequest) -> tuple[dict[str, Any] | None, Iterator[bytes] | None]:
     """The reply in `protocol`: (JSON body, None) or, for a streaming request, (None, SSE chunks)."""
+    if protocol == GEMINI:
+        return (None, gemini_events(r)) if req.stream else (gemini_body(r), None)
     if protocol == ANTHROPIC:
         return (None, anthropic_events(r)) if req.stream else (anthropic_body(r), None)
     if protocol == RESPONSES:
@@ -478,4 +677,12 @@ def error_body(protocol: str, status: int, message: str, kind: str = "api_error"
     """An error in the protocol's own shape."""
     if protocol == ANTHROPIC:
         return {"type": "error", "error": {"type": kind, "message": message}}
+    if protocol == GEMINI:
+        return {"error": {"code": status, "message": message, "status": _GOOGLE_STATUS.get(status, "UNKNOWN")}}
     return {"error": {"message": message, "type": kind, "code": status}}
+
+
+# google.rpc status names of the HTTP codes the gateway answers with
+_GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                  405: "INVALID_ARGUMENT", 408: "DEADLINE_EXCEEDED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
+                  501: "UNIMPLEMENTED", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}

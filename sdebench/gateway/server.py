@@ -2,9 +2,10 @@
 
 Routes: POST /v1/messages (Anthropic Messages, streaming or not), /v1/messages/count_tokens,
 POST /v1/chat/completions (OpenAI Chat Completions), POST /v1/responses (OpenAI Responses),
-GET /v1/models, and /mcp (the memory tool, when the episode has one). Every request must carry the
-episode's random token (`x-api-key` or `Authorization: Bearer`); the real key of the model entry
-stays in this process.
+POST /v1beta/models/MODEL:generateContent, :streamGenerateContent?alt=sse and :countTokens
+(Gemini), GET /v1/models, and /mcp (the memory tool, when the episode has one). Every request must
+carry the episode's random token (`x-api-key`, `x-goog-api-key` or `Authorization: Bearer`); the
+real key of the model entry stays in this process.
 
 A model call is decoded into chat completions, admitted by the meter (limits), made through
 litellm's provider mapping on the configured model entry (`sdebench.gateway.upstream`: litellm's
@@ -176,7 +177,7 @@ class Gateway:
 
     # --- the app -----------------------------------------------------------------------------
     def app(self) -> Any:
-        """The ASGI app: the token check, the model routes, then Starlette (models, count_tokens, /mcp)."""
+        """The ASGI app: the token check, the model routes, then Starlette (model list, /mcp)."""
         from starlette.applications import Starlette
         from starlette.responses import JSONResponse
         from starlette.routing import Mount, Route
@@ -191,12 +192,7 @@ class Gateway:
             return JSONResponse({"object": "list", "data": [{"id": self.model.name, "object": "model",
                                                              "owned_by": "sdebench", "created": 0}]})
 
-        async def count_tokens(request: Any) -> Any:
-            body = await request.body()
-            return JSONResponse({"input_tokens": max(1, len(body) // 4)})
-
         routes = [
-            Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/models", models, methods=["GET"]),
         ]
@@ -226,33 +222,36 @@ class Gateway:
             message = message.replace(s, "[REDACTED]")
         return message
 
-    def _error(self, protocol: str, status: int, message: str, kind: str = "api_error") -> HTTPReply:
+    def error(self, protocol: str, status: int, message: str, kind: str = "api_error",
+              headers: tuple[tuple[bytes, bytes], ...] = ()) -> HTTPReply:
+        """An error reply in the agent's protocol (redacted)."""
         body = protocols.error_body(protocol, status, self._redacted(message), kind)
-        return HTTPReply(status, orjson.dumps(body))
+        return HTTPReply(status, orjson.dumps(body), headers=headers)
 
-    async def model_call(self, protocol: str, raw: bytes) -> HTTPReply:
-        """One agent call in `protocol` (its request body): decoded, admitted, forwarded, accounted, logged."""
+    async def model_call(self, route: protocols.Route, raw: bytes) -> HTTPReply:
+        """One agent call on a model route (its request body): decoded, admitted, forwarded, accounted, logged."""
         try:
-            return await self._model_call(protocol, raw)
+            return await self._model_call(route, raw)
         except Exception as e:  # noqa: BLE001 - a gateway fault is the agent's error reply and a logged event, not a dropped connection
             msg = self._redacted(f"sdebench gateway failed on this call: {_short(e)}")
             self.last_error = msg
-            self._log("model_error", protocol=protocol, error=msg, status=500)
-            return self._error(protocol, 500, msg)
+            self._log("model_error", protocol=route.protocol, error=msg, status=500)
+            return self.error(route.protocol, 500, msg)
 
-    async def _model_call(self, protocol: str, raw: bytes) -> HTTPReply:
+    async def _model_call(self, route: protocols.Route, raw: bytes) -> HTTPReply:
         t_in = time.perf_counter()
+        protocol = route.protocol
         try:
             body = orjson.loads(raw or b"null")
-            req = protocols.DECODERS[protocol](body)
+            req = protocols.decode(route, body)
         except (ValueError, protocols.ProtocolError) as e:
-            return self._error(protocol, 400, f"bad request: {e}", "invalid_request_error")
+            return self.error(protocol, 400, f"bad request: {e}", "invalid_request_error")
         max_tokens = self.model.max_tokens or req.max_tokens or DEFAULT_MAX_TOKENS
         try:
             ticket = self.meter.admit(req.prompt_chars(), max_tokens)
         except LimitReached as e:
             self._log("model_refused", protocol=protocol, stop_reason=e.stop_reason, reason=str(e))
-            return self._error(protocol, 400, f"sdebench gateway refused the call: {e}", "invalid_request_error")
+            return self.error(protocol, 400, f"sdebench gateway refused the call: {e}", "invalid_request_error")
         try:
             return await self._forward(protocol, req, ticket, max_tokens, t_in)
         finally:
@@ -270,14 +269,14 @@ class Gateway:
             msg = self._redacted(_short(e))
             self.last_error = msg
             self._log("model_error", protocol=protocol, n=ticket.n, error=msg, status=_status(e))
-            return self._error(protocol, _status(e), f"upstream model error: {msg}")
+            return self.error(protocol, _status(e), f"upstream model error: {msg}")
         latency = time.perf_counter() - t_up
         try:
             account = self.meter.account(ticket, response, latency)
         except PricingError as e:
             self.last_error = str(e)
             self._log("model_error", protocol=protocol, n=ticket.n, error=str(e), status=500)
-            return self._error(protocol, 500, str(e))
+            return self.error(protocol, 500, str(e))
         tokens = TokenCounts(account.prompt_tokens, account.completion_tokens, account.cached_tokens,
                              account.cache_write_tokens)
         reply = protocols.reply_from_response(response, tokens, self.model.name)
@@ -332,32 +331,25 @@ class HTTPReply:
     headers: tuple[tuple[bytes, bytes], ...] = ()
 
 
-# the agent-facing model routes (some clients put /v1 in their base URL, some do not)
-MODEL_ROUTES = {
-    "/v1/messages": protocols.ANTHROPIC,
-    "/v1/chat/completions": protocols.CHAT,
-    "/chat/completions": protocols.CHAT,
-    "/v1/responses": protocols.RESPONSES,
-    "/responses": protocols.RESPONSES,
-}
-
-
 class _ModelRoutes:
-    """ASGI: the model routes served straight (Starlette's request, routing and middleware layers
-    cost ~0.3 ms of CPU and ~1 ms of latency a call); everything else goes to the Starlette app."""
+    """ASGI: the model routes (`protocols.route_of`) served straight (Starlette's request, routing and
+    middleware layers cost ~0.3 ms of CPU and ~1 ms of latency a call); everything else goes to the
+    Starlette app."""
 
     def __init__(self, gateway: Gateway, app: Any):
         self.gateway = gateway
         self.app = app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        protocol = MODEL_ROUTES.get(scope.get("path", "")) if scope["type"] == "http" else None
-        if protocol is None:
+        route = protocols.route_of(scope.get("path", "")) if scope["type"] == "http" else None
+        if route is None:
             await self.app(scope, receive, send)
             return
+        problem = protocols.query_problem(route, scope.get("query_string", b"").decode("latin-1"))
         if scope["method"] != "POST":
-            reply = HTTPReply(405, orjson.dumps(protocols.error_body(protocol, 405, "use POST", "invalid_request_error")),
-                              headers=((b"allow", b"POST"),))
+            reply = self.gateway.error(route.protocol, 405, "use POST", "invalid_request_error", ((b"allow", b"POST"),))
+        elif problem:
+            reply = self.gateway.error(route.protocol, 400, problem, "invalid_request_error")
         else:
             chunks = []
             while True:
@@ -367,7 +359,11 @@ class _ModelRoutes:
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body"):
                     break
-            reply = await self.gateway.model_call(protocol, b"".join(chunks))
+            raw = b"".join(chunks)
+            if route.count_tokens:
+                reply = HTTPReply(200, orjson.dumps(protocols.count_tokens_body(route.protocol, raw)))
+            else:
+                reply = await self.gateway.model_call(route, raw)
         headers = [(b"content-type", reply.media_type.encode()), (b"content-length", str(len(reply.body)).encode()),
                    *reply.headers]
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
@@ -375,7 +371,8 @@ class _ModelRoutes:
 
 
 class _TokenCheck:
-    """ASGI middleware: every HTTP request must carry the episode token."""
+    """ASGI middleware: every HTTP request must carry the episode token (as a bearer token, or in the
+    key header of Anthropic's or Google's API)."""
 
     def __init__(self, app: Any, token: str):
         self.app = app
@@ -384,7 +381,8 @@ class _TokenCheck:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = dict(scope.get("headers") or [])
-            given = {headers.get(b"authorization", b""), headers.get(b"x-api-key", b"")}
+            given = {headers.get(b"authorization", b""), headers.get(b"x-api-key", b""),
+                     headers.get(b"x-goog-api-key", b"")}
             if not (given & self.expected):
                 body = json.dumps({"error": {"message": "sdebench gateway: missing or wrong token", "type": "authentication_error"}}).encode()
                 await send({"type": "http.response.start", "status": 401,

@@ -1,9 +1,10 @@
 """A scripted model server on 127.0.0.1 for tests and benchmarks: OpenAI Chat Completions, Anthropic
-Messages and OpenAI Responses, each with or without streaming.
+Messages, OpenAI Responses and Gemini generateContent, each with or without streaming.
 
 `python -m sdebench.testmodel --script FILE --port N` answers POST /v1/chat/completions,
 /v1/messages and /v1/responses (each streamed as server-sent events when the request says
-`stream: true`) from a script (JSON or YAML): a list of steps, served in order across all three
+`stream: true`) and /v1beta/models/MODEL:generateContent (:streamGenerateContent?alt=sse
+streamed) from a script (JSON or YAML): a list of steps, served in order across all four
 protocols, each one of
 
     {tool: NAME, arguments: {...}}              one tool call
@@ -20,8 +21,8 @@ also be a mapping `{steps: [...], default_usage: {...}, model: NAME}`. When the 
 server answers 400 "script exhausted", so a run that talks past its script ends visibly.
 
 A Responses tool declared `custom` (freeform) is answered as a `custom_tool_call` whose input is the
-step's `arguments.input`. POST /v1/messages/count_tokens and GET /v1/models answer without
-taking a step.
+step's `arguments.input`. POST /v1/messages/count_tokens, :countTokens and GET /v1/models answer
+without taking a step.
 
 A run's pre-flight call (sdebench.runs.preflight.PROBE_TEXT) is answered with one token and
 listed by GET /probes, never in /requests and never using a step. GET /requests returns what the server received, with the time it took to answer each
@@ -52,10 +53,6 @@ from sdebench.gateway import protocols
 from sdebench.runs.preflight import PROBE_TEXT
 
 HOST = "127.0.0.1"
-COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
-MESSAGES_PATHS = ("/v1/messages", "/messages")
-RESPONSES_PATHS = ("/v1/responses", "/responses")
-COUNT_TOKENS_PATHS = ("/v1/messages/count_tokens", "/messages/count_tokens")
 BANNER = re.compile(r"listening on (http://127\.0\.0\.1:(\d+)/v1)")
 DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 0}
 _GARBAGE = '{"path": "unterminated'
@@ -244,16 +241,6 @@ def completion_body(model: str, n: int, step: Step) -> dict[str, Any]:
     }
 
 
-def _protocol(path: str) -> str | None:
-    if path in COMPLETION_PATHS:
-        return protocols.CHAT
-    if path in MESSAGES_PATHS:
-        return protocols.ANTHROPIC
-    if path in RESPONSES_PATHS:
-        return protocols.RESPONSES
-    return None
-
-
 def step_reply(model: str, n: int, step: Step) -> protocols.Reply:
     """A scripted step as a protocol-neutral reply (for the Anthropic and Responses encoders)."""
     u = step.usage
@@ -332,19 +319,24 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._send(200, {"ok": True})
             return
-        path = self.path.split("?")[0]
-        if path in COUNT_TOKENS_PATHS:
-            self._send(200, {"input_tokens": max(1, len(json.dumps(body)) // 4)})
-            return
-        protocol = _protocol(path)
-        if protocol is None:
+        path, _, query = self.path.partition("?")
+        route = protocols.route_of(path)
+        if route is None:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
+        protocol = route.protocol
+        problem = protocols.query_problem(route, query)
+        if problem:
+            self._send(400, protocols.error_body(protocol, 400, problem, "invalid_request_error"))
+            return
+        if route.count_tokens:
+            self._send(200, protocols.count_tokens_body(protocol, json.dumps(body).encode()))
+            return
         record = {"path": path, "protocol": protocol, "body": body, "authorization": self.headers.get("Authorization"),
-                  "x_api_key": self.headers.get("x-api-key"),
+                  "x_api_key": self.headers.get("x-api-key"), "x_goog_api_key": self.headers.get("x-goog-api-key"),
                   "anthropic_headers": {k.lower(): v for k, v in self.headers.items() if k.lower().startswith("anthropic-")}}
         try:
-            req = protocols.DECODERS[protocol](body)
+            req = protocols.decode(route, body)
         except protocols.ProtocolError as e:
             self._send(400, protocols.error_body(protocol, 400, str(e), "invalid_request_error"))
             return
@@ -368,7 +360,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(step.status, protocols.error_body(protocol, step.status, step.message, kind))
             return
         model = self.server.model.script.model
-        if protocol == protocols.CHAT and not (isinstance(body, dict) and body.get("stream")):
+        if protocol == protocols.CHAT and not req.stream:
             record["server_s"] = time.perf_counter() - t0
             self._send(200, completion_body(model, n, step))
             return

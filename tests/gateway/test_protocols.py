@@ -76,3 +76,76 @@ def test_streams_carry_the_whole_reply():
     assert chunks[-1] == "data: [DONE]\n\n"
     resp = [json.loads(c.decode().split("data: ", 1)[1]) for c in P.responses_events(r)]
     assert resp[-1]["type"] == "response.completed" and [i["type"] for i in resp[-1]["response"]["output"]] == ["message", "function_call"]
+
+
+def test_gemini_contents_become_chat_messages_in_order():
+    req = P.decode_gemini({
+        "systemInstruction": {"role": "user", "parts": [{"text": "sys"}]},
+        "contents": [
+            {"role": "user", "parts": [{"text": "context"}, {"text": "fix it"}]},
+            {"role": "model", "parts": [{"text": "thinking...", "thought": True}, {"text": "ok"},
+                                        {"functionCall": {"id": "c1", "name": "run_shell_command", "args": {"command": "ls"}},
+                                         "thoughtSignature": "sig"},
+                                        {"functionCall": {"name": "read_file", "args": {"file_path": "a.py"}}}]},
+            # a resumed Gemini CLI session repeats a response; the call without an id is matched by name
+            {"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"output": "a.py"}}},
+                                       {"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"output": "a.py"}}},
+                                       {"functionResponse": {"name": "read_file", "response": {"error": "no such file"}}}]},
+            {"role": "user", "parts": [{"text": "go on"}, {"inlineData": {"mimeType": "image/png", "data": "AA=="}}]}],
+        "tools": [{"functionDeclarations": [
+            {"name": "run_shell_command", "parametersJsonSchema": {"type": "object", "properties": {"command": {"type": "string"}}}},
+            {"name": "old_style", "parameters": {"type": "OBJECT", "properties": {"n": {"type": "INTEGER"}}}}]},
+            {"googleSearch": {}}],
+        "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["run_shell_command"]}},
+        "generationConfig": {"maxOutputTokens": 321, "temperature": 1}})
+    assert [m["role"] for m in req.messages] == ["system", "user", "assistant", "tool", "tool", "user"]
+    assert req.messages[0]["content"] == "sys" and req.messages[1]["content"] == "context\nfix it"
+    assistant = req.messages[2]
+    assert assistant["content"] == "ok"  # the thought is not part of the reply
+    assert [c["id"] for c in assistant["tool_calls"]] == ["c1", "call_1_1"]
+    assert assistant["tool_calls"][0]["function"] == {"name": "run_shell_command", "arguments": '{"command": "ls"}'}
+    assert req.messages[3] == {"role": "tool", "tool_call_id": "c1", "content": "a.py"}
+    assert req.messages[4] == {"role": "tool", "tool_call_id": "call_1_1", "content": "Error: no such file"}
+    assert req.messages[5]["content"] == "go on\n[file omitted]"
+    assert [t["function"]["name"] for t in req.tools] == ["run_shell_command", "old_style"]
+    assert req.tools[1]["function"]["parameters"] == {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert req.tool_choice == {"type": "function", "function": {"name": "run_shell_command"}}
+    assert req.max_tokens == 321 and req.stream is False
+
+
+def test_a_gemini_path_says_the_model_and_whether_it_streams():
+    assert P.route_of("/v1beta/models/gemini-2.5-pro:streamGenerateContent") == P.Route(P.GEMINI, stream=True, model="gemini-2.5-pro")
+    assert P.route_of("/v1/models/m:generateContent") == P.Route(P.GEMINI, stream=False, model="m")
+    assert P.route_of("/v1beta/models/m:countTokens").count_tokens
+    assert P.route_of("/v1beta/models/m:embedContent") is None and P.route_of("/v1beta/models/a/b:generateContent") is None
+    assert P.route_of("/v1/chat/completions") == P.Route(P.CHAT) and P.route_of("/v1/messages/count_tokens").count_tokens
+    stream = P.route_of("/v1beta/models/m:streamGenerateContent")
+    assert P.query_problem(stream, "alt=sse") is None and "alt=sse" in P.query_problem(stream, "")
+    assert P.query_problem(P.route_of("/v1/messages"), "") is None
+    req = P.decode(stream, {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "stream": False})
+    assert req.stream is True and req.model == "m"  # the path decides, not the body
+    with pytest.raises(P.ProtocolError):
+        P.decode_gemini({"contents": "hi"})
+    with pytest.raises(P.ProtocolError):
+        P.decode_gemini({"contents": [{"role": "robot", "parts": []}]})
+    with pytest.raises(P.ProtocolError):
+        P.decode_gemini({"contents": [{"role": "user", "parts": "hi"}]})
+
+
+def test_gemini_replies_carry_call_ids_and_token_counts():
+    r = _reply("let me look", [("call_7", "run_shell_command", '{"command": "ls"}')])
+    body = P.gemini_body(r)
+    cand = body["candidates"][0]
+    assert cand["finishReason"] == "STOP" and cand["content"]["role"] == "model"
+    assert cand["content"]["parts"] == [{"text": "let me look"},
+                                        {"functionCall": {"id": "call_7", "name": "run_shell_command", "args": {"command": "ls"}}}]
+    # OpenAI's convention: the prompt count includes cached tokens
+    assert body["usageMetadata"] == {"promptTokenCount": 1000, "candidatesTokenCount": 50, "totalTokenCount": 1050,
+                                     "cachedContentTokenCount": 300}
+    req = P.decode(P.route_of("/v1beta/models/m:streamGenerateContent"), {"contents": []})
+    out, events = P.encode(P.GEMINI, r, req)
+    chunks = list(events)
+    assert out is None and len(chunks) == 1 and json.loads(chunks[0].decode()[6:]) == {**body}
+    assert P.gemini_body(_reply(None, finish="length"))["candidates"][0] == {
+        "content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "MAX_TOKENS", "index": 0}
+    assert P.error_body(P.GEMINI, 429, "slow down") == {"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}}

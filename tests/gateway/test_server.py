@@ -57,6 +57,10 @@ OTHER_TOOLS_REQ = {"model": "x", "messages": [{"role": "system", "content": "be 
                        "type": "object", "properties": {"q": {"type": "string", "pattern": p}}}}}
                              for n, p in (("Grep", "(?<name>x)"), ("Edit", "^[a-z]+$"))]}
 RESPONSES_REQ = {"model": "x", "input": "hi", "tools": [{"type": "function", "name": "Bash", "parameters": TOOL["input_schema"]}]}
+GEMINI_REQ = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+              "tools": [{"functionDeclarations": [{"name": "Bash", "parametersJsonSchema": TOOL["input_schema"]}]}]}
+GEMINI_PATH = "/v1beta/models/x:generateContent"
+GEMINI_STREAM = "/v1beta/models/x:streamGenerateContent?alt=sse"
 
 
 # an OpenAI-compatible or Anthropic entry at a given address takes the direct route (litellm's
@@ -67,7 +71,7 @@ RESPONSES_REQ = {"model": "x", "input": "hi", "tools": [{"type": "function", "na
 def test_each_protocol_forwards_and_meters_exactly(upstream, stream, anthropic_upstream, route):
     events: list[dict] = []
     upstream.model.reset(testmodel.parse_script([step("Bash", 1000, 50, 200), step("Bash", 1200, 60, 300),
-                                                 step("Bash", 1400, 70, 400)]))
+                                                 step("Bash", 1400, 70, 400), step("Bash", 1600, 80, 500)]))
     with gateway(upstream, anthropic=anthropic_upstream, events=events, route=route) as gw:
         assert gw.upstream.name == ("completion" if route == "completion" else "direct")
         h = {"Authorization": f"Bearer {gw.token}"}
@@ -75,7 +79,8 @@ def test_each_protocol_forwards_and_meters_exactly(upstream, stream, anthropic_u
             r1 = c.post("/v1/messages", json={**ANTHROPIC_REQ, "stream": stream}, headers={"x-api-key": gw.token})
             r2 = c.post("/v1/chat/completions", json={**CHAT_REQ, "stream": stream}, headers=h)
             r3 = c.post("/v1/responses", json={**RESPONSES_REQ, "stream": stream}, headers=h)
-        assert [r.status_code for r in (r1, r2, r3)] == [200, 200, 200], [r.text for r in (r1, r2, r3)]
+            r4 = c.post(GEMINI_STREAM if stream else GEMINI_PATH, json=GEMINI_REQ, headers={"x-goog-api-key": gw.token})
+        assert [r.status_code for r in (r1, r2, r3, r4)] == [200] * 4, [r.text for r in (r1, r2, r3, r4)]
         if stream:
             a = _events(r1.text)
             assert a[0]["type"] == "message_start" and a[-1]["type"] == "message_stop"
@@ -86,16 +91,25 @@ def test_each_protocol_forwards_and_meters_exactly(upstream, stream, anthropic_u
             rs = _events(r3.text)
             assert rs[-1]["type"] == "response.completed" and rs[-1]["response"]["output"][0]["name"] == "Bash"
             assert rs[-1]["response"]["usage"]["input_tokens"] == 1400
+            gm = _events(r4.text)
+            assert r4.headers["content-type"].startswith("text/event-stream") and len(gm) == 1
+            g = gm[0]
         else:
             assert r1.json()["content"][0]["name"] == "Bash" and r1.json()["usage"]["input_tokens"] == 800
             assert r2.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "Bash"
             assert r3.json()["output"][0]["type"] == "function_call"
+            g = r4.json()
+        assert g["candidates"][0]["content"]["parts"][0]["functionCall"]["name"] == "Bash"
+        assert g["usageMetadata"] == {"promptTokenCount": 1600, "candidatesTokenCount": 80, "totalTokenCount": 1680,
+                                      "cachedContentTokenCount": 500}
         u = gw.usage
-        assert (u.model_calls, u.prompt_tokens, u.completion_tokens, u.cached_tokens) == (3, 3600, 180, 900)
-        assert u.cost_usd == pytest.approx(cost(1000, 50, 200) + cost(1200, 60, 300) + cost(1400, 70, 400), rel=1e-12)
+        assert (u.model_calls, u.prompt_tokens, u.completion_tokens, u.cached_tokens) == (4, 5200, 260, 1400)
+        assert u.cost_usd == pytest.approx(cost(1000, 50, 200) + cost(1200, 60, 300) + cost(1400, 70, 400)
+                                           + cost(1600, 80, 500), rel=1e-12)
     calls = [e for e in events if e["kind"] == "model_call"]
-    assert [e["protocol"] for e in calls] == ["anthropic", "chat", "responses"]
-    assert [e["tool_calls"][0]["name"] for e in calls] == ["Bash"] * 3
+    assert [e["protocol"] for e in calls] == ["anthropic", "chat", "responses", "gemini"]
+    assert [e["stream"] for e in calls] == [stream] * 4
+    assert [e["tool_calls"][0]["name"] for e in calls] == ["Bash"] * 4
     # the upstream got the configured output cap, not the agent's
     assert all(r["body"]["max_tokens"] == 100 for r in upstream.model.requests)
 
@@ -289,6 +303,49 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
     ev = [e for e in read(tmp_path / "t.jsonl") if e["kind"] == "tool"]
     assert len(ev) == 1 and ev[0]["name"] == "memory_search" and "half down" in ev[0]["output"]
     assert SPECS["memory_search"][0]
+
+
+def test_a_gemini_entry_goes_through_litellm_completion_and_meters_exactly(upstream, monkeypatch):
+    monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "sk-gemini-upstream")
+    upstream.model.reset(testmodel.parse_script([step("Bash", 1000, 50, 200), step(None, 1200, 60, 300)]))
+    base = testmodel.base_url(upstream).removesuffix("/v1") + "/v1beta"
+    model = ModelSettings.from_config({"name": "gw-test", "litellm_model": "gemini/testmodel", "api_base": base,
+                                       "api_key_env": "SDEBENCH_TESTMODEL_KEY", "prices": PRICES, "max_tokens": 100})
+    gw = make_gateway(model, resolve_pricing(model.litellm_model, model.prices), Limits(), time.monotonic(),
+                      lambda kind, **d: None).start(tcp=True)
+    with gw, httpx.Client(base_url=gw.base_url, timeout=60) as c:
+        assert gw.upstream.name == "completion"
+        r1 = c.post(GEMINI_STREAM, json=GEMINI_REQ, headers={"x-goog-api-key": gw.token})
+        r2 = c.post("/v1/chat/completions", json=CHAT_REQ, headers={"Authorization": f"Bearer {gw.token}"})
+        assert [r1.status_code, r2.status_code] == [200, 200], (r1.text, r2.text)
+        assert _events(r1.text)[0]["candidates"][0]["content"]["parts"][0]["functionCall"]["name"] == "Bash"
+        u = gw.usage
+        assert (u.model_calls, u.prompt_tokens, u.completion_tokens, u.cached_tokens) == (2, 2200, 110, 500)
+        assert u.cost_usd == pytest.approx(cost(1000, 50, 200) + cost(1200, 60, 300), rel=1e-12)
+    got = upstream.model.requests
+    assert [q["path"] for q in got] == ["/v1beta/models/testmodel:generateContent"] * 2
+    # the entry's key went upstream; the agent's token did not
+    assert all(gw.token not in json.dumps(q) for q in got)
+    assert all("sk-gemini-upstream" in (q["x_goog_api_key"] or "") for q in got)
+
+
+def test_the_gemini_routes_token_stream_query_and_token_count(upstream):
+    upstream.model.reset(testmodel.parse_script([step()]))
+    with gateway(upstream) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        g = {"x-goog-api-key": gw.token}
+        assert c.post(GEMINI_PATH, json=GEMINI_REQ, headers={"x-goog-api-key": "sdb-wrong"}).status_code == 401
+        # a stream is served as server-sent events only, in the agent's protocol's error shape otherwise
+        r = c.post("/v1beta/models/x:streamGenerateContent", json=GEMINI_REQ, headers=g)
+        assert r.status_code == 400 and r.json()["error"]["status"] == "INVALID_ARGUMENT" and "alt=sse" in r.text
+        r = c.post("/v1beta/models/x:countTokens", json=GEMINI_REQ, headers=g)
+        assert r.status_code == 200 and r.json()["totalTokens"] >= 1
+        r = c.post("/v1/messages/count_tokens", json=ANTHROPIC_REQ, headers=g)
+        assert r.status_code == 200 and r.json()["input_tokens"] >= 1
+        r = c.post(GEMINI_PATH, json={"contents": "hi"}, headers=g)
+        assert r.status_code == 400 and r.json()["error"]["code"] == 400
+        assert c.post("/v1beta/models/x:embedContent", json=GEMINI_REQ, headers=g).status_code == 404
+        assert gw.calls == 0
+    assert upstream.model.requests == []  # none of these reached the model
 
 
 def test_a_model_route_takes_post_only(upstream):

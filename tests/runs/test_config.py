@@ -56,7 +56,8 @@ def _sandbox_case(name: str):
 
 @pytest.mark.parametrize("name", options("agent"))
 def test_every_agent_option_builds(name, keys, tmp_path):
-    needs_model = {"llm", "claude-code", "codex", "mini-swe-agent", "qwen-code", "opencode", "aider"}  # model-driven agents need a model
+    needs_model = {"llm", "claude-code", "codex", "mini-swe-agent", "qwen-code", "opencode", "aider",
+                   "gemini-cli"}  # model-driven agents need a model
     extra = {**{n: ["model=testmodel"] for n in needs_model}, "patch": [f"agent.patch={ROOT / 'tasks' / 'ttlcache-v0-K' / 'oracle.patch'}"]}
     cfg = compose_plain([f"agent={name}", *extra.get(name, [])])
     agent = components.build_agent(check(cfg))

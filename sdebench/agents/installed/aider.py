@@ -54,7 +54,10 @@ class AiderAgent(InstalledAgent):
 
     def run_error(self, stdout: str) -> str | None:
         """aider prints a failed model call (litellm's exception) and still exits 0."""
-        for line in stdout.splitlines():
+        lines = stdout.splitlines()
+        for i, line in enumerate(lines):
             if API_ERROR.match(line):
-                return f"aider reported an error: {line.strip()[:300]}"
+                # the upstream's message may follow on the next lines (the exception's text wraps)
+                text = " ".join(x.strip() for x in lines[i:i + 4] if x.strip())
+                return f"aider reported an error: {text[:400]}"
         return None

@@ -30,7 +30,8 @@ def test_a_prompt_with_an_unknown_field_is_rejected():
 def test_each_installed_agent_builds_from_its_config(monkeypatch):
     monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "x")
     for name, version in (("claude-code", "2.1.332"), ("codex", "0.171.0"), ("mini-swe-agent", "2.4.6"),
-                          ("qwen-code", "0.24.4"), ("opencode", "1.18.33"), ("aider", "0.86.2")):
+                          ("qwen-code", "0.24.4"), ("opencode", "1.18.33"), ("aider", "0.86.2"),
+                          ("gemini-cli", "0.61.0")):
         agent = build_agent(compose(f"agent={name}", "model=testmodel"))
         assert agent.name == name and agent.spec.version == version
     with pytest.raises(ConfigError, match="unknown option"):

@@ -1,5 +1,5 @@
 """Whole episodes of the real agent CLIs (Claude Code, Codex CLI, mini-swe-agent, and the presets
-Qwen Code, OpenCode and aider), installed at their pinned versions, in the real sandbox, behind the real gateway, driven by the scripted test model
+Qwen Code, OpenCode, aider and Gemini CLI), installed at their pinned versions, in the real sandbox, behind the real gateway, driven by the scripted test model
 through their own edit and shell tools: a wrong fix, one intervention, then the right one.
 
 The record's tokens and cost must equal the scripted usage exactly; under memtool the agent's MCP
@@ -89,6 +89,26 @@ def qwen_steps(memtool: bool) -> list[dict]:
     ]
 
 
+def gemini_steps(memtool: bool) -> list[dict]:
+    """Gemini CLI's own tools (over the Gemini API): the MCP memory tool, run_shell_command for the wrong
+    fix, read_file + replace for the right one."""
+    money = "/repo/invoicer/money.py"
+    steps = [usage({"tool": "mcp_memory_memory_search", "arguments": MEMORY_QUERY}, 3000, 40, 1000)] if memtool else []
+    return steps + [
+        usage({"tool": "run_shell_command", "arguments": {"command": SED_WRONG, "description": "round half up"}},
+              3200, 50, 2000),
+        usage({"text": "Fixed: amounts now round half up."}, 3300, 5, 2000),
+        usage({"tool": "read_file", "arguments": {"file_path": money}}, 4000, 20, 3000),
+        usage({"tool": "replace", "arguments": {"file_path": money, "instruction": "round toward zero",
+                                                "old_string": "ROUND_HALF_UP", "new_string": "ROUND_DOWN",
+                                                "allow_multiple": True}}, 4200, 60, 3000),
+        usage({"tool": "replace", "arguments": {"file_path": money, "instruction": "quarters",
+                                                "old_string": 'Decimal("0.01")', "new_string": 'Decimal("0.25")'}},
+              4250, 30, 3000),
+        usage({"text": "Fixed again: toward zero, to quarters."}, 4300, 5, 3000),
+    ]
+
+
 def opencode_steps(memtool: bool) -> list[dict]:
     """OpenCode's own tools: the MCP memory tool, bash for the wrong fix, read + edit for the right one."""
     money = "/repo/invoicer/money.py"
@@ -141,6 +161,7 @@ PRESETS = {
     "qwen-code": ("testmodel", qwen_steps, True),
     "opencode": ("testmodel", opencode_steps, True),
     "aider": ("testmodel", aider_steps, False),
+    "gemini-cli": ("testmodel-gemini", gemini_steps, True),
 }
 PRESET_OVERRIDES = {"aider": ("agent.args=[--edit-format,diff]",)}
 # what the model saw of the first attempt when the feedback came (the history was kept)
@@ -168,7 +189,7 @@ def _run(agent: str, task, server, tmp_path, delivery: str, sandbox: str, *overr
     steps = make_steps(delivery == "memtool" and mcp)
     server.model.reset(testmodel.parse_script(steps))
     base = testmodel.base_url(server)
-    api_base = base.removesuffix("/v1") if model == "testmodel-anthropic" else base
+    api_base = {"testmodel-anthropic": base.removesuffix("/v1"), "testmodel-gemini": base.removesuffix("/v1") + "/v1beta"}.get(model, base)
     cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", f"delivery={delivery}",
                   f"sandbox={sandbox}", *PRESET_OVERRIDES.get(agent, ()), *overrides)
     if sandbox == "docker":
@@ -274,3 +295,25 @@ def test_the_agent_shell_reaches_the_gateway_and_nothing_else(sandbox, task, ser
     assert "routes 0" in result, result  # no route anywhere: only the loopback of the sandbox's own namespace
     assert f"BLOCKED {port}" in result and f"REACHED {port}" not in result, result
     assert "REACHED 8377" in result, result  # the relay to the gateway
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("agent", [*AGENTS, *PRESETS])
+def test_a_failing_model_ends_the_episode_as_an_error_not_an_outcome(agent, task, server, tmp_path, key):
+    """Every call answered 400 by the model: the CLI's failure is the episode's recorded error (stop_reason
+    `error`, which the analysis keeps out of outcomes), with the upstream's message, never a submit."""
+    model = {**AGENTS, **PRESETS}[agent][0]
+    server.model.reset(testmodel.parse_script([{"error": 400, "message": "context window exceeded", "repeat": True}]))
+    base = testmodel.base_url(server)
+    api_base = {"testmodel-anthropic": base.removesuffix("/v1"), "testmodel-gemini": base.removesuffix("/v1") + "/v1beta"}.get(model, base)
+    cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", "delivery=squashed", "sandbox=local",
+                  *PRESET_OVERRIDES.get(agent, ()))
+    rec, events = episode(task, cfg, tmp_path)
+    assert rec["stop_reason"] == "error" and rec["error"], rec
+    assert "context window exceeded" in rec["error"], rec["error"]
+    # what the workspace held is still graded once (as after any limit), and nothing was fed back
+    assert [a["stop_reason"] for a in rec["attempts"]] == ["error"] and rec["interventions"] == 0
+    assert rec["resolved"] is False and not [e for e in events if e["kind"] == "feedback"]
+    assert rec["model_calls"] == 0 and rec["cost_usd"] == 0  # failed calls are unpaid
+    assert requests(base)  # the calls did reach the model
+    assert PLANTED not in rec["error"]
