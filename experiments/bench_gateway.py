@@ -55,6 +55,13 @@ def conversation(protocol: str, stream: bool) -> tuple[str, dict]:
         return "/v1/messages", {"model": "m", "max_tokens": 1000, "stream": stream, "system": "You fix bugs. " * 50,
                                 "messages": [{"role": r, "content": t} for r, t in turns] + [{"role": "user", "content": "go"}],
                                 "tools": [{"name": n, "description": d, "input_schema": SCHEMA} for n, d in tools]}
+    if protocol == "gemini":
+        path = "/v1beta/models/m:streamGenerateContent?alt=sse" if stream else "/v1beta/models/m:generateContent"
+        return path, {"systemInstruction": {"parts": [{"text": "You fix bugs. " * 50}]},
+                      "contents": [{"role": "user" if r == "user" else "model", "parts": [{"text": t}]} for r, t in turns]
+                      + [{"role": "user", "parts": [{"text": "go"}]}],
+                      "tools": [{"functionDeclarations": [{"name": n, "description": d, "parametersJsonSchema": SCHEMA}
+                                                          for n, d in tools]}]}
     if protocol == "responses":
         return "/v1/responses", {"model": "m", "stream": stream, "instructions": "You fix bugs. " * 50,
                                  "input": [{"type": "message", "role": r, "content": t} for r, t in turns] + ["go"][:0]
@@ -116,7 +123,7 @@ def run_all(base: str, calls: int, route: str, upstream: str = "openai") -> list
     # the model's own record (to subtract its time) and script resets go over a client of their own
     with httpx.Client(base_url=base.removesuffix("/v1"), timeout=30) as srv:
         for protocol, stream in (("anthropic", True), ("anthropic", False), ("chat", False), ("chat", True),
-                                 ("responses", True), ("responses", False)):
+                                 ("responses", True), ("responses", False), ("gemini", True), ("gemini", False)):
             events: list[dict] = []
             entry = ({"litellm_model": "anthropic/testmodel", "api_base": base.removesuffix("/v1")} if upstream == "anthropic"
                      else {"litellm_model": "openai/testmodel", "api_base": base})
@@ -133,7 +140,7 @@ def run_all(base: str, calls: int, route: str, upstream: str = "openai") -> list
                                   transport=httpx.HTTPTransport(socket_options=nodelay)) as direct, \
                         httpx.Client(base_url=gw.base_url, timeout=30,
                                      transport=httpx.HTTPTransport(socket_options=nodelay)) as via:
-                    auth = {"Authorization": f"Bearer {gw.token}", "x-api-key": gw.token}
+                    auth = {"Authorization": f"Bearer {gw.token}", "x-api-key": gw.token, "x-goog-api-key": gw.token}
                     samples(direct, path, body, srv, 10, {})  # warm-up: connections, litellm's first call
                     samples(via, path, body, srv, 10, auth)
                     d, d_cpu = samples(direct, path, body, srv, calls, {})

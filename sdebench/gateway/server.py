@@ -46,6 +46,9 @@ from sdebench.gateway.meter import LimitReached, Meter, Ticket
 
 MAX_LOGGED_CHARS = 4000
 STARTUP_S = 30.0
+# the largest request body the gateway reads (a 1M-token conversation is ~4-5 MB of JSON): an agent
+# must not be able to make the host process buffer without bound
+MAX_BODY_BYTES = 64 << 20
 
 
 def new_token() -> str:
@@ -211,7 +214,7 @@ class Gateway:
                 await self.upstream.aclose()
 
         app = Starlette(routes=routes, lifespan=lifespan)
-        return _TokenCheck(_ModelRoutes(self, app), self.token)
+        return _TokenCheck(_BodyLimit(_ModelRoutes(self, app), MAX_BODY_BYTES), self.token)
 
     # --- one model call ------------------------------------------------------------------------
     def _log(self, kind: str, **data: Any) -> None:
@@ -370,6 +373,55 @@ class _ModelRoutes:
         await send({"type": "http.response.body", "body": reply.body})
 
 
+class _BodyLimit:
+    """ASGI middleware: a request body over `limit` bytes is refused with 413 (by its declared length
+    before any is read; a body without one is cut off where it crosses the limit)."""
+
+    def __init__(self, app: Any, limit: int):
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > self.limit:
+            await _plain(send, 413, f"sdebench gateway: request body over {self.limit} bytes")
+            return
+        seen = 0
+        started = False
+
+        async def limited_receive() -> dict[str, Any]:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                if not started:
+                    await _plain(send, 413, f"sdebench gateway: request body over {self.limit} bytes")
+                return {"type": "http.disconnect"}  # the app stops reading and answers nothing more
+            return message
+
+        async def tracked_send(message: dict[str, Any]) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                if seen > self.limit:
+                    return  # the 413 went out instead
+                started = True
+            elif seen > self.limit and not started:
+                return
+            await send(message)
+
+        await self.app(scope, limited_receive, tracked_send)
+
+
+async def _plain(send: Any, status: int, message: str, kind: str = "invalid_request_error") -> None:
+    body = json.dumps({"error": {"message": message, "type": kind}}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
 class _TokenCheck:
     """ASGI middleware: every HTTP request must carry the episode token (as a bearer token, or in the
     key header of Anthropic's or Google's API)."""
@@ -384,10 +436,7 @@ class _TokenCheck:
             given = {headers.get(b"authorization", b""), headers.get(b"x-api-key", b""),
                      headers.get(b"x-goog-api-key", b"")}
             if not (given & self.expected):
-                body = json.dumps({"error": {"message": "sdebench gateway: missing or wrong token", "type": "authentication_error"}}).encode()
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+                await _plain(send, 401, "sdebench gateway: missing or wrong token", "authentication_error")
                 return
         await self.app(scope, receive, send)
 

@@ -348,6 +348,28 @@ def test_the_gemini_routes_token_stream_query_and_token_count(upstream):
     assert upstream.model.requests == []  # none of these reached the model
 
 
+def test_a_request_body_over_the_limit_is_refused_unread(upstream, monkeypatch):
+    from sdebench.gateway import server
+
+    monkeypatch.setattr(server, "MAX_BODY_BYTES", 50_000)
+    upstream.model.reset(testmodel.parse_script([{**step(), "repeat": True}]))
+    big = {**CHAT_REQ, "messages": [{"role": "user", "content": "x" * 60_000}]}
+    with gateway(upstream) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        h = {"Authorization": f"Bearer {gw.token}"}
+        r = c.post("/v1/chat/completions", json=big, headers=h)
+        assert r.status_code == 413 and "request body over 50000 bytes" in r.text
+        # without a declared length (chunked), cut off where it crosses the limit
+        chunks = (b"x" * 10_000 for _ in range(8))
+        r = c.post("/v1/chat/completions", content=chunks, headers=h)
+        assert r.status_code == 413
+        # whatever the route: the declared length is checked before anything is read
+        assert c.post("/v1beta/models/m:countTokens", content=b"x" * 60_000, headers=h).status_code == 413
+        # under the limit all is as before
+        assert c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code == 200
+        assert gw.calls == 1
+    assert len(upstream.model.requests) == 1
+
+
 def test_a_model_route_takes_post_only(upstream):
     with gateway(upstream) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
         r = c.get("/v1/messages", headers={"x-api-key": gw.token})
