@@ -306,8 +306,10 @@ def test_a_failing_model_ends_the_episode_as_an_error_not_an_outcome(agent, task
     server.model.reset(testmodel.parse_script([{"error": 400, "message": "context window exceeded", "repeat": True}]))
     base = testmodel.base_url(server)
     api_base = {"testmodel-anthropic": base.removesuffix("/v1"), "testmodel-gemini": base.removesuffix("/v1") + "/v1beta"}.get(model, base)
+    # mini-swe-agent retries a failed call 10 times with exponential backoff (~4 min); twice shows the same
+    retries = ("+agent.env.MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT=2",) if agent == "mini-swe-agent" else ()
     cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", "delivery=squashed", "sandbox=local",
-                  *PRESET_OVERRIDES.get(agent, ()))
+                  *PRESET_OVERRIDES.get(agent, ()), *retries)
     rec, events = episode(task, cfg, tmp_path)
     assert rec["stop_reason"] == "error" and rec["error"], rec
     assert "context window exceeded" in rec["error"], rec["error"]
