@@ -58,16 +58,20 @@ def _rel(path: Path) -> str:
 HEADLINE_NOTE = ("resolve@1 (resolved at the first submit, before any feedback) is the headline memory effect: "
                  "feedback lets an agent search, so resolve@cap mixes memory with search. Interventions count an "
                  "unresolved episode at the cap. Intervals are Wilson 95 %.")
+ERRORS_NOTE = ("Episodes that ended in error (an infrastructure or agent-run failure) have no outcome: `errors` "
+               "counts them and every rate, interval and mean is over the other `episodes`.")
 
 
 def headline_section(df: pd.DataFrame, title: str, by: tuple[str, ...] = analysis.CELL) -> list[str]:
     """resolve@1, resolve@cap and interventions side by side per group of `by`, with intervals (resolve@1 first)."""
     t = analysis.headline(df, by)
-    if (t["cost USD"] == "0.0000").all() and (t["prompt tokens"] == "0").all():
+    # blank: a cell with no valid episode
+    if t["cost USD"].isin(["0.0000", ""]).all() and t["prompt tokens"].isin(["0", ""]).all():
         t = t.drop(columns=["prompt tokens", "completion tokens", "cost USD"])  # no model was called
     if (t["inject tokens"] == "").all():
         t = t.drop(columns=["inject tokens"])
-    return [title, "", HEADLINE_NOTE + "\n", md_table(t)]
+    note = HEADLINE_NOTE + (" " + ERRORS_NOTE if "errors" in t else "")
+    return [title, "", note + "\n", md_table(t)]
 
 
 def power_section() -> list[str]:
@@ -81,21 +85,25 @@ def validity_section(df: pd.DataFrame) -> list[str]:
     v = analysis.validity(df)
     out = ["## What the reference agents show about the benchmark", ""]
     tasks = sorted(df["task_id"].unique())
+    errors = int(analysis.errored(df).sum())
     out.append(f"{len(df)} episodes over {len(tasks)} tasks ({', '.join(tasks)}); "
-               "a cell counts the episodes that behaved as required.\n")
+               "a cell counts the episodes that behaved as required"
+               + (f" (`!n`: n more ended in error, {errors} in all, and are not judged)" if errors else "") + ".\n")
     for agent in REFERENCE_AGENTS:
         sub = v[v["agent"] == agent]
         if sub.empty:
             continue
-        ok, n = int(sub["valid"].sum()), int(sub["episodes"].sum())
+        ok, n, e = int(sub["valid"].sum()), int(sub["episodes"].sum()), int(sub["errors"].sum())
         verdict = "holds in every cell" if ok == n else f"FAILS in {int((~sub['all_valid']).sum())} cells"
+        verdict += f"; {e} episodes ended in error and are not judged" if e else ""
         out.append(f"- **{agent}** {EXPECT[agent]}: {ok}/{n} episodes; {verdict}.")
     out.append("")
     for agent in REFERENCE_AGENTS:
         sub = v[v["agent"] == agent]
         if sub.empty:
             continue
-        sub = sub.assign(cell=[f"{a}/{b}" for a, b in zip(sub["valid"], sub["episodes"], strict=True)])
+        sub = sub.assign(cell=[f"{a}/{b}" + (f" !{e}" if e else "")
+                               for a, b, e in zip(sub["valid"], sub["episodes"], sub["errors"], strict=True)])
         m = sub.pivot(index="source", columns="delivery", values="cell")
         rows = sorted(m.index, key=lambda s: analysis.SOURCES.index(s) if s in analysis.SOURCES else 99)
         cols = sorted(m.columns, key=lambda c: analysis.DELIVERIES.index(c) if c in analysis.DELIVERIES else 99)
@@ -107,7 +115,7 @@ def validity_section(df: pd.DataFrame) -> list[str]:
 
 
 def time_section(df: pd.DataFrame, sweep: dict[str, Any]) -> list[str]:
-    """Sweep wall time, per-episode times and cost."""
+    """Sweep wall time, per-episode times and cost (over every episode, errored ones included: that time and money were spent)."""
     out = ["## Sweep time and cost", ""]
     if sweep:
         wall = float(sweep["wall_s"])
@@ -139,7 +147,8 @@ def llm_section(llm: Path | None) -> list[str]:
         out += ["Not run: no LLM endpoint was reachable where these results were produced. "
                 "This section is filled from a real sweep by:", "", "```bash", LLM_SWEEP, LLM_FILL, "```", ""]
         return out
-    out.append(f"From `{_rel(llm)}`: {len(df)} episodes.\n")
+    errors = int(analysis.errored(df).sum())
+    out.append(f"From `{_rel(llm)}`: {len(df)} episodes" + (f", {errors} of them ended in error" if errors else "") + ".\n")
     gaps = analysis.gaps(df)
     note = analysis.gaps_note(df)
     pairs = analysis.paired_comparisons(df).drop(columns=["a", "b", "n_boot", "duplicates"])

@@ -28,6 +28,7 @@ import pandas as pd
 from sdebench.analysis import paired as paired_stats
 from sdebench.analysis import retrieval as retrieval_analysis
 from sdebench.analysis import tables as analysis
+from sdebench.analysis.rules import is_error
 from sdebench.runs import results
 from sdebench.runs import trajectory as traj_mod
 from sdebench.runs.record import EpisodeRecord
@@ -154,7 +155,8 @@ def episode_page(rec: EpisodeRecord, events: list[dict[str, Any]] | None) -> str
     values = {f: getattr(rec, f) for f in fields}
     if rec.retrieval is not None:
         r = rec.retrieval
-        values["retrieval"] = {"diagnosis": retrieval_analysis.diagnosis(r.to_dict(), rec.resolved), "available": r.available,
+        values["retrieval"] = {"diagnosis": retrieval_analysis.diagnosis(r.to_dict(), rec.resolved, is_error(rec)),
+                               "available": r.available,
                                "retrieved": r.retrieved, "best_rank": r.best_rank, "injected": r.injected,
                                "touched_by": r.touched_by, "fact_in_diff": r.fact_in_diff, "observed": r.observed}
     meta = pd.DataFrame([{"field": f, "value": json.dumps(v, default=str) if isinstance(v, dict) else v}
@@ -187,8 +189,11 @@ def build(dirs: list[Path], out: Path) -> Path:
     (out / "episodes").mkdir(parents=True, exist_ok=True)
     static, stream = analysis.split_streams(results.frame(recs)) if recs else (pd.DataFrame(), pd.DataFrame())
     df = analysis.prepare(static) if len(static) else pd.DataFrame()
+    errors = sum(is_error(r) for r in recs)
     body = [f"<h1>sdebench report</h1><p>{len(recs)} episodes from {esc(', '.join(str(d) for d in dirs))}"
-            + (f"; {len(stream)} of them stream episodes, tabled apart below" if len(stream) else "") + "</p>"]
+            + (f"; {len(stream)} of them stream episodes, tabled apart below" if len(stream) else "")
+            + (f"; {errors} ended in error: counted in the errors columns, left out of every rate and mean"
+               if errors else "") + "</p>"]
     if len(df):
         # the headline first: resolve@1 per cell with its interval, before any plot
         body.append("<h2>Headline: resolve@1 per cell (first submit, before any feedback), then resolve@cap and "

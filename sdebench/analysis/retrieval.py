@@ -10,9 +10,11 @@ Each episode gets one `diagnosis`:
             (the fact is in the diff, yet a test still fails) | `unknown` (an installed CLI whose
             own reads sdebench cannot see)
 - `not recorded` for records written before the diagnostics existed.
+- `error` for an episode that ended in error: it has no outcome to explain.
 
 `table` counts them per cell (agent, model, source, delivery) with the retrieved and used rates,
-and for memtool the searches, the share that returned the decisive item and the mean best rank.
+and for memtool the searches, the share that returned the decisive item and the mean best rank,
+over the episodes that did not end in error (`episodes`; `errors` counts the others).
 """
 
 from __future__ import annotations
@@ -22,16 +24,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdebench.analysis.rules import feedback_policy, task_set
+from sdebench.analysis.rules import feedback_policy, is_error, task_set
 from sdebench.analysis.tables import CELL, ordered
 
 FAILURES = ("no route", "never retrieved", "retrieved, not used", "used, unresolved", "unknown")
-COLUMNS = [*CELL, "episodes", "recorded", "available", "retrieved", "retrieved_rate", "used", "used_rate", "resolved",
+COLUMNS = [*CELL, "episodes", "errors", "recorded", "available", "retrieved", "retrieved_rate", "used", "used_rate", "resolved",
            *(f"failed: {f}" for f in FAILURES), "searches", "search_hit_rate", "mean_best_rank"]
 
 
-def diagnosis(retrieval: Any, resolved: bool) -> str:
-    """The diagnosis of one episode from its `retrieval` object (dict or None) and its outcome."""
+def diagnosis(retrieval: Any, resolved: bool, errored: bool = False) -> str:
+    """The diagnosis of one episode from its `retrieval` object (dict or None), its outcome and whether it ended in error."""
+    if errored:
+        return "error"  # no outcome, so no failure to explain
     if not isinstance(retrieval, dict):
         return "not recorded"
     got = retrieval.get("retrieved")
@@ -66,19 +70,22 @@ def episodes(df: pd.DataFrame) -> pd.DataFrame:
     d["best_rank"] = [x.get("best_rank") if x else None for x in r]
     d["searches"] = [len(x.get("searches") or []) if x else 0 for x in r]
     d["search_hits"] = [sum(1 for s in x.get("searches") or [] if isinstance(s, dict) and s.get("rank")) if x else 0 for x in r]
-    d["diagnosis"] = [diagnosis(x, bool(res)) for x, res in zip(r, d["resolved"], strict=True)]
-    cols = [*CELL, "task_id", "seed", "resolved", "recorded", "available", "retrieved", "used", "best_rank", "searches",
+    d["errored"] = [is_error(x) for x in recs]
+    d["diagnosis"] = [diagnosis(x, bool(res), err) for x, res, err in zip(r, d["resolved"], d["errored"], strict=True)]
+    cols = [*CELL, "task_id", "seed", "resolved", "errored", "recorded", "available", "retrieved", "used", "best_rank", "searches",
             "search_hits", "diagnosis"]
     return d[cols].reset_index(drop=True)
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per cell: episodes, how many had a route to / retrieved / used the decisive item, and why the failures failed."""
+    """Per cell: episodes, how many had a route to / retrieved / used the decisive item, and why the failures failed
+    (over the episodes that did not end in error; `errors` counts the others)."""
     e = episodes(df)
     if e.empty:
         return pd.DataFrame(columns=COLUMNS)
     rows = []
-    for key, g in e.groupby(list(CELL), sort=True):
+    for key, every in e.groupby(list(CELL), sort=True):
+        g = every[~every["errored"]]
         rec = g[g["recorded"]]
         known = rec[rec["retrieved"].notna()]
         retrieved = int((known["retrieved"] == True).sum())  # noqa: E712 - object column of True/False/None
@@ -86,6 +93,7 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
         row = dict(zip(CELL, key, strict=True))
         row.update({
             "episodes": len(g),
+            "errors": int(every["errored"].sum()),
             "recorded": len(rec),
             "available": int(rec["available"].sum()),
             "retrieved": retrieved,

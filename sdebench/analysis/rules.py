@@ -7,6 +7,9 @@ no pandas, so a single run's summary stays light).
 - interventions: failing grades fed back; an unresolved episode counts as the cap, whatever ended
   it (a turn, cost or format limit included), so a cell that gives up early does not look cheap.
 - intervals: Wilson score intervals (95 %) for proportions.
+- errors: an episode that ended in error (`stop_reason == "error"`: a dead model server, a crashed
+  agent, a grade that could not run) has no outcome. Every rate, mean and paired comparison is over
+  the episodes that did not end in error (`episodes`); the errored ones are counted apart (`errors`).
 """
 
 from __future__ import annotations
@@ -16,10 +19,17 @@ from typing import Any
 
 DEFAULT_CAP = 5  # the cap of version 1 records that lack max_interventions
 Z95 = 1.959963984540054
+ERROR = "error"  # the stop_reason of an episode that ended in error
 
 
 def _get(rec: Any, name: str, default: Any = None) -> Any:
     return rec.get(name, default) if isinstance(rec, dict) else getattr(rec, name, default)
+
+
+def is_error(rec: Any) -> bool:
+    """Whether `rec` ended in error (no outcome: kept out of every rate and counted apart)."""
+    reason = _get(rec, "stop_reason")
+    return isinstance(reason, str) and reason == ERROR  # NaN or None in a DataFrame row means missing
 
 
 def resolved_at(rec: Any) -> int | None:
@@ -60,8 +70,10 @@ def feedback_policy(rec: Any) -> str:
     return "binary" if policy is None or policy != policy else str(policy)
 
 
-def counted_interventions(rec: Any, cap: int = DEFAULT_CAP) -> int:
-    """Interventions as every table counts them: the episode's own if resolved, else its cap."""
+def counted_interventions(rec: Any, cap: int = DEFAULT_CAP) -> int | None:
+    """Interventions as every table counts them: the episode's own if resolved, else its cap; None if it ended in error."""
+    if is_error(rec):
+        return None  # not an unresolved episode: it has no outcome to count
     if _get(rec, "resolved"):
         return int(_get(rec, "interventions") or 0)
     c = _get(rec, "max_interventions")
@@ -80,6 +92,8 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 
 def rate_ci(k: int, n: int) -> str:
-    """`k/n = p [lo, hi]`, with the Wilson 95 % interval."""
+    """`k/n = p [lo, hi]`, with the Wilson 95 % interval; just `k/0` without episodes (no rate)."""
+    if n <= 0:
+        return f"{k}/{n}"
     lo, hi = wilson(k, n)
-    return f"{k}/{n} = {k / n if n else 0:.2f} [{lo:.2f}, {hi:.2f}]"
+    return f"{k}/{n} = {k / n:.2f} [{lo:.2f}, {hi:.2f}]"

@@ -4,6 +4,10 @@ A position row (one task of one stream) holds the in-stream outcome, the carried
 received (items, tokens) and, if run, the same task's fresh outcome. Forward transfer at a
 position is fresh minus in-stream interventions (positive: carried memory saved feedback
 rounds) and in-stream minus fresh resolved (1: memory turned a failure into a fix).
+
+An episode that ended in error has no outcome (sdebench.analysis.rules.is_error): a position whose
+in-stream or fresh episode errored has no transfer, and the learning curve's rates and means are
+over the runs that did not error (`runs`), with `errors` counting the others.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from sdebench.analysis.rules import is_error
 
 STREAM_JSON = "stream.json"
 
@@ -32,12 +38,14 @@ def position_row(rec: Any, fresh: Any | None = None) -> dict[str, Any]:
         "memory_tokens": int(rec.memory_tokens or 0),
         "fresh_resolved": None,
         "fresh_interventions": None,
+        "fresh_error": fresh is not None and is_error(fresh),
         "transfer_resolved": None,
         "transfer_interventions": None,
     }
-    if fresh is not None:
+    if fresh is not None and not row["fresh_error"]:
         row["fresh_resolved"] = bool(fresh.resolved)
         row["fresh_interventions"] = int(fresh.interventions)
+    if row["fresh_resolved"] is not None and not is_error(rec):  # an errored side has no outcome to compare
         row["transfer_resolved"] = int(row["resolved"]) - int(row["fresh_resolved"])
         row["transfer_interventions"] = row["fresh_interventions"] - row["interventions"]
     return row
@@ -64,38 +72,46 @@ def load_streams(*dirs: str | Path) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _mean(rows: list[dict[str, Any]], key: str) -> float | None:
+    return sum(r[key] for r in rows) / len(rows) if rows else None
+
+
 def learning_curve(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per position (over one or several runs of a stream): resolve rate, mean interventions, memory, transfer."""
+    """Per position (over one or several runs of a stream): resolve rate, mean interventions, memory, transfer,
+    over the runs that did not end in error (None where none did)."""
     by_pos: dict[int, list[dict[str, Any]]] = {}
     for r in rows:
         by_pos.setdefault(int(r["position"]), []).append(r)
     out = []
     for pos in sorted(by_pos):
-        rs = by_pos[pos]
-        n = len(rs)
-        fresh = [r for r in rs if r.get("fresh_resolved") is not None]
+        rs = [r for r in by_pos[pos] if not is_error(r)]
+        fresh = [r for r in by_pos[pos] if r.get("fresh_resolved") is not None]
+        paired = [r for r in by_pos[pos] if r.get("transfer_interventions") is not None]
         out.append({
             "position": pos,
-            "runs": n,
-            "resolve_rate": sum(r["resolved"] for r in rs) / n,
-            "mean_interventions": sum(r["interventions"] for r in rs) / n,
-            "mean_memory_items": sum(r["memory_items"] for r in rs) / n,
-            "mean_memory_tokens": sum(r["memory_tokens"] for r in rs) / n,
-            "fresh_resolve_rate": sum(r["fresh_resolved"] for r in fresh) / len(fresh) if fresh else None,
-            "fresh_mean_interventions": sum(r["fresh_interventions"] for r in fresh) / len(fresh) if fresh else None,
-            "mean_transfer_interventions": sum(r["transfer_interventions"] for r in fresh) / len(fresh) if fresh else None,
+            "runs": len(rs),
+            "errors": len(by_pos[pos]) - len(rs),
+            "resolve_rate": _mean(rs, "resolved"),
+            "mean_interventions": _mean(rs, "interventions"),
+            "mean_memory_items": _mean(rs, "memory_items"),
+            "mean_memory_tokens": _mean(rs, "memory_tokens"),
+            "fresh_resolve_rate": _mean(fresh, "fresh_resolved"),
+            "fresh_mean_interventions": _mean(fresh, "fresh_interventions"),
+            "mean_transfer_interventions": _mean(paired, "transfer_interventions"),
         })
     return out
 
 
 def forward_transfer(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Totals over a stream: positions where memory helped, hurt, and the interventions saved."""
-    paired = [r for r in rows if r.get("fresh_resolved") is not None]
+    """Totals over a stream: positions where memory helped, hurt, and the interventions saved; `errors`
+    counts the positions run fresh too that have no transfer because one of the two episodes ended in error."""
+    paired = [r for r in rows if r.get("transfer_resolved") is not None]
     return {
         "positions": len(paired),
         "gained": sum(r["transfer_resolved"] == 1 for r in paired),
         "lost": sum(r["transfer_resolved"] == -1 for r in paired),
         "interventions_saved": sum(r["transfer_interventions"] for r in paired),
+        "errors": sum(bool(r.get("fresh_error")) or (r.get("fresh_resolved") is not None and is_error(r)) for r in rows),
     }
 
 
@@ -105,10 +121,11 @@ def markdown(stream_id: str, rows: list[dict[str, Any]]) -> str:
            "| fresh resolved | fresh interventions | transfer (interventions saved) |", "|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: r["position"]):
         fresh = r.get("fresh_resolved")
+        fresh_text = "error" if r.get("fresh_error") else "" if fresh is None else ("yes" if fresh else "no")
         out.append(
-            f"| {r['position']} | {r['task_id']} | {'yes' if r['resolved'] else 'no'} | {r['interventions']} "
-            f"| {r['memory_items']} ({r['memory_f']}/{r['memory_x']}) | {r['memory_tokens']} "
-            f"| {'' if fresh is None else ('yes' if fresh else 'no')} "
+            f"| {r['position']} | {r['task_id']} | {'error' if is_error(r) else 'yes' if r['resolved'] else 'no'} "
+            f"| {r['interventions']} | {r['memory_items']} ({r['memory_f']}/{r['memory_x']}) | {r['memory_tokens']} "
+            f"| {fresh_text} "
             f"| {'' if r.get('fresh_interventions') is None else r['fresh_interventions']} "
             f"| {'' if r.get('transfer_interventions') is None else r['transfer_interventions']} |"
         )
@@ -116,6 +133,8 @@ def markdown(stream_id: str, rows: list[dict[str, Any]]) -> str:
     if ft["positions"]:
         out.append(f"\nForward transfer: {ft['gained']} tasks gained, {ft['lost']} lost, "
                    f"{ft['interventions_saved']} interventions saved over {ft['positions']} positions.")
+    if ft["errors"]:
+        out.append(f"\n{ft['errors']} positions have no transfer: an episode ended in error.")
     return "\n".join(out) + "\n"
 
 

@@ -8,6 +8,11 @@ Interventions are reported two ways: `interventions_capped` counts every unresol
 the cap (`max_interventions`, whatever stopped it), so a cell that gives up early is not made to
 look cheap; `interventions_resolved` averages over resolved episodes only.
 
+An episode that ended in error (`rules.is_error`: column `errored` after `prepare`) has no outcome:
+every rate, mean, gap, paired comparison and distribution is over the other episodes (`episodes`),
+and the errored ones are counted apart (`errors`). Only `cost_usd`, a total, includes them: that
+money was spent. A group whose episodes all ended in error has 0 episodes and NaN rates.
+
 Stream records (`stream_id` set: the task ran with memory carried from earlier tasks) and static
 records answer different questions, so no table pools them: `prepare` refuses a mixed frame, and
 `split_streams` separates one.
@@ -15,6 +20,7 @@ records answer different questions, so no table pools them: `prepare` refuses a 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -66,7 +72,7 @@ def check_unmixed(df: pd.DataFrame) -> None:
 
 
 def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
-    """A copy of `df` with the derived columns the tables use (tokens, capped interventions, memory_search calls).
+    """A copy of `df` with the derived columns the tables use (errored, tokens, capped interventions, memory_search calls).
 
     Raises MixedRecords if `df` mixes stream and static records (see `split_streams`).
     """
@@ -84,8 +90,9 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     out["resolved"] = out["resolved"].astype(bool)
     out["interventions"] = out["interventions"].astype(int)
     out["tokens"] = (out["prompt_tokens"] + out["completion_tokens"]).astype(int)
-    # the one definition (sdebench.analysis.rules): unresolved episodes count at their cap
+    # the one definition (sdebench.analysis.rules): unresolved episodes count at their cap, errored ones not at all
     recs = out.to_dict("records")
+    out["errored"] = np.array([rules.is_error(r) for r in recs], dtype=bool)
     out["interventions_capped"] = np.array([rules.counted_interventions(r, cap) for r in recs], dtype=float)
     out["resolved_at"] = [rules.resolved_at(r) for r in recs]
     out["resolved_1"] = [rules.resolved_first(r) for r in recs]
@@ -102,45 +109,67 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
 
 
 def _ready(df: pd.DataFrame) -> pd.DataFrame:
-    return df if "interventions_capped" in df else prepare(df)
+    return df if "interventions_capped" in df and "errored" in df else prepare(df)
+
+
+def errored(df: pd.DataFrame) -> pd.Series:
+    """Whether each row of `df` (prepared or not) ended in error (`rules.is_error`)."""
+    if "errored" in df:
+        return df["errored"].astype(bool)
+    return pd.Series([rules.is_error(r) for r in df.to_dict("records")], index=df.index, dtype=bool)
+
+
+METRICS = ["episodes", "errors", "resolved_1", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved", "resolve_rate",
+           "resolve_rate_lo", "resolve_rate_hi", "interventions_capped", "interventions_resolved", "cost_usd",
+           "mean_cost_usd", "mean_tokens", "mean_prompt_tokens", "mean_completion_tokens", "mean_inject_tokens",
+           "mean_turns", "mean_memory_search"]
+MEANS = {"mean_cost_usd": "cost_usd", "mean_tokens": "tokens", "mean_prompt_tokens": "prompt_tokens",
+         "mean_completion_tokens": "completion_tokens", "mean_inject_tokens": "inject_tokens", "mean_turns": "turns",
+         "mean_memory_search": "memory_search_calls"}
+
+
+def _wilson(k: pd.Series, n: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Wilson 95 % bounds per group; NaN where a group has no valid episode."""
+    ci = [rules.wilson(a, b) if b else (np.nan, np.nan) for a, b in zip(k, n, strict=True)]
+    return pd.Series([c[0] for c in ci], index=n.index), pd.Series([c[1] for c in ci], index=n.index)
 
 
 def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
-    """Per group of `by`: episodes, resolve@1 and resolve rate (intervals), interventions, cost, tokens (prompt, completion, injected), turns, memory_search calls."""
+    """Per group of `by`: valid episodes and errors, resolve@1 and resolve rate (intervals), interventions, cost, tokens (prompt, completion, injected), turns, memory_search calls.
+
+    Everything but `errors` and the total `cost_usd` is over the episodes that did not end in error.
+    """
     d = _ready(df)
     by = list(by)
     if d.empty:
-        return pd.DataFrame(columns=[*by, "episodes", "resolved_1", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved",
-                                     "resolve_rate", "resolve_rate_lo", "resolve_rate_hi", "interventions_capped",
-                                     "interventions_resolved", "cost_usd", "mean_cost_usd", "mean_tokens",
-                                     "mean_prompt_tokens", "mean_completion_tokens", "mean_inject_tokens",
-                                     "mean_turns", "mean_memory_search"])
-    g = d.groupby(by, sort=True, dropna=False)
-    n, k1, k = g.size(), g["resolved_1"].sum().astype(int), g["resolved"].sum().astype(int)
-    ci1 = [rules.wilson(a, b) for a, b in zip(k1, n, strict=True)]
-    cic = [rules.wilson(a, b) for a, b in zip(k, n, strict=True)]
+        return pd.DataFrame(columns=[*by, *METRICS])
+    every = d.groupby(by, sort=True, dropna=False)
+    idx = every.size().index
+    valid = d[~d["errored"]]
+    ok = valid.groupby(by, sort=True, dropna=False)
+    n = ok.size().reindex(idx, fill_value=0)
+    k1 = ok["resolved_1"].sum().reindex(idx, fill_value=0).astype(int)
+    k = ok["resolved"].sum().reindex(idx, fill_value=0).astype(int)
+    lo1, hi1 = _wilson(k1, n)
+    lo, hi = _wilson(k, n)
+    solved = valid[valid["resolved"]].groupby(by, sort=True, dropna=False)["interventions"].mean()
     out = pd.DataFrame({
         "episodes": n,
+        "errors": every["errored"].sum().astype(int),
         "resolved_1": k1,
         # resolve@1 first: the headline memory effect; Wilson 95 % intervals
-        "resolve_1": g["resolved_1"].mean(),
-        "resolve_1_lo": pd.Series([c[0] for c in ci1], index=n.index),
-        "resolve_1_hi": pd.Series([c[1] for c in ci1], index=n.index),
+        "resolve_1": (k1 / n).where(n > 0),
+        "resolve_1_lo": lo1,
+        "resolve_1_hi": hi1,
         "resolved": k,
-        "resolve_rate": g["resolved"].mean(),
-        "resolve_rate_lo": pd.Series([c[0] for c in cic], index=n.index),
-        "resolve_rate_hi": pd.Series([c[1] for c in cic], index=n.index),
-        "interventions_capped": g["interventions_capped"].mean(),
-        "interventions_resolved": d[d["resolved"]].groupby(by, sort=True)["interventions"].mean(),
-        "cost_usd": g["cost_usd"].sum(),
-        "mean_cost_usd": g["cost_usd"].mean(),
-        "mean_tokens": g["tokens"].mean(),
-        "mean_prompt_tokens": g["prompt_tokens"].mean(),
-        "mean_completion_tokens": g["completion_tokens"].mean(),
-        "mean_inject_tokens": g["inject_tokens"].mean(),
-        "mean_turns": g["turns"].mean(),
-        "mean_memory_search": g["memory_search_calls"].mean(),
-    })
+        "resolve_rate": (k / n).where(n > 0),
+        "resolve_rate_lo": lo,
+        "resolve_rate_hi": hi,
+        "interventions_capped": ok["interventions_capped"].mean().reindex(idx),
+        "interventions_resolved": solved.reindex(idx),
+        "cost_usd": every["cost_usd"].sum(),  # spent, errored episodes included
+        **{name: ok[col].mean().reindex(idx).astype(float) for name, col in MEANS.items()},
+    }, index=idx)
     return out.reset_index()
 
 
@@ -150,21 +179,28 @@ def by_cell(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline(df: pd.DataFrame, by: tuple[str, ...] = CELL) -> pd.DataFrame:
-    """The headline table per cell: resolve@1 with its Wilson 95 % interval, then resolve@cap (with interval),
-    interventions, and per-episode means of injected tokens, prompt and completion tokens and cost (per `by`, default the cell)."""
+    """The headline table per cell: valid episodes (and errors, when any cell has some), resolve@1 with its
+    Wilson 95 % interval, then resolve@cap (with interval), interventions, and per-episode means of injected
+    tokens, prompt and completion tokens and cost (per `by`, default the cell); blank where a cell has no valid episode."""
     t = ordered(metrics(df, list(by)))
     # One task set and one feedback policy (the usual case) need no column saying so; two or more are told apart.
     by = [c for c in by if not (c in ("task_set", "feedback_hidden") and t[c].nunique() <= 1)]
-    out = t[list(by) + ["episodes"]].copy()
+    # errored episodes are out of every rate: a column says how many, shown whenever a cell has any
+    out = t[list(by) + ["episodes"] + (["errors"] if (t["errors"] > 0).any() else [])].copy()
     out["resolve@1 [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved_1"], t["episodes"], strict=True)]
     out["resolve@cap [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved"], t["episodes"], strict=True)]
-    out["interventions"] = [f"{v:.2f}" for v in t["interventions_capped"]]
+    out["interventions"] = _fmt(t["interventions_capped"], "{:.2f}")
     # what the cell cost: memory pushed into the prompt, model tokens, money (means per episode)
-    out["inject tokens"] = ["" if pd.isna(v) else f"{v:.0f}" for v in t["mean_inject_tokens"]]
-    out["prompt tokens"] = [f"{v:.0f}" for v in t["mean_prompt_tokens"]]
-    out["completion tokens"] = [f"{v:.0f}" for v in t["mean_completion_tokens"]]
-    out["cost USD"] = [f"{v:.4f}" for v in t["mean_cost_usd"]]
+    out["inject tokens"] = _fmt(t["mean_inject_tokens"], "{:.0f}")
+    out["prompt tokens"] = _fmt(t["mean_prompt_tokens"], "{:.0f}")
+    out["completion tokens"] = _fmt(t["mean_completion_tokens"], "{:.0f}")
+    out["cost USD"] = _fmt(t["mean_cost_usd"], "{:.4f}")
     return out.reset_index(drop=True)
+
+
+def _fmt(values: pd.Series, fmt: str) -> list[str]:
+    """`values` formatted, blank where missing (nothing injected, or no valid episode)."""
+    return ["" if pd.isna(v) else fmt.format(v) for v in values]
 
 
 GAPS_NEED_ORACLE = ("No gaps: every ablation gap ({}) pairs a delivery with `delivery=oracle` (or oracle with squashed) "
@@ -228,21 +264,31 @@ def bootstrap_gap(a: pd.DataFrame, b: pd.DataFrame, metric: str, n_boot: int, rn
 
     Resampling: tasks with replacement, then seeds with replacement within each drawn task (the
     paired difference of a unit is kept together). The interval is the 2.5/97.5 percentile.
+    Episodes that ended in error are left out; `errors` counts the units present in both that
+    this dropped (a side had only errored episodes).
     """
-    ka = a.groupby(["task_id", "seed"])[metric].mean()
-    kb = b.groupby(["task_id", "seed"])[metric].mean()
+    unit = ["task_id", "seed"]
+    both = len(a[unit].drop_duplicates().merge(b[unit].drop_duplicates()))
+    a, b = a[~errored(a)], b[~errored(b)]
+    ka = a.groupby(unit)[metric].mean()
+    kb = b.groupby(unit)[metric].mean()
     diff = (ka - kb).dropna()
+    dropped = both - len(a[unit].drop_duplicates().merge(b[unit].drop_duplicates()))
     if diff.empty:
-        return {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "tasks": 0, "seeds": 0, "units": 0}
+        return {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "tasks": 0, "seeds": 0, "units": 0,
+                "errors": dropped}
     mat = diff.unstack("seed")  # tasks x seeds; NaN where a task lacks a seed
     vals = mat.to_numpy(dtype=float)
     n_t, n_s = vals.shape
     ti = rng.integers(0, n_t, size=(n_boot, n_t))
     si = rng.integers(0, n_s, size=(n_boot, n_t, n_s))
-    draws = np.nanmean(vals[ti[:, :, None], si].reshape(n_boot, -1), axis=1)
+    with warnings.catch_warnings():
+        # a draw of missing units only (holes: an unrun seed, a dropped error) is NaN; nanpercentile skips it
+        warnings.simplefilter("ignore", RuntimeWarning)
+        draws = np.nanmean(vals[ti[:, :, None], si].reshape(n_boot, -1), axis=1)
     lo, hi = np.nanpercentile(draws, [2.5, 97.5])
     return {"estimate": float(diff.mean()), "ci_low": float(lo), "ci_high": float(hi),
-            "tasks": int(n_t), "seeds": int(n_s), "units": int(len(diff))}
+            "tasks": int(n_t), "seeds": int(n_s), "units": int(len(diff)), "errors": dropped}
 
 
 def gaps(df: pd.DataFrame, metric: str = "resolved", n_boot: int = N_BOOT, seed: int = 0,
@@ -251,6 +297,7 @@ def gaps(df: pd.DataFrame, metric: str = "resolved", n_boot: int = N_BOOT, seed:
 
     `metric` is a per-episode column: `resolved` (gap in resolve rate) or `interventions_capped`.
     The generator is seeded with `seed`; `n_boot` resamples per gap (reported in column n_boot).
+    Units where a side ended in error are dropped (column `errors`, see `bootstrap_gap`).
     """
     d = _ready(df).copy()
     d[metric] = d[metric].astype(float)
@@ -265,7 +312,8 @@ def gaps(df: pd.DataFrame, metric: str = "resolved", n_boot: int = N_BOOT, seed:
                 continue
             rows.append({"task_set": tset, "feedback_hidden": policy, "agent": agent, "model": model, "source": source, "gap": f"{hi_d} - {lo_d}",
                          "metric": metric, **bootstrap_gap(a, b, metric, n_boot, rng), "n_boot": n_boot})
-    cols = ["task_set", "feedback_hidden", "agent", "model", "source", "gap", "metric", "estimate", "ci_low", "ci_high", "tasks", "seeds", "units", "n_boot"]
+    cols = ["task_set", "feedback_hidden", "agent", "model", "source", "gap", "metric", "estimate", "ci_low", "ci_high", "tasks", "seeds", "units",
+            "errors", "n_boot"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -280,11 +328,13 @@ def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("task_set", "fee
 
     `pairs` defaults to every two deliveries present in a group (canonical order, a before b, but
     oriented as in GAPS where the pair is one, e.g. oracle - squashed: the difference is a - b). The bootstrap resamples tasks with replacement (`n_boot` draws, numpy
-    `default_rng(seed)`). A unit run more than once under a delivery keeps its first record by `key`
-    (column `duplicates` counts the others).
+    `default_rng(seed)`). Episodes that ended in error are left out: a unit run under both deliveries
+    whose a or b side has only errored episodes is dropped (column `errors` counts them; a pair with
+    no unit left shows NaN statistics). A unit run more than once under a delivery keeps its first
+    valid record by `key` (column `duplicates` counts the other valid ones).
     """
     cols = [*by, "comparison", "a", "b", "units", "tasks", "resolve_1_a", "resolve_1_b", "difference", "both", "only_a",
-            "only_b", "neither", "mcnemar_p", "ci_low", "ci_high", "n_boot", "duplicates"]
+            "only_b", "neither", "mcnemar_p", "ci_low", "ci_high", "n_boot", "duplicates", "errors"]
     d = _ready(df)
     if d.empty:
         return pd.DataFrame(columns=cols)
@@ -300,22 +350,32 @@ def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("task_set", "fee
             da, db = sub[sub["delivery"] == a], sub[sub["delivery"] == b]
             if da.empty or db.empty:
                 continue
-            ua, ub = da.drop_duplicates(list(UNIT)), db.drop_duplicates(list(UNIT))
-            m = ua[[*UNIT, "resolved_1"]].merge(ub[[*UNIT, "resolved_1"]], on=list(UNIT), suffixes=("_a", "_b"))
-            if m.empty:
+            ran_both = len(da[list(UNIT)].drop_duplicates().merge(db[list(UNIT)].drop_duplicates()))
+            if not ran_both:
                 continue
-            ra, rb = m["resolved_1_a"].astype(bool), m["resolved_1_b"].astype(bool)
-            only_a, only_b = int((ra & ~rb).sum()), int((~ra & rb).sum())
-            diff = ra.astype(int) - rb.astype(int)
-            lo, hi = paired_stats.bootstrap_diff(list(m["task_id"]), list(diff), n_boot, seed)
-            rows.append({**dict(zip(by, group, strict=True)), "comparison": f"{a} - {b}", "a": a, "b": b, "units": len(m),
-                         "tasks": int(m["task_id"].nunique()), "resolve_1_a": float(ra.mean()),
-                         "resolve_1_b": float(rb.mean()), "difference": float(diff.mean()),
-                         "both": int((ra & rb).sum()), "only_a": only_a, "only_b": only_b,
-                         "neither": int((~ra & ~rb).sum()), "mcnemar_p": paired_stats.mcnemar_exact(only_a, only_b),
-                         "ci_low": lo, "ci_high": hi, "n_boot": n_boot,
-                         "duplicates": int(len(da) - len(ua) + len(db) - len(ub))})
+            va, vb = da[~da["errored"]], db[~db["errored"]]
+            ua, ub = va.drop_duplicates(list(UNIT)), vb.drop_duplicates(list(UNIT))
+            m = ua[[*UNIT, "resolved_1"]].merge(ub[[*UNIT, "resolved_1"]], on=list(UNIT), suffixes=("_a", "_b"))
+            rows.append({**dict(zip(by, group, strict=True)), "comparison": f"{a} - {b}", "a": a, "b": b,
+                         **_paired_stats(m, n_boot, seed), "n_boot": n_boot,
+                         "duplicates": int(len(va) - len(ua) + len(vb) - len(ub)), "errors": ran_both - len(m)})
     return pd.DataFrame(rows, columns=cols)
+
+
+def _paired_stats(m: pd.DataFrame, n_boot: int, seed: int) -> dict[str, Any]:
+    """The statistics of paired units `m` (columns task_id, resolved_1_a, resolved_1_b); NaN without units."""
+    if m.empty:
+        nan = float("nan")
+        return {"units": 0, "tasks": 0, "resolve_1_a": nan, "resolve_1_b": nan, "difference": nan, "both": 0,
+                "only_a": 0, "only_b": 0, "neither": 0, "mcnemar_p": nan, "ci_low": nan, "ci_high": nan}
+    ra, rb = m["resolved_1_a"].astype(bool), m["resolved_1_b"].astype(bool)
+    only_a, only_b = int((ra & ~rb).sum()), int((~ra & rb).sum())
+    diff = ra.astype(int) - rb.astype(int)
+    lo, hi = paired_stats.bootstrap_diff(list(m["task_id"]), list(diff), n_boot, seed)
+    return {"units": len(m), "tasks": int(m["task_id"].nunique()), "resolve_1_a": float(ra.mean()),
+            "resolve_1_b": float(rb.mean()), "difference": float(diff.mean()), "both": int((ra & rb).sum()),
+            "only_a": only_a, "only_b": only_b, "neither": int((~ra & ~rb).sum()),
+            "mcnemar_p": paired_stats.mcnemar_exact(only_a, only_b), "ci_low": lo, "ci_high": hi}
 
 
 def tasks_needed_table(alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
@@ -324,8 +384,9 @@ def tasks_needed_table(alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
 
 
 def intervention_distribution(df: pd.DataFrame) -> pd.DataFrame:
-    """Episodes per agent, model, delivery, intervention count and outcome (resolved or not)."""
+    """Episodes per agent, model, delivery, intervention count and outcome (resolved or not); errored ones have no outcome and are left out."""
     d = _ready(df)
+    d = d[~d["errored"]]
     cols = ["agent", "model", "delivery", "interventions", "resolved"]
     if d.empty:
         return pd.DataFrame(columns=[*cols, "episodes"])
@@ -350,20 +411,24 @@ def validity(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
 
     oracle: resolved with 0 interventions; conventional: unresolved after exactly the cap of
     interventions (it passes the visible tests, fails the hidden ones); noop: never resolved.
+    `episodes` and `valid` count the episodes that did not end in error, `errors` the others (no
+    outcome to judge); `all_valid` says every counted episode behaved.
     """
     d = _ready(df)
     d = d[d["agent"].isin(["oracle", "conventional", "noop"])].copy()
-    d["valid"] = _valid(d, cap)
+    d["counted"] = ~d["errored"]
+    d["valid"] = _valid(d, cap) & d["counted"]
     g = d.groupby(["agent", "source", "delivery"])
-    t = pd.DataFrame({"episodes": g.size(), "valid": g["valid"].sum().astype(int)}).reset_index()
+    t = pd.DataFrame({"episodes": g["counted"].sum().astype(int), "errors": g["errored"].sum().astype(int),
+                      "valid": g["valid"].sum().astype(int)}).reset_index()
     t["all_valid"] = t["valid"] == t["episodes"]
     return ordered(t)
 
 
 def invalid_episodes(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
-    """The reference-agent episodes that broke the expectation of `validity` (task, cell, outcome)."""
+    """The reference-agent episodes that broke the expectation of `validity` (task, cell, outcome); errored ones are not judged."""
     d = _ready(df)
-    d = d[d["agent"].isin(["oracle", "conventional", "noop"])]
+    d = d[d["agent"].isin(["oracle", "conventional", "noop"]) & ~d["errored"]]
     bad = d[~_valid(d, cap)]
     cols = ["agent", "task_id", "source", "delivery", "resolved", "interventions", "stop_reason"]
     return bad[cols].sort_values(cols[:4], kind="mergesort").reset_index(drop=True)

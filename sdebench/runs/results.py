@@ -165,14 +165,13 @@ GROUP = ("task_set", "feedback_hidden", "agent", "model", "source", "delivery")
 
 def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     """Resolve rate and interventions by task set, feedback policy, agent, model, source and delivery
-    (one row per group)."""
-    from sdebench.analysis.rules import (
-        counted_interventions,
-        feedback_policy,
-        resolved_first,
-        task_set,
-        wilson,
-    )
+    (one row per group).
+
+    Rates and per-episode means are over the group's valid episodes (`episodes`: those that did not
+    end in error; None when there are none); `errors` counts the others. `cost_usd` totals every
+    episode, errored ones included: that money was spent.
+    """
+    from sdebench.analysis.rules import feedback_policy, is_error, task_set
 
     groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
@@ -186,35 +185,43 @@ def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     rows = []
     for key in sorted(groups):
         rs = groups[key]
-        solved = [r for r in rs if r.resolved]
-        first = sum(resolved_first(r) for r in rs)
-        rows.append(
-            {
-                "kind": key[0],
-                **dict(zip(GROUP, key[1:], strict=True)),
-                "episodes": len(rs),
-                "resolved": len(solved),
-                "resolve_rate": len(solved) / len(rs),
-                "resolve_cap_lo": wilson(len(solved), len(rs))[0],
-                "resolve_cap_hi": wilson(len(solved), len(rs))[1],
-                "resolved_1": first,
-                "resolve_1": first / len(rs),
-                "resolve_1_lo": wilson(first, len(rs))[0],
-                "resolve_1_hi": wilson(first, len(rs))[1],
-                # unresolved episodes count at the cap, whatever ended them (sdebench.analysis.rules)
-                "mean_interventions": sum(counted_interventions(r) for r in rs) / len(rs),
-                "mean_interventions_resolved": sum(r.interventions for r in solved) / len(solved) if solved else None,
-                "errors": sum(r.stop_reason == "error" for r in rs),
-                # episodes whose decisive memory item reached the agent (docs/retrieval.md)
-                "retrieved": sum(bool(r.retrieval is not None and r.retrieval.retrieved) for r in rs),
-                "cost_usd": sum(r.cost_usd for r in rs),
-                "mean_prompt_tokens": sum(r.prompt_tokens for r in rs) / len(rs),
-                "mean_completion_tokens": sum(r.completion_tokens for r in rs) / len(rs),
-                "mean_turns": sum(r.turns for r in rs) / len(rs),
-                "mean_wall_s": sum(r.wall_s for r in rs) / len(rs),
-            }
-        )
+        valid = [r for r in rs if not is_error(r)]
+        rows.append({"kind": key[0], **dict(zip(GROUP, key[1:], strict=True)), **_outcomes(valid, len(rs) - len(valid)),
+                     # episodes whose decisive memory item reached the agent (docs/retrieval.md)
+                     "retrieved": sum(bool(r.retrieval is not None and r.retrieval.retrieved) for r in valid),
+                     "cost_usd": sum(r.cost_usd for r in rs),
+                     **{f"mean_{f}": _mean([getattr(r, f) for r in valid])
+                        for f in ("prompt_tokens", "completion_tokens", "turns", "wall_s")}})
     return rows
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _outcomes(valid: list[EpisodeRecord], errors: int) -> dict[str, Any]:
+    """The outcome columns of a summary row over `valid` episodes (none ended in error), `errors` beside them."""
+    from sdebench.analysis.rules import counted_interventions, resolved_first, wilson
+
+    n = len(valid)
+    solved = [r for r in valid if r.resolved]
+    first = sum(resolved_first(r) for r in valid)
+    cap_ci, first_ci = (wilson(len(solved), n), wilson(first, n)) if n else ((None, None), (None, None))
+    return {
+        "episodes": n,
+        "errors": errors,
+        "resolved": len(solved),
+        "resolve_rate": len(solved) / n if n else None,
+        "resolve_cap_lo": cap_ci[0],
+        "resolve_cap_hi": cap_ci[1],
+        "resolved_1": first,
+        "resolve_1": first / n if n else None,
+        "resolve_1_lo": first_ci[0],
+        "resolve_1_hi": first_ci[1],
+        # unresolved episodes count at the cap, whatever ended them (sdebench.analysis.rules)
+        "mean_interventions": _mean([counted_interventions(r) for r in valid]),
+        "mean_interventions_resolved": _mean([r.interventions for r in solved]),
+    }
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
@@ -244,16 +251,18 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         label += "" if policy == "binary" else f" feedback_hidden={policy}"
         out.append(f"### agent={agent} model={model}{label}\n")
         out.append("resolve@1 (first submit, before any feedback: the headline), resolve@cap and interventions "
-                   "(unresolved = the cap), with Wilson 95 % intervals\n")
+                   "(unresolved = the cap), with Wilson 95 % intervals, over the episodes that did not end in error; "
+                   "errors: episodes that did (no outcome)\n")
         out.append("| source | delivery | resolve@1 | resolve@cap | interventions | errors | tokens in/out | cost |")
         out.append("|---|---|---|---|---|---|---|---|")
         for r in sorted(sub, key=lambda r: (("HKFX".find(r["source"]) if r["source"] in "HKFX" else 9, r["source"]),
                                             order.index(r["delivery"]) if r["delivery"] in order else 99)):
             out.append(f"| {r['source']} | {r['delivery']} | {rate_ci(r['resolved_1'], r['episodes'])} | "
-                       f"{rate_ci(r['resolved'], r['episodes'])} | {r['mean_interventions']:.2f} | {r['errors']} | "
-                       f"{r['mean_prompt_tokens']:.0f}/{r['mean_completion_tokens']:.0f} | ${r['cost_usd']:.4f} |")
+                       f"{rate_ci(r['resolved'], r['episodes'])} | {_fmt(r['mean_interventions'], '.2f')} | {r['errors']} | "
+                       f"{_fmt(r['mean_prompt_tokens'], '.0f')}/{_fmt(r['mean_completion_tokens'], '.0f')} | "
+                       f"${r['cost_usd']:.4f} |")
         out.append("")
-        out.append("cell: resolved/episodes (mean interventions); `!n`: n episodes failed with an error\n")
+        out.append("cell: resolved/episodes (mean interventions); `!n`: n more episodes ended in error (not counted)\n")
         out.append("| source | " + " | ".join(deliveries) + " |")
         out.append("|---|" + "---|" * len(deliveries))
         for s in sources:
@@ -263,11 +272,16 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                 if r is None:
                     line.append("")
                     continue
-                cell = f"{r['resolved']}/{r['episodes']} ({r['mean_interventions']:.1f})"
+                cell = f"{r['resolved']}/{r['episodes']} ({_fmt(r['mean_interventions'], '.1f')})"
                 line.append(cell + (f" !{r['errors']}" if r["errors"] else ""))
             out.append(f"| {s} | " + " | ".join(line) + " |")
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    """`value` formatted, or `-` when there is none (a group whose episodes all ended in error)."""
+    return "-" if value is None else format(value, spec)
 
 
 def write_summary(out_dir: Path, records: list[EpisodeRecord]) -> str:
@@ -321,12 +335,15 @@ PROBER_UNRESOLVED = 0.95  # generation rule 7 seen from the episodes
 def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5) -> list[str]:
     """Problems with reference-agent outcomes: oracle resolves at once, conventional fails after
     exactly the cap, noop never resolves, the prober (no memory) stays unresolved in at least
-    PROBER_UNRESOLVED of the episodes of every squashed or `none` cell, no episode errors."""
+    PROBER_UNRESOLVED of the episodes of every squashed or `none` cell, no episode errors (an errored
+    episode is reported as such, never judged as an outcome)."""
+    from sdebench.analysis.rules import is_error
+
     problems = []
     records = list(records)
     cells: dict[tuple, list[bool]] = {}
     for r in records:
-        if r.agent == "prober" and r.stop_reason != "error" and (r.delivery == "squashed" or r.source == "none"):
+        if r.agent == "prober" and not is_error(r) and (r.delivery == "squashed" or r.source == "none"):
             cells.setdefault((r.delivery, r.source), []).append(bool(r.resolved))
     for (delivery, source), outcomes in sorted(cells.items(), key=str):
         unresolved = outcomes.count(False) / len(outcomes)
@@ -336,7 +353,7 @@ def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5
     for r in records:
         where = f"{r.task_id} delivery={r.delivery} agent={r.agent}"
         agent, resolved, n = r.agent, r.resolved, r.interventions
-        if r.stop_reason == "error":
+        if is_error(r):
             problems.append(f"{where}: error: {r.error}")
         elif agent == "oracle" and not (resolved and n == 0):
             problems.append(f"{where}: expected resolved with 0 interventions, got resolved={resolved} interventions={n}")
@@ -360,8 +377,12 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"sdebench.results: error: no such dir: {', '.join(missing)}", file=sys.stderr)
         return 2
+    from sdebench.analysis.rules import is_error
+
     records = read_records(*args.dirs)
-    print(f"{len(records)} episodes\n\n" + markdown(summarize(records)))
+    errors = sum(is_error(r) for r in records)
+    print(f"{len(records)} episodes" + (f", {errors} of them ended in error" if errors else "")
+          + "\n\n" + markdown(summarize(records)))
     if args.check_reference:
         problems = check_reference(records, args.max_interventions)
         if not records:

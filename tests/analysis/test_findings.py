@@ -88,3 +88,21 @@ def test_llm_section_has_headline_tokens_cost_and_paired_comparisons(tmp_path):
     assert "| 1000 |" in text and "| 0.5000 |" in text  # tokens and cost per cell
     # paired: 2 units, both oracle-only at resolve@1 -> exact McNemar p = 2 * (1/2)^2
     assert "| llm | some-model | K | oracle - squashed | 2 | 2 | 1.000 | 0.000 | 1.000 | 0 | 2 | 0 | 0 | 0.500 |" in text
+
+
+def test_an_errored_reference_episode_is_counted_apart_not_judged(tmp_path):
+    ref = tmp_path / "ref"
+    shutil.copytree(REFERENCE, ref)
+    path = next(p for p in sorted(ref.rglob("*.json")) if "__oracle__" in p.name)
+    rec = results.read_record(path)
+    rec.resolved, rec.interventions, rec.stop_reason, rec.error = False, 0, "error", "sandbox failed"
+    results.write_record(path, rec)
+    text = findings.render(ref)
+    assert "FAILS" not in text and "holds in every cell; 1 episodes ended in error and are not judged" in text
+    assert "1 in all, and are not judged" in text and " !1 |" in text  # the cell of the errored episode
+    head = text.split("\n## ", 2)[1]
+    header = next(line for line in head.splitlines() if line.startswith("| agent"))
+    assert "| episodes | errors | resolve@1 [95% CI] |" in header and "`errors` counts them" in head
+    # the oracle's rates are over its valid episodes: still all resolved at the first submit
+    oracle = [line for line in head.splitlines() if line.startswith(f"| oracle | none | {rec.delivery} |")]
+    assert oracle and "| 1 | " in oracle[0] and "= 1.00 [" in oracle[0] and "= 0.00" not in oracle[0]

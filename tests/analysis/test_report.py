@@ -215,3 +215,19 @@ def test_report_opens_with_the_headline_and_explains_empty_gaps(tmp_path):
     assert "Paired comparisons of deliveries" in html
     needed = section(html, "How many tasks an effect needs")
     assert "sqrt(q - d^2)" in needed and "<td>391</td>" in needed  # p0 = 0.5, d = 0.1
+
+
+def test_the_report_counts_errored_episodes_apart(tmp_path):
+    import dataclasses
+
+    res = tmp_path / "results"
+    write_episode(res, "k1", True)
+    rec = write_episode(res, "k2", False)
+    errored = dataclasses.replace(rec, key="k3", stop_reason="error", error="sandbox failed", interventions=0)
+    results.write_record(results.record_path(res, Identity("t-K", "f", 0, "K", "b", "oracle", "a", "m", 0), "k3"), errored)
+    html = report.build([res], tmp_path / "rep").read_text()
+    assert "3 episodes from" in html and "1 ended in error: counted in the errors columns" in html
+    head = section(html, "Headline")
+    # the headline shows the errors column, and resolve@1 stays 1 of the 2 valid episodes, not 1 of 3
+    assert "<th>errors</th>" in head and "1/2 = 0.50 [0.09, 0.91]" in head and "1/3" not in head
+    assert "<th>errors</th>" in section(html, "Resolve rate and costs by source x delivery")

@@ -75,3 +75,15 @@ def test_the_report_shows_the_table_and_the_episode_diagnosis(tmp_path):
     page = (tmp_path / "out" / "episodes" / report.episode_name(RECORDS[1])).read_text()
     assert "retrieved, not used" in page
     assert results.summarize(RECORDS)[1]["retrieved"] == 3  # memtool row of the run summary
+
+
+def test_an_errored_episode_is_diagnosed_as_an_error_and_counted_apart():
+    errored = record(delivery="memtool", resolved=False, seed=9, stop_reason="error", error="model server down")
+    errored.retrieval = found(None)  # would read as `never retrieved` if it were an outcome
+    e = analysis.episodes(results.frame([*RECORDS, errored]))
+    assert e["diagnosis"].iloc[-1] == "error" and analysis.diagnosis(None, False, errored=True) == "error"
+    m = analysis.table(results.frame([*RECORDS, errored])).set_index("delivery").loc["memtool"]
+    assert (m["episodes"], m["errors"], m["recorded"], m["failed: never retrieved"], m["searches"]) == (5, 1, 4, 1, 4)
+    assert analysis.table(results.frame(RECORDS)).set_index("delivery").loc["memtool", "errors"] == 0
+    row = next(r for r in results.summarize([*RECORDS, errored]) if r["delivery"] == "memtool")
+    assert (row["episodes"], row["errors"], row["retrieved"]) == (5, 1, 3)

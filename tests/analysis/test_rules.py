@@ -48,3 +48,35 @@ def test_feedback_policy_defaults_to_binary_for_old_records():
     assert rules.feedback_policy(record()) == "binary"
     assert rules.feedback_policy({"feedback_hidden": float("nan")}) == "binary"
     assert rules.feedback_policy({"feedback_hidden": "counts"}) == "counts"
+
+
+def test_is_error_reads_records_dicts_and_frame_rows():
+    import pandas as pd
+
+    assert rules.is_error(record(stop_reason="error")) and not rules.is_error(record(stop_reason="max_turns"))
+    assert rules.is_error({"stop_reason": "error"}) and not rules.is_error({})
+    df = pd.DataFrame({"stop_reason": ["error", "resolved", float("nan"), None]})
+    assert [rules.is_error(row) for _, row in df.iterrows()] == [True, False, False, False]  # NaN-safe
+    assert [rules.is_error(r) for r in df.to_dict("records")] == [True, False, False, False]
+    assert [rules.is_error(t) for t in df.itertuples()] == [True, False, False, False]
+
+
+def test_an_errored_episode_is_no_unresolved_outcome():
+    errored = record(resolved=False, interventions=0, max_interventions=5, stop_reason="error", error="server down")
+    assert rules.counted_interventions(errored) is None  # not the cap: it has no outcome
+    assert rules.counted_interventions({"stop_reason": "error", "resolved": False}) is None
+    resolved = record(resolved=True, interventions=0, resolved_at=1, stop_reason="resolved")
+    unresolved = record(resolved=False, interventions=5, max_interventions=5, stop_reason="max_interventions")
+    recs = [resolved, resolved, unresolved, errored]
+    # the summary and the tables agree: 2/3 resolved, 1 error beside it
+    (row,) = results.summarize(recs)
+    from sdebench.analysis import tables
+
+    cell = tables.by_cell(results.frame(recs)).iloc[0]
+    assert (row["episodes"], row["errors"], row["resolve_rate"]) == (cell["episodes"], cell["errors"], 2 / 3) == (3, 1, 2 / 3)
+    assert row["mean_interventions"] == cell["interventions_capped"] == 5 / 3
+
+
+def test_rate_ci_without_episodes_has_no_rate():
+    assert rules.rate_ci(0, 0) == "0/0"
+    assert rules.rate_ci(2, 3).startswith("2/3 = 0.67 [")

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sdebench.analysis import rules
 from sdebench.analysis import tables as analysis
 from sdebench.runs import results
 
@@ -209,3 +210,100 @@ def test_two_feedback_policies_are_never_pooled(synthetic):
     assert (sq["episodes"], sq["resolve_rate"]) == (4, 0.5)
     assert "feedback_hidden" in analysis.headline(both).columns
     assert "feedback_hidden" not in analysis.headline(synthetic).columns  # no column: binary only
+
+
+# --- episodes that ended in error are counted apart, never as unresolved ------------------------
+
+def error(task, seed, delivery, **kw):
+    return rec(task, seed, delivery, False, 0, stop="error", **kw)
+
+
+def test_errored_episodes_are_counted_apart_from_outcomes():
+    """2 resolved, 1 unresolved, 1 error: resolve rate 2/3 with errors=1, not 2/4."""
+    d = pd.DataFrame([rec("t1", 0, "squashed", True, 0, cost=0.5, turns=2, pt=100),
+                      rec("t2", 0, "squashed", True, 1, cost=0.5, turns=4, pt=200),
+                      rec("t3", 0, "squashed", False, 5, cost=0.5, turns=6, pt=300),
+                      error("t4", 0, "squashed", cost=3.0, turns=90, pt=9000)])
+    c = analysis.by_cell(d).iloc[0]
+    assert (c["episodes"], c["errors"], c["resolved"], c["resolved_1"]) == (3, 1, 2, 1)
+    assert c["resolve_rate"] == 2 / 3 and c["resolve_1"] == 1 / 3
+    assert (c["resolve_rate_lo"], c["resolve_rate_hi"]) == rules.wilson(2, 3)
+    assert c["interventions_capped"] == (0 + 1 + 5) / 3 and c["interventions_resolved"] == 0.5
+    assert c["cost_usd"] == 4.5 and c["mean_cost_usd"] == 0.5  # total: every episode; mean: valid ones
+    assert (c["mean_turns"], c["mean_prompt_tokens"]) == (4, 200)
+    h = analysis.headline(d).iloc[0]
+    assert (h["episodes"], h["errors"]) == (3, 1)
+    assert h["resolve@cap [95% CI]"].startswith("2/3 = 0.67 [") and h["interventions"] == "2.00"
+    m = analysis.metrics(d, ["agent"]).iloc[0]
+    assert (m["episodes"], m["errors"], m["resolve_rate"]) == (3, 1, 2 / 3)
+
+
+def test_a_cell_whose_episodes_all_errored_has_no_rates(synthetic):
+    d = pd.concat([synthetic, pd.DataFrame([error("t1", 0, "inject", cost=0.2), error("t2", 0, "inject")])],
+                  ignore_index=True)
+    t = analysis.by_cell(d).set_index("delivery")
+    inj = t.loc["inject"]
+    assert (inj["episodes"], inj["errors"], inj["resolved"], inj["cost_usd"]) == (0, 2, 0, 0.2)
+    for col in ("resolve_rate", "resolve_rate_lo", "resolve_rate_hi", "resolve_1", "resolve_1_lo", "interventions_capped",
+                "interventions_resolved", "mean_cost_usd", "mean_tokens", "mean_turns"):
+        assert np.isnan(inj[col]), col
+    assert (t.loc["squashed", "errors"], t.loc["squashed", "resolve_rate"]) == (0, 0.5)
+    h = analysis.headline(d).set_index("delivery")
+    assert list(h.columns[3:6]) == ["episodes", "errors", "resolve@1 [95% CI]"]  # shown: a cell has errors
+    assert (h.loc["inject", "episodes"], h.loc["inject", "errors"], h.loc["inject", "resolve@1 [95% CI]"]) == (0, 2, "0/0")
+    assert h.loc["inject", "interventions"] == h.loc["inject", "cost USD"] == ""
+    assert "errors" not in analysis.headline(synthetic).columns  # hidden when no cell has any
+    only = analysis.by_cell(pd.DataFrame([error("t1", 0, "oracle")])).iloc[0]  # a frame with no valid episode at all
+    assert (only["episodes"], only["errors"]) == (0, 1) and np.isnan(only["resolve_rate"])
+
+
+def test_gaps_and_paired_comparisons_drop_units_with_an_errored_side(synthetic):
+    d = synthetic.copy()
+    # t1 seed 0 squashed (unresolved) ends in error instead: that unit leaves both tables
+    i = d.index[(d["task_id"] == "t1") & (d["seed"] == 0) & (d["delivery"] == "squashed")][0]
+    d.loc[i, "stop_reason"] = "error"
+    g = analysis.gaps(d, n_boot=200).iloc[0]
+    assert (g["units"], g["errors"], g["estimate"]) == (3, 1, 1 / 3)  # diffs 1 (t1 s1), 0, 0
+    p = analysis.paired_comparisons(d, n_boot=50).iloc[0]
+    assert (p["comparison"], p["units"], p["errors"]) == ("oracle - squashed", 3, 1)
+    # resolve@1 oracle/squashed: t2 s0 yes/no, t1 s1 yes/no, t2 s1 no/yes
+    assert (p["only_a"], p["only_b"], p["both"], p["neither"]) == (2, 1, 0, 0)
+    assert analysis.paired_comparisons(synthetic, n_boot=50).iloc[0]["errors"] == 0
+
+
+def test_a_pair_whose_units_all_errored_shows_no_statistics():
+    d = pd.DataFrame([rec("t1", 0, "oracle", True, 0), error("t1", 0, "squashed")])
+    p = analysis.paired_comparisons(d, n_boot=50).iloc[0]
+    assert (p["units"], p["errors"], p["duplicates"]) == (0, 1, 0)
+    assert np.isnan(p["difference"]) and np.isnan(p["mcnemar_p"]) and np.isnan(p["ci_low"])
+    g = analysis.gaps(d, n_boot=50).iloc[0]
+    assert (g["units"], g["errors"]) == (0, 1) and np.isnan(g["estimate"])
+
+
+def test_a_unit_keeps_its_valid_record_over_an_errored_one():
+    d = pd.DataFrame([{**rec("t1", 0, "oracle", True, 0), "key": "z"},
+                      {**error("t1", 0, "squashed"), "key": "a"}, {**rec("t1", 0, "squashed", True, 0), "key": "b"}])
+    p = analysis.paired_comparisons(d, n_boot=10).iloc[0]
+    assert (p["units"], p["errors"], p["duplicates"], p["both"]) == (1, 0, 0, 1)
+
+
+def test_intervention_distribution_and_validity_leave_errors_out():
+    d = pd.DataFrame([{**rec("t1", 0, "squashed", True, 0), "agent": "oracle"},
+                      {**error("t2", 0, "squashed"), "agent": "oracle"},
+                      {**rec("t1", 0, "squashed", False, 5), "agent": "noop"},
+                      {**error("t2", 0, "squashed"), "agent": "noop"}])
+    dist = analysis.intervention_distribution(d)
+    assert dist["episodes"].sum() == 2 and set(dist["interventions"]) == {0, 5}
+    v = analysis.validity(d).set_index("agent")
+    # the errored oracle is not an oracle failure, nor the errored noop a noop success
+    assert (v.loc["oracle", "episodes"], v.loc["oracle", "errors"], v.loc["oracle", "valid"]) == (1, 1, 1)
+    assert (v.loc["noop", "episodes"], v.loc["noop", "errors"], v.loc["noop", "valid"]) == (1, 1, 1)
+    assert v["all_valid"].all() and analysis.invalid_episodes(d).empty
+
+
+def test_bootstrap_gap_leaves_errored_rows_out():
+    a = pd.DataFrame({"task_id": ["t", "t"], "seed": [0, 1], "resolved": [1.0, 1.0], "stop_reason": ["resolved"] * 2})
+    b = pd.DataFrame({"task_id": ["t", "t"], "seed": [0, 1], "resolved": [0.0, 1.0],
+                      "stop_reason": ["error", "resolved"]})
+    out = analysis.bootstrap_gap(a, b, "resolved", 100, np.random.default_rng(0))
+    assert (out["estimate"], out["units"], out["errors"]) == (0.0, 1, 1)

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from sdebench.analysis import rules
 from sdebench.runs import results
 from sdebench.runs.record import Identity
 from tests.helpers import record
@@ -99,10 +100,13 @@ def test_summary_rows_and_markdown(tmp_path):
     assert mem["mean_interventions_resolved"] == 0 and mem["cost_usd"] == 1.0
     full = next(r for r in rows if r["agent"] == "llm" and r["delivery"] == "full")
     assert full["errors"] == 1 and full["mean_interventions_resolved"] is None
+    # an errored episode has no outcome: 0 valid episodes, no rate (not 0) and no interventions
+    assert (full["episodes"], full["resolved"], full["resolve_rate"], full["mean_interventions"]) == (0, 0, None, None)
+    assert full["cost_usd"] == 0.5  # spent all the same
     md = results.markdown(rows)
     assert "### agent=llm model=openai/gpt-x" in md and "### agent=oracle model=openai/gpt-x" in md
-    # an errored episode is unresolved: it counts at the cap like every unresolved one
-    assert "| source | full | memtool |" in md and "| K | 0/1 (5.0) !1 | 1/2 (2.5) |" in md
+    assert "| source | full | memtool |" in md and "| K | 0/0 (-) !1 | 1/2 (2.5) |" in md
+    assert "| K | full | 0/0 | 0/0 | - | 1 | -/- | $0.5000 |" in md
     assert results.markdown([]) == "No episodes.\n"
     out = results.write_summary(tmp_path / "sweep", recs)
     assert out == (tmp_path / "sweep" / "summary.md").read_text()
@@ -168,3 +172,40 @@ def test_check_reference_and_the_command_line(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert results.main([str(tmp_path / "empty"), "--check-reference"]) == 1
     assert results.main([str(tmp_path / "missing")]) == 2
+
+
+def test_summary_keeps_errored_episodes_out_of_outcome_rates():
+    """2 resolved, 1 unresolved, 1 error: resolve rate 2/3 with 1 error beside it, never 2/4."""
+    recs = [rec(key="1", turns=2), rec(key="2", resolved=True, interventions=2, resolved_at=3, turns=4),
+            rec(key="3", resolved=False, interventions=5, stop_reason="max_interventions", turns=6),
+            rec(key="4", resolved=False, interventions=0, stop_reason="error", error="model server down", turns=100,
+                cost_usd=2.0)]
+    (row,) = results.summarize(recs)
+    assert (row["episodes"], row["errors"], row["resolved"], row["resolved_1"]) == (3, 1, 2, 1)
+    assert row["resolve_rate"] == 2 / 3 and row["resolve_1"] == 1 / 3
+    lo, hi = rules.wilson(2, 3)
+    assert (row["resolve_cap_lo"], row["resolve_cap_hi"]) == (lo, hi)
+    assert row["mean_interventions"] == (0 + 2 + 5) / 3  # the error is not counted at the cap
+    assert row["mean_turns"] == (2 + 4 + 6) / 3  # per-episode means: valid episodes
+    assert row["cost_usd"] == 0.5 * 3 + 2.0  # the total: every episode, the errored one included
+    md = results.markdown([row])
+    assert "| K | 2/3 (2.3) !1 |" in md and "2/3 = 0.67 [" in md and "1/3 = 0.33 [" in md
+
+
+def test_summary_of_a_group_whose_episodes_all_errored():
+    recs = [rec(key=str(i), resolved=False, interventions=0, stop_reason="error", error="boom") for i in range(2)]
+    (row,) = results.summarize(recs)
+    assert (row["episodes"], row["errors"], row["resolved"], row["resolved_1"]) == (0, 2, 0, 0)
+    for col in ("resolve_rate", "resolve_cap_lo", "resolve_cap_hi", "resolve_1", "resolve_1_lo", "resolve_1_hi",
+                "mean_interventions", "mean_interventions_resolved", "mean_prompt_tokens", "mean_turns"):
+        assert row[col] is None, col
+    assert "| K | 0/0 (-) !2 |" in results.markdown([row])
+
+
+def test_the_command_line_counts_errored_episodes(tmp_path, capsys):
+    recs = [rec(key="a"), rec(key="b", stop_reason="error", resolved=False, error="boom")]
+    for i, r in enumerate(recs):
+        results.write_record(results.record_path(tmp_path, replace(IDENT, seed=i), r.key), r)
+    assert results.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("2 episodes, 1 of them ended in error\n") and "| K | 1/1 (0.0) !1 |" in out

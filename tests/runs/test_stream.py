@@ -80,8 +80,8 @@ def test_learner_interventions_fall_only_when_memory_is_carried(tmp_path):
     assert [p["memory_f"] for p in runs["F"]["positions"]] == [0, 1, 1, 2, 3]
     # forward transfer against the same tasks run fresh
     assert [p["fresh_interventions"] for p in both] == [5, 0, 5, 5, 5]
-    assert forward_transfer(both) == {"positions": 5, "gained": 3, "lost": 0, "interventions_saved": 15}
-    assert forward_transfer(none) == {"positions": 5, "gained": 0, "lost": 0, "interventions_saved": 0}
+    assert forward_transfer(both) == {"positions": 5, "gained": 3, "lost": 0, "interventions_saved": 15, "errors": 0}
+    assert forward_transfer(none) == {"positions": 5, "gained": 0, "lost": 0, "interventions_saved": 0, "errors": 0}
     # records carry the stream id and position; fresh episodes were run once and reused by later streams
     recs = results.read_records(tmp_path / "results")
     streamed = sorted((r.stream_id, r.stream_position) for r in recs if r.stream_id)
