@@ -149,3 +149,37 @@ def test_gemini_replies_carry_call_ids_and_token_counts():
     assert P.gemini_body(_reply(None, finish="length"))["candidates"][0] == {
         "content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "MAX_TOKENS", "index": 0}
     assert P.error_body(P.GEMINI, 429, "slow down") == {"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}}
+
+
+def _junk(rng, depth=0):
+    """A random JSON value over the protocols' own field names (malformed request bodies)."""
+    keys = ["contents", "parts", "role", "text", "functionCall", "functionResponse", "name", "args", "id", "response",
+            "tools", "functionDeclarations", "parameters", "parametersJsonSchema", "type", "toolConfig",
+            "functionCallingConfig", "mode", "allowedFunctionNames", "generationConfig", "maxOutputTokens",
+            "systemInstruction", "thought", "inlineData", "messages", "content", "input", "tool_calls", "system",
+            "tool_choice", "instructions", "function", "arguments", "tool_use_id", "stream_options"]
+    r = rng.random()
+    if depth > 4 or r < 0.3:
+        return rng.choice([None, 1, -2.5, "x", True, "", [], {}])
+    if r < 0.6:
+        return [_junk(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {rng.choice(keys): _junk(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+
+
+@pytest.mark.parametrize("protocol", P.PROTOCOLS)
+def test_a_malformed_body_of_any_shape_is_a_protocol_error_never_a_crash(protocol):
+    import random
+
+    rng = random.Random(protocol)
+    field = {"gemini": "contents", "responses": "input"}.get(protocol, "messages")
+    outcomes = {"decoded": 0, "refused": 0}
+    for _ in range(5000):
+        body = _junk(rng)
+        if isinstance(body, dict) and rng.random() < 0.7:
+            body[field] = [_junk(rng, 1) for _ in range(3)]
+        try:  # anything but a ProtocolError fails the test
+            P.decode(P.Route(protocol), body)
+            outcomes["decoded"] += 1
+        except P.ProtocolError:
+            outcomes["refused"] += 1
+    assert min(outcomes.values()) > 100, outcomes  # both paths were exercised

@@ -343,6 +343,11 @@ def test_the_gemini_routes_token_stream_query_and_token_count(upstream):
         assert r.status_code == 200 and r.json()["input_tokens"] >= 1
         r = c.post(GEMINI_PATH, json={"contents": "hi"}, headers=g)
         assert r.status_code == 400 and r.json()["error"]["code"] == 400
+        # a field of the wrong type deep inside is the agent's bad request (400), not a gateway fault (500)
+        r = c.post(GEMINI_PATH, json={"contents": [], "tools": 1}, headers=g)
+        assert r.status_code == 400 and "malformed request" in r.json()["error"]["message"]
+        r = c.post("/v1/chat/completions", json={"messages": [], "tools": True}, headers={"Authorization": f"Bearer {gw.token}"})
+        assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_request_error"
         assert c.post("/v1beta/models/x:embedContent", json=GEMINI_REQ, headers=g).status_code == 404
         assert gw.calls == 0
     assert upstream.model.requests == []  # none of these reached the model
