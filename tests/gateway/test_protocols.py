@@ -176,10 +176,13 @@ def test_a_malformed_body_of_any_shape_is_a_protocol_error_never_a_crash(protoco
     for _ in range(5000):
         body = _junk(rng)
         if isinstance(body, dict) and rng.random() < 0.7:
-            body[field] = [_junk(rng, 1) for _ in range(3)]
+            # items that get past the first checks (a known role), with junk inside
+            body[field] = [{**(j if isinstance(j := _junk(rng, 1), dict) else {}),
+                            "role": rng.choice(["user", "assistant", "system", "model"]),
+                            rng.choice(["content", "parts", "type"]): _junk(rng, 2)} for _ in range(3)]
         try:  # anything but a ProtocolError fails the test
             P.decode(P.Route(protocol), body)
             outcomes["decoded"] += 1
         except P.ProtocolError:
             outcomes["refused"] += 1
-    assert min(outcomes.values()) > 100, outcomes  # both paths were exercised
+    assert min(outcomes.values()) > 50, outcomes  # both paths were exercised
