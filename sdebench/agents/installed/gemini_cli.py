@@ -10,6 +10,11 @@ GEMINI_CLI_TRUST_WORKSPACE trusts the workspace without asking. Its settings
 (`~/.gemini/settings.json`) turn off usage statistics, telemetry, update checks and its
 experimental auto memory (a store of its own that would confound the memory ablations). Under
 memtool the memory tool is its MCP server `memory` (streamable HTTP, the token as a bearer header).
+
+It loads GEMINI.md as project context by itself, and no other file: under `full` it meets AGENTS.md
+only by reading it, unlike Claude Code, Codex, Qwen Code and OpenCode. `agent.context_files`
+(e.g. `[GEMINI.md, AGENTS.md]`, its `context.fileName` setting) changes that, for a study of the
+CLI as users configure it.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 from sdebench.agents.installed.base import InstalledAgent
 from sdebench.agents.installed.install import InstallSpec
 from sdebench.agents.installed.node import node_bin, node_environment, node_package
+from sdebench.agents.model import ConfigError
 from sdebench.gateway.mcp_memory import SERVER_NAME
 
 MCP_TIMEOUT_MS = 60_000
@@ -33,8 +39,14 @@ class GeminiCliAgent(InstalledAgent):
     spec = InstallSpec("npm", "@google/gemini-cli", "0.61.0", "node_modules/@google/gemini-cli/bundle/gemini.js",
                        extra=(node_package(),))
 
+    options = ("context_files",)
+
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
+        files = self.settings.options.get("context_files")
+        if files is not None and (not isinstance(files, list | tuple) or not all(isinstance(f, str) and f for f in files)):
+            raise ConfigError("agent.context_files must be a list of file names (or null: Gemini CLI's default, GEMINI.md)")
+        self.context_files = None if files is None else [str(f) for f in files]
         self.session_id = str(uuid.uuid4())
         self.result: dict[str, Any] = {}
 
@@ -53,6 +65,8 @@ class GeminiCliAgent(InstalledAgent):
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "experimental": {"autoMemory": False},
         }
+        if self.context_files is not None:
+            settings["context"] = {"fileName": self.context_files}
         if self.gateway.has_memory:
             settings["mcpServers"] = {SERVER_NAME: {"httpUrl": self.mcp_url(), "trust": True, "timeout": MCP_TIMEOUT_MS,
                                                     "headers": {"Authorization": f"Bearer {self.token()}"}}}

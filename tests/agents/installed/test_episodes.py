@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
 from tests.agents.installed.helpers import KEY_ENV, PLANTED, ROOT, compose, episode, requests, totals, usage
@@ -319,3 +320,30 @@ def test_a_failing_model_ends_the_episode_as_an_error_not_an_outcome(agent, task
     assert rec["model_calls"] == 0 and rec["cost_usd"] == 0  # failed calls are unpaid
     assert requests(base)  # the calls did reach the model
     assert PLANTED not in rec["error"]
+
+
+# whether the CLI loads the repo's AGENTS.md into its context by itself under `full` (docs/agents.md)
+LOADS_AGENTS_MD = {"claude-code": True, "codex": True, "qwen-code": True, "opencode": True,
+                   "mini-swe-agent": False, "aider": False, "gemini-cli": False}
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize(("agent", "overrides"), [*((a, ()) for a in LOADS_AGENTS_MD),
+                                                  ("gemini-cli", ("agent.context_files=[GEMINI.md,AGENTS.md]",))])
+def test_which_clis_load_agents_md_under_full(agent, overrides, task, server, tmp_path, key):
+    """What `full` gives each CLI without a tool call: the project files it loads by itself, as documented."""
+    model = {**AGENTS, **PRESETS}[agent][0]
+    finish = ({"tool": "bash", "arguments": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}}
+              if agent == "mini-swe-agent" else {"text": "done"})
+    server.model.reset(testmodel.parse_script([usage(finish, 100, 10)]))
+    base = testmodel.base_url(server)
+    api_base = {"testmodel-anthropic": base.removesuffix("/v1"), "testmodel-gemini": base.removesuffix("/v1") + "/v1beta"}.get(model, base)
+    cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", "delivery=full", "sandbox=local",
+                  "max_interventions=0", *PRESET_OVERRIDES.get(agent, ()), *overrides)
+    rec, _ = episode(task, cfg, tmp_path)
+    assert rec["error"] is None and rec["model_calls"] == 1, rec
+    agents_md = repo_mod.read_tree(repo_mod.unbundle(task.bundle, tmp_path / "probe"))["AGENTS.md"]
+    heading = agents_md.splitlines()[0].strip()
+    assert heading.startswith("# ") and heading not in task.statement
+    loaded = heading in str(requests(base)[0]["body"])
+    assert loaded is (LOADS_AGENTS_MD[agent] or bool(overrides)), (agent, loaded)
