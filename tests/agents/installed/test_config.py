@@ -75,3 +75,12 @@ def test_an_agent_raises_the_address_space_cap_of_its_local_sandbox(tmp_path):
             assert box.opts.address_space_mb == got
         finally:
             box.close()
+
+
+def test_gemini_cli_takes_a_list_of_context_files_or_none(monkeypatch):
+    monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "x")
+    assert build_agent(compose("agent=gemini-cli", "model=testmodel")).context_files is None
+    agent = build_agent(compose("agent=gemini-cli", "model=testmodel", "agent.context_files=[GEMINI.md,AGENTS.md]"))
+    assert agent.context_files == ["GEMINI.md", "AGENTS.md"]
+    with pytest.raises(ConfigError, match="context_files must be a list"):
+        build_agent(compose("agent=gemini-cli", "model=testmodel", "agent.context_files=AGENTS.md"))
