@@ -3,6 +3,7 @@ import os
 import pytest
 
 from sdebench.sandbox.docker import unavailable_reason
+from sdebench.testing import testmodel
 
 TEST_IMAGE = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
 
@@ -17,3 +18,10 @@ def docker_image():
             pytest.fail(message)
         pytest.skip(message)
     return TEST_IMAGE
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The scripted test model, one per test module (each test posts its own script)."""
+    with testmodel.in_thread(testmodel.parse_script([])) as srv:
+        yield srv

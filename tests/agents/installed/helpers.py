@@ -34,6 +34,13 @@ def totals(steps: list[dict[str, Any]]) -> tuple[int, int, int, float]:
                         for s in steps)
 
 
+def api_base_for(model: str, base: str) -> str:
+    """The address a test-model entry takes (`base` is the test model's `.../v1`): each entry reaches
+    the test model through its own litellm provider, at that provider's path."""
+    root = base.removesuffix("/v1")
+    return {"testmodel-anthropic": root, "testmodel-gemini": root + "/v1beta"}.get(model, base)
+
+
 def post_script(base: str, steps: list[dict[str, Any]]) -> None:
     """Replace the server's script."""
     req = urllib.request.Request(base.removesuffix("/v1") + "/script", data=json.dumps(steps).encode(),

@@ -15,7 +15,17 @@ import pytest
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
-from tests.agents.installed.helpers import KEY_ENV, PLANTED, ROOT, compose, episode, requests, totals, usage
+from tests.agents.installed.helpers import (
+    KEY_ENV,
+    PLANTED,
+    ROOT,
+    api_base_for,
+    compose,
+    episode,
+    requests,
+    totals,
+    usage,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.agents]
 
@@ -174,12 +184,6 @@ def task():
     return load(ROOT / "tasks" / TASK)
 
 
-@pytest.fixture(scope="module")
-def server():
-    with testmodel.in_thread(testmodel.parse_script([])) as srv:
-        yield srv
-
-
 @pytest.fixture
 def key(monkeypatch):
     monkeypatch.setenv(KEY_ENV, PLANTED)
@@ -190,7 +194,7 @@ def _run(agent: str, task, server, tmp_path, delivery: str, sandbox: str, *overr
     steps = make_steps(delivery == "memtool" and mcp)
     server.model.reset(testmodel.parse_script(steps))
     base = testmodel.base_url(server)
-    api_base = {"testmodel-anthropic": base.removesuffix("/v1"), "testmodel-gemini": base.removesuffix("/v1") + "/v1beta"}.get(model, base)
+    api_base = api_base_for(model, base)
     cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", f"delivery={delivery}",
                   f"sandbox={sandbox}", *PRESET_OVERRIDES.get(agent, ()), *overrides)
     if sandbox == "docker":
@@ -306,7 +310,7 @@ def test_a_failing_model_ends_the_episode_as_an_error_not_an_outcome(agent, task
     model = {**AGENTS, **PRESETS}[agent][0]
     server.model.reset(testmodel.parse_script([{"error": 400, "message": "context window exceeded", "repeat": True}]))
     base = testmodel.base_url(server)
-    api_base = {"testmodel-anthropic": base.removesuffix("/v1"), "testmodel-gemini": base.removesuffix("/v1") + "/v1beta"}.get(model, base)
+    api_base = api_base_for(model, base)
     # mini-swe-agent retries a failed call 10 times with exponential backoff (~4 min); twice shows the same
     retries = ("+agent.env.MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT=2",) if agent == "mini-swe-agent" else ()
     cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", "delivery=squashed", "sandbox=local",
@@ -337,7 +341,7 @@ def test_which_clis_load_agents_md_under_full(agent, overrides, task, server, tm
               if agent == "mini-swe-agent" else {"text": "done"})
     server.model.reset(testmodel.parse_script([usage(finish, 100, 10)]))
     base = testmodel.base_url(server)
-    api_base = {"testmodel-anthropic": base.removesuffix("/v1"), "testmodel-gemini": base.removesuffix("/v1") + "/v1beta"}.get(model, base)
+    api_base = api_base_for(model, base)
     cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", "delivery=full", "sandbox=local",
                   "max_interventions=0", *PRESET_OVERRIDES.get(agent, ()), *overrides)
     rec, _ = episode(task, cfg, tmp_path)

@@ -21,7 +21,16 @@ import pytest
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
-from tests.agents.installed.helpers import KEY_ENV, PLANTED, ROOT, compose, episode, requests, usage
+from tests.agents.installed.helpers import (
+    KEY_ENV,
+    PLANTED,
+    ROOT,
+    api_base_for,
+    compose,
+    episode,
+    requests,
+    usage,
+)
 from tests.agents.installed.test_episodes import AGENTS, PRESETS
 
 pytestmark = [pytest.mark.slow, pytest.mark.agents]
@@ -56,12 +65,6 @@ def task():
     return load(ROOT / "tasks" / TASK)
 
 
-@pytest.fixture(scope="module")
-def server():
-    with testmodel.in_thread(testmodel.parse_script([])) as srv:
-        yield srv
-
-
 # every CLI in bubblewrap; two in docker (the sandbox's view is the same for every agent)
 CASES = [pytest.param(a, "local", marks=pytest.mark.bwrap) for a in sorted(SHELLS)] + [
     pytest.param(a, "docker", marks=pytest.mark.docker) for a in ("claude-code", "gemini-cli")]
@@ -87,8 +90,7 @@ def test_nothing_an_installed_agent_sees_names_its_task(agent, sandbox, task, se
     server.model.reset(testmodel.parse_script(steps))
     model = {**AGENTS, **PRESETS}[agent][0]
     base = testmodel.base_url(server)
-    api_base = {"testmodel-anthropic": base.removesuffix("/v1"),
-                "testmodel-gemini": base.removesuffix("/v1") + "/v1beta"}.get(model, base)
+    api_base = api_base_for(model, base)
     cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base}", "delivery=full",
                   f"sandbox={sandbox}", "max_interventions=0")
     if sandbox == "docker":
