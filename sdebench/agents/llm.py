@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sdebench.agents.accounting import add_call
-from sdebench.agents.base import STOP_SUBMITTED, AgentContext, Limits, RunResult, Usage
+from sdebench.agents.base import STOP_SUBMITTED, AgentContext, Limits, RunResult, Usage, failure_stop
 from sdebench.agents.model import ConfigError, LiteLLMClient, ModelClient, ModelReply
 from sdebench.agents.prompts import PromptError, Prompts, additions_block
 
@@ -156,7 +156,9 @@ class LLMAgent:
                 turns += 1
                 self.turns += 1
             if c.reply is None:
-                return self._stop("error", turns, error=c.error or "the model client returned no reply")
+                # a request the model refused after it had acted (its context grown too long) is the agent's
+                return self._stop(failure_stop(self.turns > 0, c.infrastructure), turns,
+                                  error=c.error or "the model client returned no reply")
             submitted, faulty = self._handle(c.reply, index)
             if submitted:
                 return self._stop(STOP_SUBMITTED, turns)

@@ -32,6 +32,7 @@ from sdebench.agents.accounting import (
     resolve_pricing,
     worst_case_usd,
 )
+from sdebench.agents.base import infrastructure_status
 
 # a placeholder for OpenAI-compatible servers that need no key (the OpenAI client insists on one)
 NO_KEY = "EMPTY"
@@ -62,6 +63,7 @@ class Completion:
     replied: bool = False  # the model did answer (a turn), even if the answer could not be used
     retries: int = 0  # failed attempts that were retried
     failed_s: float = 0.0  # seconds spent in failed attempts (counted as model time)
+    infrastructure: bool = True  # an error is the infrastructure's (not a request the model refused: base.infrastructure_status)
 
 
 @runtime_checkable
@@ -304,6 +306,7 @@ class LiteLLMClient:
                 if not is_retryable(e):
                     log("model_error", error=msg, status=_status(e), retryable=False)
                     out.error = msg
+                    out.infrastructure = infrastructure_status(_status(e))
                     return out
                 if out.retries >= self.retry.max_retries:
                     log("model_error", error=msg, status=_status(e), retryable=True)

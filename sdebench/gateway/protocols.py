@@ -420,9 +420,9 @@ def decode(route: Route, body: Any) -> ChatRequest:
     """A request body on `route` as chat completions (ProtocolError if it does not follow the protocol)."""
     try:
         req = DECODERS[route.protocol](body)
+    except ProtocolError:
+        raise
     except (TypeError, AttributeError, KeyError, ValueError) as e:
-        if isinstance(e, ProtocolError):
-            raise
         # a field of the wrong JSON type somewhere inside: the agent's malformed request, not a fault here
         raise ProtocolError(f"{route.protocol}: malformed request ({type(e).__name__}: {e})") from None
     if route.stream is not None:

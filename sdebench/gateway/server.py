@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 
 from sdebench.agents.accounting import DEFAULT_MAX_TOKENS, PricingError, TokenCounts
-from sdebench.agents.base import Limits, Toolbox, Usage
+from sdebench.agents.base import Limits, Toolbox, Usage, infrastructure_status
 from sdebench.agents.model import ModelSettings
 from sdebench.gateway import protocols, upstream
 from sdebench.gateway.meter import LimitReached, Meter, Ticket
@@ -105,6 +105,9 @@ class Gateway:
         self.seed = seed
         self.redact = tuple(r for r in redact if r)
         self.last_error: str | None = None  # the last upstream failure, for the agent's error
+        # failed calls that were the infrastructure's (model unreachable, 5xx, rate limit, key refused,
+        # a fault here), not the agent's request: they decide whether a failed run has an outcome
+        self.infra_failures = 0
         self.calls = 0
         # one per gateway (its HTTP client keeps the connection to the model open across calls)
         self.upstream = upstream.route_for(model.litellm_model, model.api_base, model.extra, route)
@@ -250,6 +253,7 @@ class Gateway:
         except Exception as e:  # noqa: BLE001 - a gateway fault is the agent's error reply and a logged event, not a dropped connection
             msg = self._redacted(f"sdebench gateway failed on this call: {_short(e)}")
             self.last_error = msg
+            self.infra_failures += 1
             self._log("model_error", protocol=route.protocol, error=msg, status=500)
             return self.error(route.protocol, 500, msg)
 
@@ -283,6 +287,7 @@ class Gateway:
             self.meter.release(ticket, latency)
             msg = self._redacted(_short(e))
             self.last_error = msg
+            self.infra_failures += infrastructure_status(_status(e))
             self._log("model_error", protocol=protocol, n=ticket.n, error=msg, status=_status(e))
             return self.error(protocol, _status(e), f"upstream model error: {msg}")
         latency = time.perf_counter() - t_up
@@ -290,6 +295,7 @@ class Gateway:
             account = self.meter.account(ticket, response, latency)
         except PricingError as e:
             self.last_error = str(e)
+            self.infra_failures += 1
             self._log("model_error", protocol=protocol, n=ticket.n, error=str(e), status=500)
             return self.error(protocol, 500, str(e))
         tokens = TokenCounts(account.prompt_tokens, account.completion_tokens, account.cached_tokens,

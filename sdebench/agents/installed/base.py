@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.agents.accounting import Pricing, PricingError, import_litellm, resolve_pricing
-from sdebench.agents.base import STOP_SUBMITTED, AgentContext, RunResult, Usage
+from sdebench.agents.base import STOP_SUBMITTED, AgentContext, RunResult, Usage, failure_stop
 from sdebench.agents.installed.install import (
     InstallError,
     InstallSpec,
@@ -257,7 +257,7 @@ class InstalledAgent:
         cmd = ["python3", f"{GATEWAY_DIR}/{RELAY}", "--port", str(self.settings.port), "--socket",
                f"{GATEWAY_DIR}/{SOCKET}", "--stdout", out_file, "--", *argv]
         env = {"HOME": HOME, **self.environment(), **self.settings.env}
-        calls0, refused0 = self.gateway.meter.usage.model_calls, self.gateway.meter.refused
+        calls0, refused0, infra0 = self.gateway.meter.usage.model_calls, self.gateway.meter.refused, self.gateway.infra_failures
         ctx.trajectory.log("agent_run", run=self.runs + 1, resume=resume, command=shlex.join(argv[:1] + ["..."]))
         t0 = time.monotonic()
         res = ctx.sandbox.exec(cmd, timeout=left, env=env)
@@ -272,14 +272,16 @@ class InstalledAgent:
             return self._stop(self.gateway.meter.stop_reason or "error", turns)
         if res.timed_out:
             return self._stop("max_wall", turns)
+        # a failure after the model acted, with no infrastructure failure behind it, is the agent's
+        failed = failure_stop(self.gateway.meter.usage.model_calls > 0, self.gateway.infra_failures > infra0)
         if res.exit_code != 0:
             why = (res.stderr.strip() or stdout.strip())[-400:].replace("\n", " | ")
             if self.gateway.last_error:
                 why += f" (last model error: {self.gateway.last_error})"
-            return self._stop("error", turns, f"{self.name} exited with code {res.exit_code}: {why}")
+            return self._stop(failed, turns, f"{self.name} exited with code {res.exit_code}: {why}")
         problem = self.run_error(stdout)
         if problem:
-            return self._stop("error", turns, problem)
+            return self._stop(failed, turns, problem)
         return self._stop(STOP_SUBMITTED, turns)
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from sdebench.analysis import rules
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
@@ -290,7 +291,7 @@ def test_the_agent_shell_reaches_the_gateway_and_nothing_else(sandbox, task, ser
              usage({"text": "done"}, 100, 10)]
     server.model.reset(testmodel.parse_script(steps))
     cfg = compose("agent=claude-code", "model=testmodel-anthropic",
-                  f"model.api_base={testmodel.base_url(server).removesuffix('/v1')}", "delivery=squashed",
+                  f"model.api_base={api_base_for('testmodel-anthropic', testmodel.base_url(server))}", "delivery=squashed",
                   f"sandbox={sandbox}", "max_interventions=0")
     if sandbox == "docker":
         cfg["sandbox"]["image"] = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
@@ -351,3 +352,25 @@ def test_which_clis_load_agents_md_under_full(agent, overrides, task, server, tm
     assert heading.startswith("# ") and heading not in task.statement
     loaded = heading in str(requests(base)[0]["body"])
     assert loaded is (LOADS_AGENTS_MD[agent] or bool(overrides)), (agent, loaded)
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("how", ["kills its own CLI", "gets its request refused"])
+def test_a_failure_the_agent_can_cause_is_an_unresolved_outcome_not_an_error(how, task, server, tmp_path, key):
+    """After the model has acted, a run that fails with no infrastructure failure behind it (its tool call
+    killed the CLI; the model refused a request it made) ends as `agent_error`: graded and counted
+    unresolved, never "no outcome", so an agent cannot hide a miss by crashing."""
+    act = usage({"tool": "run_shell_command", "arguments": {"command": SED_WRONG}}, 3200, 50, 2000)
+    second = (usage({"tool": "run_shell_command", "arguments": {"command": "kill -9 $PPID"}}, 3300, 20, 2000)
+              if how == "kills its own CLI" else {"error": 400, "message": "prompt is too long"})
+    server.model.reset(testmodel.parse_script([act, second]))
+    base = testmodel.base_url(server)
+    cfg = compose("agent=gemini-cli", "model=testmodel-gemini", f"model.api_base={api_base_for('testmodel-gemini', base)}",
+                  "delivery=squashed", "sandbox=local")
+    rec, events = episode(task, cfg, tmp_path)
+    assert rec["stop_reason"] == "agent_error" and rec["error"], rec
+    assert ("exited with code" in rec["error"]) if how == "kills its own CLI" else ("prompt is too long" in rec["error"])
+    assert rec["resolved"] is False and [a["stop_reason"] for a in rec["attempts"]] == ["agent_error"]
+    assert not rules.is_error(rec) and rules.counted_interventions(rec) == rec["max_interventions"]
+    assert rec["model_calls"] == (2 if how == "kills its own CLI" else 1)
+    assert 'ROUND_HALF_UP' in rec["final_diff"]  # what it did before failing was graded
