@@ -32,19 +32,6 @@ class Mount:
     read_only: bool = True
 
 
-def mount_args(mounts: tuple[Mount, ...] | list[Mount]) -> list[str]:
-    """Bubblewrap options binding `mounts` (after the masks, so a mount may re-expose a masked path)."""
-    args: list[str] = []
-    for m in mounts:
-        args += ["--ro-bind" if m.read_only else "--bind", m.source, m.target]
-    return args
-
-
-def mount_volumes(mounts: tuple[Mount, ...] | list[Mount]) -> dict[str, dict[str, str]]:
-    """The docker SDK `volumes` of `mounts`."""
-    return {m.source: {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in mounts}
-
-
 @dataclass(frozen=True)
 class ExecResult:
     """What one command did."""
