@@ -9,8 +9,8 @@ from typing import Protocol, runtime_checkable
 # Output kept per stream: the head and the tail, with a marker in between.
 DEFAULT_OUTPUT_CAP = 64_000
 TRUNCATION_MARKER = "\n[... {n} bytes truncated ...]\n"
-# The one workspace dir commands may write in when a sandbox is opened read-only (grading):
-# the test runner's report goes there.
+# The one workspace dir commands may write in when a sandbox is opened read-only (grading): a
+# scratch dir of the sandbox's own (the runner's report travels on its output stream).
 OUT_DIR = ".sdebench-out"
 # Where every backend shows the workspace to commands: the same neutral path in every episode,
 # so nothing in the working directory names the task.
@@ -100,7 +100,8 @@ class SandboxFactory(Protocol):
     def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = (),
              address_space_mb: int | None = None) -> Sandbox:
         """Open a sandbox on the host dir `workspace`; with `read_only`, commands may write only
-        below OUT_DIR of the workspace (the host side still writes anywhere in it); `mounts` are
+        below OUT_DIR of the workspace, a scratch dir of the sandbox's own that the host never reads
+        (the host side still writes anywhere in the workspace); `mounts` are
         bound into every command's view (backends without isolation see host paths anyway);
         `address_space_mb` raises (never lowers) a per-process address-space cap where the
         backend has one (an agent runtime that reserves more virtual memory than it uses)."""

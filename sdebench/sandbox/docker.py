@@ -55,6 +55,8 @@ KILL_GRACE_S = 2
 MIB = 1024 * 1024
 SPOOL_BYTES = 16 * MIB  # a workspace archive larger than this is spooled to disk
 PRIVATE_PREFIX = "sdb-ct-"
+# The world-writable dirs of a Debian image.
+SCRATCH_DIRS = ("/tmp", "/var/tmp", "/run/lock")
 
 
 @dataclass(frozen=True)
@@ -223,7 +225,10 @@ def start_container(client, opts: DockerOptions, mounts: tuple[Mount, ...] = ())
             mem_limit=f"{opts.memory_mb}m",
             memswap_limit=f"{opts.memory_mb}m",
             pids_limit=opts.pids_max,
-            tmpfs={"/tmp": f"rw,nosuid,nodev,size={opts.tmp_size_mb}m,mode=1777", "/sys": "ro,size=64k"},
+            # Every dir the user may write in but the workspace is a tmpfs of its own: nothing a grading
+            # phase writes lands on the engine's disk (whose allocations every writer sees).
+            tmpfs={**{d: f"rw,nosuid,nodev,size={opts.tmp_size_mb}m,mode=1777" for d in SCRATCH_DIRS},
+                   "/sys": "ro,size=64k"},
             cap_drop=["ALL"],
             security_opt=security,
             nano_cpus=int(opts.cpus * 1e9) if opts.cpus else None,
@@ -307,11 +312,16 @@ class DockerSandbox:
         with tarfile.open(fileobj=buf, mode="w") as tar:
             tar.addfile(self._tarinfo(top, tarfile.DIRTYPE, mode=0o755, rel=""))
             if self.read_only:
-                tar.addfile(self._tarinfo(f"{top}/{OUT_DIR}", tarfile.DIRTYPE, mode=0o755, rel=OUT_DIR))
+                # The out dir leads to the container's /tmp: what a grading phase writes there stays
+                # in a tmpfs of its own, never on the engine's disk.
+                link = self._tarinfo(f"{top}/{OUT_DIR}", tarfile.SYMTYPE, mode=0o777, rel=OUT_DIR)
+                link.linkname = "/tmp"
+                tar.addfile(link)
             for e in walk:
+                if self.read_only and (e.rel == OUT_DIR or e.rel.startswith(OUT_DIR + "/")):
+                    continue
                 if e.source is None:
-                    if not (self.read_only and e.rel == OUT_DIR):
-                        tar.addfile(self._tarinfo(f"{top}/{e.rel}", tarfile.DIRTYPE, mode=0o755, rel=e.rel))
+                    tar.addfile(self._tarinfo(f"{top}/{e.rel}", tarfile.DIRTYPE, mode=0o755, rel=e.rel))
                     continue
                 with e.open() as fh:
                     size = os.fstat(fh.fileno()).st_size
