@@ -125,6 +125,7 @@ class LocalSandbox:
             (self.workspace / OUT_DIR).mkdir(exist_ok=True)
         self.uid: int | None = None
         self.table: stage.Table | None = None
+        self._owners: dict[str, tuple[int, int]] = {}
         self.cgroup = None
         self._closed = False
         try:
@@ -132,10 +133,11 @@ class LocalSandbox:
                 # A user of its own (no per-user kernel quota shared with another sandbox) owning its
                 # files, and overlays and mount points of its own.
                 self.uid = uids.claim()
-                uids.chown_tree(self.workspace, self.uid, self.uid)
                 ro = [*_existing(list(opts.ro_binds)), *(m.source for m in self.mounts if m.read_only)]
                 own = [str(self.workspace), *(m.source for m in self.mounts)]
                 self.table = self.stage.table(ro, own)
+                trees = [str(self.workspace), *(m.source for m in self.mounts if not m.read_only)]
+                self._owners = {t: (os.stat(t).st_uid, os.stat(t).st_gid) for t in trees if os.path.isdir(t)}
             self.cgroup = cgroup.create(opts.memory_mb * MIB if opts.memory_mb else None, opts.pids_max or None)
             if self.cgroup is None and opts.require_cgroup:
                 raise SandboxError("no writable cgroup for the memory and process limits (require_cgroup is set)")
@@ -213,16 +215,27 @@ class LocalSandbox:
         full_env = base_env({"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": self.stage.path(), **(env or {})})
         prefix = self.limit_prefix()
         if self.table is not None and self.uid is not None:
-            for m in self.mounts:  # files the host wrote there since (an agent's configuration) become its own
-                if not m.read_only and os.path.isdir(m.source):
-                    uids.chown_tree(Path(m.source), self.uid, self.uid)
             prefix += [*self.stage.mount_prefix(self.table.fstab), *self.stage.as_user(self.uid)]
         argv = [*prefix, *self.bwrap_args(), "--", *inner]
-        result = run_process(argv, str(self.workspace), timeout, full_env, self.opts.output_cap, watch=watch)
-        if self.cgroup is not None:
-            # The pid namespace dies with bubblewrap, asynchronously: wait until it has.
-            self.cgroup.drain()
+        self._lend(True)
+        try:
+            result = run_process(argv, str(self.workspace), timeout, full_env, self.opts.output_cap, watch=watch)
+        finally:
+            if self.cgroup is not None:
+                # The pid namespace dies with bubblewrap, asynchronously: wait until it has.
+                self.cgroup.drain()
+            self._lend(False)
         return result
+
+    def _lend(self, to_sandbox: bool) -> None:
+        """Hand the sandbox's writable trees (workspace, writable mounts) to its user for a command,
+        and back to their host owner after it: between commands the host (its git, its copies)
+        finds them as it left them, with what the command made owned by the host owner too."""
+        if self.uid is None:
+            return
+        for tree, (uid, gid) in self._owners.items():
+            if os.path.isdir(tree):
+                uids.chown_tree(Path(tree), *((self.uid, self.uid) if to_sandbox else (uid, gid)))
 
     # --- files ---------------------------------------------------------------------------
     def read_file(self, rel: str) -> str:
@@ -232,12 +245,8 @@ class LocalSandbox:
     def write_file(self, rel: str, content: str) -> None:
         """Write a workspace file (parents created; never through a link out of the workspace)."""
         p = resolve_inside(self.workspace, rel)
-        missing = [d for d in [p.parent, *p.parent.parents] if not d.exists()]
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(content)
-        if self.uid is not None:  # the sandbox's user owns what the host writes for it
-            for f in [p, *missing]:
-                os.lchown(f, self.uid, self.uid)
 
     def sync_out(self, dest: Path) -> None:
         """Copy the workspace into `dest` (links out of the workspace dropped)."""

@@ -12,6 +12,7 @@ processes never hold the same id. Claims of processes that no longer run are pru
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import secrets
@@ -21,6 +22,7 @@ from pathlib import Path
 FIRST = 1_500_000_000  # far above system accounts, login users and the usual subordinate-id ranges
 COUNT = 1 << 24
 CLAIMS = "sdb-uids"
+_HELD: set[int] = set()  # this process's claims, released at exit if a sandbox was never closed
 
 
 def claims_dir() -> Path:
@@ -41,14 +43,22 @@ def claim() -> int:
             continue
         with os.fdopen(fd, "w") as f:
             f.write(str(os.getpid()))
+        _HELD.add(uid)
         return uid
     raise RuntimeError("no free sandbox user id")  # a million claims at once: a leak, not a load
 
 
 def release(uid: int) -> None:
     """Give `uid` back; safe to call twice."""
+    _HELD.discard(uid)
     with contextlib.suppress(FileNotFoundError):
         (claims_dir() / str(uid)).unlink()
+
+
+@atexit.register
+def _release_held() -> None:
+    for uid in list(_HELD):
+        release(uid)
 
 
 def prune() -> int:

@@ -68,6 +68,8 @@ f = open(TARGET, "rb") if BIT else None
 hold()
 """
 LEASE_RECV = """
+import signal
+signal.signal(signal.SIGIO, signal.SIG_IGN)  # a lease broken by another opener signals its holder
 fd = os.open(TARGET, os.O_RDONLY)
 try:
     fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK); print("lease")
@@ -131,8 +133,9 @@ while not os.path.exists(STOP):
 if BIT and keep[-2] > 0:
     libc.syscall(250, 3, keep[-2])  # KEYCTL_REVOKE
 """
-# Files that change whatever anyone does (random by design) or belong to the reader alone.
-SCAN_EXEMPT = ("/proc/sys/kernel/random/uuid",)
+# Files that change whatever anyone does (random by design) or belong to the reader alone (the
+# last pid of its own pid namespace, which a container keeps across commands).
+SCAN_EXEMPT = ("/proc/sys/kernel/random/uuid", "/proc/sys/kernel/ns_last_pid")
 SCAN_RECV = r"""
 def digest(p):
     try:
@@ -174,24 +177,31 @@ vals = struct.unpack_from("@lLLLLLLLLLH", buf)
 print("procs>=%d" % (vals[10] // 48 * 48))
 """
 # The host-wide inode counter of pipes and sockets (get_next_ino, handed out to each CPU in
-# batches of 1024): the receiver counts the numbers others took while it made pipes for 0.3 s.
+# batches of 1024): the receiver counts the numbers others took while it made pipes, in three
+# windows of 0.2 s (the least of them: a burst of the host's own passes, the sender does not).
 INO_RECV = r"""
 os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-inos = []
-t = time.monotonic()
-while time.monotonic() - t < 0.3:
-    r, w = os.pipe(); inos.append(os.fstat(r).st_ino); os.close(r); os.close(w)
-others = inos[-1] - inos[0] + 1 - len(inos)
-print("many" if others > 2000 else "few")
+def others():
+    inos = []
+    t = time.monotonic()
+    while time.monotonic() - t < 0.2:
+        r, w = os.pipe(); inos.append(os.fstat(r).st_ino); os.close(r); os.close(w)
+    return inos[-1] - inos[0] + 1 - len(inos)
+print("many" if min(others() for _ in range(3)) > 800 else "few")
 """
 INO_SEND = r"""
-ready()
-while not os.path.exists(STOP):
-    if BIT:
-        for _ in range(2000):
-            r, w = os.pipe(); os.close(r); os.close(w)
-    else:
-        time.sleep(0.01)
+kids = []
+for _ in range(2 if BIT else 0):
+    pid = os.fork()
+    if pid == 0:
+        while not os.path.exists(STOP):
+            for _ in range(500):
+                r, w = os.pipe(); os.close(r); os.close(w)
+        os._exit(0)
+    kids.append(pid)
+hold()
+for k in kids:
+    os.waitpid(k, 0)
 """
 
 # --- names in shared namespaces ------------------------------------------------------------------
@@ -316,12 +326,126 @@ def namespace_probes() -> list[Probe]:
     ]
 
 
+# Page-cache residency of a large shared file (evicted by the host before each exchange): the
+# sender reads 16 pages far apart, the receiver times one-byte reads of them.
+PAGES_SEND = """
+fd = os.open(TARGET, os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+for i in range(16 if BIT else 0):
+    os.pread(fd, 1, i * 64 * 4096)
+hold()
+"""
+PAGES_RECV = """
+fd = os.open(TARGET, os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+us = []
+for i in range(16):
+    a = time.perf_counter_ns(); os.pread(fd, 1, i * 64 * 4096); us.append((time.perf_counter_ns() - a) / 1000)
+print("cached" if sorted(us)[8] < 20 else "cold")
+"""
+
+
 def counter_probes() -> list[Probe]:
     """Probes of host-wide counters read through a syscall rather than a file."""
     return [
         Probe("sysinfo", BUSY_SEND, SYSINFO_RECV),
         Probe("inode-counter", INO_SEND, INO_RECV),
     ]
+
+
+# Large files the sandboxes of each backend share and nobody reads (the page-cache probes use them).
+PAGE_TARGETS = {
+    "docker": ("/usr/lib/x86_64-linux-gnu/perl/5.36.0/CORE/charclass_invlists.h",),
+    "local": ("/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", "/usr/lib/x86_64-linux-gnu/libicudata.so.72.1",
+              "/usr/lib/x86_64-linux-gnu/perl/5.36.0/CORE/charclass_invlists.h"),
+}
+
+
+def page_target(backend: str, sandbox) -> str | None:
+    """The first large shared file of `backend` that `sandbox` shows (at least 4 MiB), or None."""
+    for p in PAGE_TARGETS.get(backend, PAGE_TARGETS["local"]):
+        if sandbox.exec(["python3", "-c", f"import os,sys; sys.exit(os.path.getsize({p!r}) < 4 << 20)"]).exit_code == 0:
+            return p
+    return None
+
+
+def page_probe(target: str) -> Probe:
+    """The page-cache probe on the large shared file `target` (evict it before each exchange)."""
+    return Probe("page-cache", PAGES_SEND, PAGES_RECV, target)
+
+
+# The channels no sandbox closes (measured by experiments/bench_channels.py; documented in
+# docs/grading.md): a host-wide counter of pipe and socket inodes, and the page cache of shared files.
+REMAINING = frozenset({"inode-counter", "page-cache"})
+
+
+# Per-user kernel quotas (host-wide for one host user): inotify instances, pipe buffer pages.
+QUOTA_INOTIFY_SEND = """
+fds = []
+while BIT:
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        break
+    fds.append(fd)
+hold()
+"""
+QUOTA_INOTIFY_RECV = """
+fds = []
+while len(fds) < 64:
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        break
+    fds.append(fd)
+print(len(fds))
+"""
+QUOTA_PIPE_SEND = """
+import resource
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+keep = []
+try:
+    while BIT and len(keep) < 4000:
+        keep.append(os.pipe())
+except OSError:
+    pass
+hold()
+"""
+QUOTA_PIPE_RECV = """
+r, w = os.pipe()
+print(fcntl.fcntl(w, 1032))  # F_GETPIPE_SZ: a user over its soft quota gets one-page pipes
+"""
+
+
+def quota_probes() -> list[Probe]:
+    """Probes of the kernel's per-user quotas."""
+    return [Probe("quota:inotify-instances", QUOTA_INOTIFY_SEND, QUOTA_INOTIFY_RECV),
+            Probe("quota:pipe-pages", QUOTA_PIPE_SEND, QUOTA_PIPE_RECV)]
+
+
+def shared_files(backend: str) -> dict[str, str]:
+    """Files every sandbox of `backend` sees, by kind: a system file, /etc, a device, the
+    interpreter's library, a fixed /proc file."""
+    import os
+    import sys
+
+    from sdebench.sandbox import stage
+
+    if backend == "docker":
+        python = "/usr/lib/python3.11/this.py"
+    else:
+        this = os.path.join(os.path.dirname(os.__file__), "this.py")
+        base = os.path.realpath(sys.base_prefix)
+        python = this
+        if backend == "local" and not stage.under(base, stage.SYSTEM_DIRS):
+            python = stage.PYTHON_DIR + os.path.realpath(this)[len(base):]
+    return {"usr": "/usr/share/common-licenses/GPL-3", "etc": "/etc/passwd", "dev": "/dev/null",
+            "python": python, "proc": "/proc/meminfo"}
+
+
+def all_probes(files: dict[str, str]) -> list[Probe]:
+    """Every on/off probe: each shared-inode probe on each of `files`, then names, counters, quotas."""
+    out = [p for label, path in files.items() for p in inode_probes(path, label)]
+    return out + namespace_probes() + counter_probes() + quota_probes()
 
 
 SCAN = Probe("host-readings", BUSY_SEND, SCAN_RECV)
@@ -357,8 +481,11 @@ class Exchange:
         return len(set(zero)) == 1 and len(set(one)) == 1 and zero[0] != one[0]
 
 
-def exchange_once(probe: Probe, sender, receiver, bit: int, timeout: float = 60.0) -> str:
-    """Run the sender with `bit` and, once it is ready, the receiver; return the receiver's observation."""
+def exchange_once(probe: Probe, sender, receiver, bit: int, timeout: float = 60.0, prepare=None) -> str:
+    """Run the sender with `bit` and, once it is ready, the receiver; return the receiver's observation.
+    `prepare` runs on the host first (e.g. evicting a shared file's pages)."""
+    if prepare is not None:
+        prepare()
     stop = f".sdb-stop-{secrets.token_hex(4)}"
     watch = _Ready()
     result: list = []
@@ -370,7 +497,7 @@ def exchange_once(probe: Probe, sender, receiver, bit: int, timeout: float = 60.
             raise RuntimeError(f"{probe.name}: the sender never got ready: {result[0].stderr[-500:] if result else ''}")
         got = receiver.exec(["python3", "-c", probe.program("receive", bit, stop)], timeout=timeout)
         if got.exit_code != 0:
-            raise RuntimeError(f"{probe.name}: the receiver failed: {got.stderr[-800:]}")
+            raise RuntimeError(f"{probe.name}: the receiver failed (exit {got.exit_code}): {got.stderr[-800:]}")
         return got.stdout.strip()
     finally:
         sender.write_file(stop, "")
@@ -379,13 +506,68 @@ def exchange_once(probe: Probe, sender, receiver, bit: int, timeout: float = 60.
             raise RuntimeError(f"{probe.name}: the sender failed: {result[0].stderr[-800:]}")
 
 
-def exchange(probe: Probe, sender, receiver, rounds: int = 2) -> Exchange:
+def exchange(probe: Probe, sender, receiver, rounds: int = 2, prepare=None) -> Exchange:
     """Observe the receiver under bit 0 and bit 1, `rounds` times each, interleaved."""
     observed: dict[int, list[str]] = {0: [], 1: []}
     for _ in range(rounds):
         for bit in (0, 1):
-            observed[bit].append(exchange_once(probe, sender, receiver, bit))
+            observed[bit].append(exchange_once(probe, sender, receiver, bit, prepare=prepare))
     return Exchange(probe.name, observed)
+
+
+# Probes that must run alone: they read host-wide activity, which other probes running at once add to.
+ALONE = frozenset({"inode-counter", "page-cache", "sysinfo"})
+
+
+def inventory(probes: list[Probe], pairs: list[tuple], prepare=None) -> dict[str, Exchange]:
+    """Exchange over every probe, each (sender, receiver) pair of `pairs` serving one probe at a time
+    (a sandbox runs one command at a time); those of ALONE run one by one at the end.
+    `prepare(probe)` runs on the host before each of that probe's exchanges."""
+    import queue
+    from concurrent.futures import ThreadPoolExecutor
+
+    free: queue.Queue = queue.Queue()
+    for pair in pairs:
+        free.put(pair)
+
+    def one(p: Probe) -> Exchange:
+        sender, receiver = pair = free.get()
+        try:
+            return exchange(p, sender, receiver, prepare=(lambda: prepare(p)) if prepare else None)
+        finally:
+            free.put(pair)
+
+    together = [p for p in probes if p.name not in ALONE]
+    with ThreadPoolExecutor(max_workers=len(pairs)) as pool:
+        out = dict(zip((p.name for p in together), pool.map(one, together), strict=True))
+    for p in probes:
+        if p.name in ALONE:
+            out[p.name] = one(p)
+    return out
+
+
+def evict(path: str, layers: list[str] = ()) -> bool:
+    """Drop the pages of `path` from the host's page cache (the host may; sandboxes may not). A docker
+    image's file is found in its `layers` (host dirs); False when the file is not found."""
+    import os
+
+    host = next((f"{d}{path}" for d in layers if d and os.path.exists(f"{d}{path}")), path)
+    if not os.path.isfile(host):
+        return False
+    fd = os.open(host, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return True
+
+
+def image_layers(image: str) -> list[str]:
+    """The host dirs of a docker image's layers (overlay2), top first."""
+    import docker
+
+    data = docker.from_env().images.get(image).attrs["GraphDriver"]["Data"]
+    return [d for d in (*data.get("UpperDir", "").split(":"), *data.get("LowerDir", "").split(":")) if d]
 
 
 def changed_readings(sender, receiver, rounds: int = 2) -> dict[str, set[str]]:
@@ -399,3 +581,204 @@ def changed_readings(sender, receiver, rounds: int = 2) -> dict[str, set[str]]:
                 seen.setdefault(path, set()).add(value)
             time.sleep(0.2)
     return {p: v for p, v in seen.items() if len(v) > 1}
+
+
+# --- capacity of the channels that stay open ------------------------------------------------------
+# A slotted transmission: both sides know the bits' start time T0 and slot length SLOT (in an attack
+# they would agree on them in advance: the clock is shared); the sender acts in the slots of its
+# 1-bits, the receiver measures once per slot and decodes by the median of its measurements.
+SLOT_HEAD = r"""
+def wait_until(t):
+    while True:
+        d = t - time.time()
+        if d <= 0:
+            return
+        time.sleep(min(d, 0.05))
+"""
+CPU_SLOT_SEND = r"""
+def worker():
+    for i, b in enumerate(BITS):
+        wait_until(T0 + i * SLOT)
+        end = T0 + (i + 1) * SLOT
+        while b and time.time() < end:
+            pass
+    os._exit(0)
+kids = []
+for _ in range(os.cpu_count() or 1):
+    pid = os.fork()
+    if pid == 0:
+        worker()
+    kids.append(pid)
+for k in kids:
+    os.waitpid(k, 0)
+"""
+CPU_SLOT_RECV = r"""
+out = []
+for i in range(len(BITS)):
+    start = T0 + i * SLOT
+    wait_until(start + 0.2 * SLOT)
+    n, end = 0, start + 0.8 * SLOT
+    while time.time() < end:
+        n += 1
+    out.append(-n)  # fewer loops: the sender was spinning
+print(json.dumps(out))
+"""
+INO_SLOT_SEND = r"""
+for i, b in enumerate(BITS):
+    wait_until(T0 + i * SLOT)
+    end = T0 + (i + 1) * SLOT
+    while b and time.time() < end:
+        r, w = os.pipe(); os.close(r); os.close(w)
+"""
+INO_SLOT_RECV = r"""
+import math
+os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+out = []
+for i in range(len(BITS)):
+    start = T0 + i * SLOT
+    wait_until(start + 0.2 * SLOT)
+    inos, end = [], start + 0.8 * SLOT
+    while time.time() < end:
+        r, w = os.pipe(); inos.append(os.fstat(r).st_ino); os.close(r); os.close(w)
+    out.append(math.log1p(max(0, inos[-1] - inos[0] + 1 - len(inos))))
+print(json.dumps(out))
+"""
+# Inode allocation on the disk both workspaces live on: the sender holds files or not, the
+# receiver's next new file gets a higher or a lower inode number.
+ALLOC_SLOT_SEND = r"""
+for i, b in enumerate(BITS):
+    wait_until(T0 + i * SLOT)
+    names = [f".sdb-a{i}-{k}" for k in range(500)] if b else []
+    for n in names:
+        open(n, "w").close()
+    wait_until(T0 + (i + 0.7) * SLOT)
+    for n in names:
+        os.unlink(n)
+"""
+ALLOC_SLOT_RECV = r"""
+def probe():
+    open(".sdb-r", "w").close()
+    ino = os.stat(".sdb-r").st_ino
+    os.unlink(".sdb-r")
+    return ino
+out = []
+for i in range(len(BITS)):
+    wait_until(T0 + (i + 0.5) * SLOT)
+    held = probe()
+    wait_until(T0 + (i + 0.95) * SLOT)
+    out.append(held - probe())  # against the same slot once the sender let go: drift cancels
+print(json.dumps(out))
+"""
+# Page-cache residency: the sender reads one byte of the pages of its 1-bits in a large shared
+# file; the receiver times a one-byte read of every page (cached: microseconds; not: a disk read).
+STRIDE = 16 * 4096  # pages far apart: the read-ahead of a lone one-byte read (4 pages) never reaches the next
+PAGE_SEND = r"""
+t = time.monotonic()
+fd = os.open(TARGET, os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no read-ahead: one page a bit
+for i, b in enumerate(BITS):
+    if b:
+        os.pread(fd, 1, i * STRIDE)
+print(json.dumps(time.monotonic() - t))
+"""
+PAGE_RECV = r"""
+import math
+fd = os.open(TARGET, os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+out, t = [], time.monotonic()
+for i in range(len(BITS)):
+    a = time.perf_counter_ns(); os.pread(fd, 1, i * STRIDE); out.append(-math.log(time.perf_counter_ns() - a + 1))
+print(json.dumps({"us": out, "s": time.monotonic() - t}))
+"""
+
+
+@dataclass(frozen=True)
+class Link:
+    """A channel measured by sending bits: slotted (SLOT seconds a bit) or one-shot (page cache)."""
+
+    name: str
+    send: str
+    receive: str
+    slot_s: float = 0.0  # 0: one-shot, timed by the programs themselves
+    target: str = ""
+
+    def program(self, role: str, bits: list[int], t0: float) -> str:
+        """The Python source run as `role` for `bits` starting at `t0`."""
+        head = {"BITS": bits, "T0": t0, "SLOT": self.slot_s, "TARGET": self.target, "STRIDE": STRIDE,
+                "STOP": "", "EXEMPT": ()}
+        body = self.send if role == "send" else self.receive
+        return PRELUDE + "".join(f"{k} = {v!r}\n" for k, v in head.items()) + SLOT_HEAD + body
+
+
+def links(target: str) -> list[Link]:
+    """The open channels whose capacity is measured (`target`: a large file both sandboxes see)."""
+    return [
+        Link("cpu-contention", CPU_SLOT_SEND, CPU_SLOT_RECV, 0.5),
+        Link("inode-counter", INO_SLOT_SEND, INO_SLOT_RECV, 0.3),
+        Link("disk-allocation", ALLOC_SLOT_SEND, ALLOC_SLOT_RECV, 0.5),
+        Link("page-cache", PAGE_SEND, PAGE_RECV, 0.0, target),
+    ]
+
+
+def _entropy(p: float) -> float:
+    import math
+
+    return 0.0 if p <= 0 or p >= 1 else -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
+
+
+@dataclass
+class Transfer:
+    """One transmission: the bits sent, those decoded, and the rate in bits per second."""
+
+    link: str
+    sent: list[int]
+    got: list[int]
+    seconds: float
+
+    @property
+    def errors(self) -> float:
+        """The bit error rate."""
+        return sum(a != b for a, b in zip(self.sent, self.got, strict=True)) / len(self.sent)
+
+    @property
+    def capacity(self) -> float:
+        """Bits per second of the channel as a binary symmetric one at this error rate."""
+        return len(self.sent) / self.seconds * (1 - _entropy(min(self.errors, 0.5)))
+
+
+def _decode(values: list[float]) -> list[int]:
+    """1 where a value falls in the upper of the two clusters that best split the readings (the
+    programs make a 1-bit the larger reading)."""
+    xs = sorted(values)
+    n = len(xs)
+    best, cut = None, xs[0]
+    for k in range(1, n):  # split between xs[k-1] and xs[k]: the least within-cluster spread
+        lo, hi = xs[:k], xs[k:]
+        spread = sum((x - sum(lo) / k) ** 2 for x in lo) + sum((x - sum(hi) / (n - k)) ** 2 for x in hi)
+        if best is None or spread < best:
+            best, cut = spread, (xs[k - 1] + xs[k]) / 2
+    return [1 if v > cut else 0 for v in values]
+
+
+def transmit(link: Link, sender, receiver, bits: list[int], lead_s: float = 4.0) -> Transfer:
+    """Send `bits` over `link` from one sandbox to the other, both running at once."""
+    if link.slot_s:
+        t0 = time.time() + lead_s
+        done: list = []
+        cmd = ["python3", "-c", link.program("send", bits, t0)]
+        t = threading.Thread(target=lambda: done.append(sender.exec(cmd, timeout=lead_s + 60 + len(bits) * link.slot_s)),
+                             daemon=True)
+        t.start()
+        got = receiver.exec(["python3", "-c", link.program("receive", bits, t0)],
+                            timeout=lead_s + 60 + len(bits) * link.slot_s)
+        t.join()
+        if got.exit_code != 0 or not done or done[0].exit_code != 0:
+            raise RuntimeError(f"{link.name}: {got.stderr[-500:]} {done[0].stderr[-500:] if done else ''}")
+        values = json.loads(got.stdout)
+        return Transfer(link.name, bits, _decode(values), len(bits) * link.slot_s)
+    sent = sender.exec(["python3", "-c", link.program("send", bits, 0.0)], timeout=120)
+    got = receiver.exec(["python3", "-c", link.program("receive", bits, 0.0)], timeout=120)
+    if sent.exit_code != 0 or got.exit_code != 0:
+        raise RuntimeError(f"{link.name}: {sent.stderr[-500:]} {got.stderr[-500:]}")
+    data = json.loads(got.stdout)
+    return Transfer(link.name, bits, _decode(data["us"]), json.loads(sent.stdout) + data["s"])
