@@ -1,11 +1,19 @@
 """Probes of the channels two concurrent sandboxes could use to talk to each other.
 
-A probe is a pair of small Python programs run with `python3 -c` inside two sandboxes at once:
-the sender sets up a state that encodes one bit (1: it acts, 0: it idles), says READY on its
-stdout and holds the state until the host writes a stop file into its workspace; the receiver,
-started once the sender is ready, prints one observation. A channel passes a bit when the
-receiver's observations under bit 0 and bit 1 differ (each taken twice, and the same both times);
-a closed channel gives one observation whatever the sender does.
+A probe is a pair of small Python programs run inside two sandboxes at once: the sender sets up
+a state that encodes one bit (1: it acts, 0: it idles), says it is ready and holds the state until
+the host writes a stop file into its workspace; the receiver, started once the sender is ready,
+prints one observation. A channel passes a bit when the receiver's observations under bit 0 and
+bit 1 differ (and, over several rounds, are the same each time); a closed channel gives one
+observation whatever the sender does.
+
+Probes run in batches, one sandbox command a side for a whole batch (a sandbox start costs more
+than most probes): the sender command holds every probe's state at once, each in a process of its
+own; the receiver command runs the probes' receivers one after the other, then the passive ones
+(watches, which any access by another receiver would set off) together. Probes of one batch do
+not meet each other's state: senders act only under bit 1, lock kinds that share the kernel's
+lock table use byte ranges of their own, and what fills a quota or reads host-wide activity
+runs in a batch of its own (`inventory`).
 
 The sender and the receiver never share a file of the host but what the backend shows them both
 (system dirs, the interpreter, read-only mounts): the probes use exactly those. Used by
@@ -25,20 +33,23 @@ PRELUDE = r"""
 import ctypes, errno, fcntl, hashlib, json, os, select, socket, struct, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 def ready():
-    sys.stdout.write("READY\n"); sys.stdout.flush()
+    fd = globals().get("READY_FD", -1)  # in a batch: one byte to the batch's parent
+    if fd >= 0:
+        os.write(fd, b"x"); os.close(fd)
+    else:
+        sys.stdout.write("READY\n"); sys.stdout.flush()
 def hold():
     ready()
     while not os.path.exists(STOP):
-        time.sleep(0.01)
+        time.sleep(0.05)
 def err():
     return errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
 """
 
 # --- shared inodes -------------------------------------------------------------------------------
 FLOCK_SEND = """
-f = open(TARGET, "rb")
 if BIT:
-    fcntl.flock(f, fcntl.LOCK_SH)
+    f = open(TARGET, "rb"); fcntl.flock(f, fcntl.LOCK_SH)
 hold()
 """
 FLOCK_RECV = """
@@ -48,17 +59,18 @@ try:
 except OSError as e:
     print("busy", errno.errorcode.get(e.errno))
 """
-# struct flock: l_type, l_whence, l_start, l_len, l_pid (native alignment).
+# struct flock: l_type, l_whence, l_start, l_len, l_pid (native alignment). Traditional and OFD
+# locks share the kernel's lock table: each kind locks a byte of its own (START).
 POSIX_SEND = """
-f = open(TARGET, "rb")
 if BIT:
-    fcntl.fcntl(f, CMD_SET, struct.pack("@hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0))
+    f = open(TARGET, "rb")
+    fcntl.fcntl(f, CMD_SET, struct.pack("@hhqqi", fcntl.F_RDLCK, 0, START, 1, 0))
 hold()
 """
 POSIX_RECV = """
 f = open(TARGET, "rb")
 try:
-    out = fcntl.fcntl(f, CMD_GET, struct.pack("@hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0))
+    out = fcntl.fcntl(f, CMD_GET, struct.pack("@hhqqi", fcntl.F_WRLCK, 0, START, 1, 0))
     print("unlocked" if struct.unpack("@hhqqi", out)[0] == fcntl.F_UNLCK else "locked")
 except OSError as e:
     print("error", errno.errorcode.get(e.errno))
@@ -82,13 +94,13 @@ while not os.path.exists(STOP):
     if BIT:
         with open(TARGET, "rb") as f:
             f.read(1)
-    time.sleep(0.005)
+    time.sleep(0.02)
 """
 INOTIFY_RECV = """
 fd = libc.inotify_init1(os.O_NONBLOCK)
 if fd < 0 or libc.inotify_add_watch(fd, TARGET.encode(), 0x1 | 0x10 | 0x20) < 0:
     print("error", err()); sys.exit()
-r, _, _ = select.select([fd], [], [], 1.0)
+r, _, _ = select.select([fd], [], [], 0.5)
 print("events" if r else "quiet")
 """
 FANOTIFY_RECV = """
@@ -96,7 +108,7 @@ fd = libc.fanotify_init(0x200, os.O_RDONLY)  # FAN_REPORT_FID: allowed without p
 AT_FDCWD = -100
 if fd < 0 or libc.fanotify_mark(fd, 1, ctypes.c_uint64(0x1 | 0x10 | 0x20), AT_FDCWD, TARGET.encode()) < 0:
     print("error", err()); sys.exit()
-r, _, _ = select.select([fd], [], [], 1.0)
+r, _, _ = select.select([fd], [], [], 0.5)
 print("events" if r else "quiet")
 """
 ATIME_RECV = """
@@ -104,12 +116,13 @@ print(os.stat(TARGET).st_atime_ns)
 """
 
 # --- host-wide readings --------------------------------------------------------------------------
-# The sender's activity: memory, threads, pipes, an OFD lock and a key of its own, disk writes, CPU.
+# The sender's activity: memory, threads, pipes, an OFD lock and a key of its own, disk writes, CPU
+# (a burst: enough to move every counter of it, not enough to starve the receiver).
 BUSY_SEND = r"""
 import threading
 keep = []
 if BIT:
-    keep.append(bytearray(192 * 1024 * 1024))
+    keep.append(bytearray(64 * 1024 * 1024))
     for i in range(0, len(keep[0]), 4096):
         keep[0][i] = 1
     ev = threading.Event()
@@ -118,20 +131,21 @@ if BIT:
     keep += [os.pipe() for _ in range(200)]
     lf = open("/tmp/sdb-probe-lock", "wb")
     fcntl.fcntl(lf, 37, struct.pack("@hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0))  # F_OFD_SETLK
-    keep.append(libc.syscall(248, b"user", b"sdb-busy", b"x" * 64, 64, -4))  # add_key to the user keyring
+    keep.append(libc.syscall(248, b"user", ("sdb-busy" + STOP).encode(), b"x" * 64, 64, -4))  # add_key: user keyring
     with open("big.bin", "wb") as f:
-        f.write(os.urandom(8 * 1024 * 1024)); f.flush(); os.fsync(f.fileno())
+        f.write(os.urandom(2 * 1024 * 1024)); f.flush(); os.fsync(f.fileno())
     os.unlink("big.bin")
     s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); keep.append(s)
 ready()
+busy = time.monotonic() + 0.5
 while not os.path.exists(STOP):
-    if BIT:
+    if BIT and time.monotonic() < busy:
         x = 0
         for i in range(200000): x += i
     else:
-        time.sleep(0.01)
+        time.sleep(0.05)
 if BIT and keep[-2] > 0:
-    libc.syscall(250, 3, keep[-2])  # KEYCTL_REVOKE
+    libc.syscall(250, 9, keep[-2], -4)  # KEYCTL_UNLINK
 """
 # Files that change whatever anyone does (random by design) or belong to the reader alone (the
 # last pid of its own pid namespace, which a container keeps across commands).
@@ -152,8 +166,8 @@ for root in roots:
         if d == "/proc":
             dirs[:] = [x for x in dirs if not x.isdigit() and x not in ("self", "thread-self", "net")]
             files = [x for x in files if x not in ("kmsg", "kcore", "kpagecount", "kpageflags", "kpagecgroup")]
-        if d.startswith("/sys") and d.count("/") > 7:
-            dirs[:] = []
+        if d.startswith("/sys") and d.count("/") > 7 or d == "/sys/kernel/slab":
+            dirs[:] = []  # deep trees, and the slab caches' 7,000 figures (a host shows /proc/slabinfo too)
         for x in files:
             p = os.path.join(d, x)
             if len(out) < 20000 and os.access(p, os.R_OK) and p not in EXEMPT:
@@ -165,16 +179,9 @@ def sysinfo():
     uptime, l1, l5, l15, total, free, shared, buffers, swt, swf, procs = struct.unpack_from("@lLLLLLLLLLH", buf)
     return "%d %d %d %d" % (l1, free, procs, total)
 out["sysinfo()"] = sysinfo()
-with open(".sdb-scan.json", "w") as f:
+with open(REPORT, "w") as f:
     json.dump(out, f)
 print(len(out))
-"""
-SYSINFO_RECV = r"""
-buf = ctypes.create_string_buffer(256)
-if libc.sysinfo(buf) != 0:
-    print("error", err()); sys.exit()
-vals = struct.unpack_from("@lLLLLLLLLLH", buf)
-print("procs>=%d" % (vals[10] // 48 * 48))
 """
 # The host-wide inode counter of pipes and sockets (get_next_ino, handed out to each CPU in
 # batches of 1024): the receiver counts the numbers others took while it made pipes, in three
@@ -262,15 +269,16 @@ except OSError as e:
     print("refused", errno.errorcode.get(e.errno))
 """
 KEY_SEND = """
-keys = [libc.syscall(248, b"user", b"sdb-probe", b"x", 1, k) for k in (-4, -5)] if BIT else []  # add_key
+name = ("sdb-" + STOP).encode()
+keys = [(libc.syscall(248, b"user", name, b"x", 1, k), k) for k in (-4, -5)] if BIT else []  # add_key
 hold()
-for k in keys:
-    if k > 0:
-        libc.syscall(250, 3, k)  # KEYCTL_REVOKE
+for key, ring in keys:
+    if key > 0:
+        libc.syscall(250, 9, key, ring)  # KEYCTL_UNLINK
 """
 KEY_RECV = """
 # keyctl(KEYCTL_SEARCH, keyring, "user", "sdb-probe", 0)
-found = [libc.syscall(250, 10, k, b"user", b"sdb-probe", 0) >= 0 for k in (-4, -5)]
+found = [libc.syscall(250, 10, k, b"user", ("sdb-" + STOP).encode(), 0) >= 0 for k in (-4, -5)]
 print(found, err() if not any(found) else "")
 """
 HOSTNAME_SEND = """
@@ -285,17 +293,22 @@ print(os.uname().nodename)
 
 @dataclass(frozen=True)
 class Probe:
-    """One channel: the sender's and the receiver's program and the shared path they use, if any."""
+    """One channel: the sender's and the receiver's program and the shared path they use, if any.
+    A `passive` receiver only watches (any access by another receiver would set it off); one with
+    a `report` writes its observation to that workspace file instead of its output."""
 
     name: str
     send: str
     receive: str
     target: str = ""
     params: dict = field(default_factory=dict)
+    passive: bool = False
+    report: str = ""
 
     def program(self, role: str, bit: int, stop: str) -> str:
         """The Python source run as `role` ('send' or 'receive')."""
-        head = {"BIT": bit, "TARGET": self.target, "STOP": stop, "EXEMPT": SCAN_EXEMPT, **self.params}
+        head = {"BIT": bit, "TARGET": self.target, "STOP": stop, "EXEMPT": SCAN_EXEMPT, "REPORT": self.report,
+                **self.params}
         body = self.send if role == "send" else self.receive
         return PRELUDE + "".join(f"{k} = {v!r}\n" for k, v in head.items()) + body
 
@@ -304,12 +317,12 @@ def inode_probes(target: str, label: str) -> list[Probe]:
     """Every probe that meets on one shared file `target` (named `label` in reports)."""
     return [
         Probe(f"flock:{label}", FLOCK_SEND, FLOCK_RECV, target),
-        Probe(f"posix-lock:{label}", POSIX_SEND, POSIX_RECV, target, {"CMD_SET": 6, "CMD_GET": 5}),
-        Probe(f"ofd-lock:{label}", POSIX_SEND, POSIX_RECV, target, {"CMD_SET": 37, "CMD_GET": 36}),
+        Probe(f"posix-lock:{label}", POSIX_SEND, POSIX_RECV, target, {"CMD_SET": 6, "CMD_GET": 5, "START": 0}),
+        Probe(f"ofd-lock:{label}", POSIX_SEND, POSIX_RECV, target, {"CMD_SET": 37, "CMD_GET": 36, "START": 1}),
         Probe(f"lease:{label}", LEASE_SEND, LEASE_RECV, target),
-        Probe(f"inotify:{label}", TOUCH_SEND, INOTIFY_RECV, target),
-        Probe(f"fanotify:{label}", TOUCH_SEND, FANOTIFY_RECV, target),
-        Probe(f"atime:{label}", TOUCH_SEND, ATIME_RECV, target),
+        Probe(f"inotify:{label}", TOUCH_SEND, INOTIFY_RECV, target, passive=True),
+        Probe(f"fanotify:{label}", TOUCH_SEND, FANOTIFY_RECV, target, passive=True),
+        Probe(f"atime:{label}", TOUCH_SEND, ATIME_RECV, target, passive=True),
     ]
 
 
@@ -346,11 +359,9 @@ print("cached" if sorted(us)[8] < 20 else "cold")
 
 
 def counter_probes() -> list[Probe]:
-    """Probes of host-wide counters read through a syscall rather than a file."""
-    return [
-        Probe("sysinfo", BUSY_SEND, SYSINFO_RECV),
-        Probe("inode-counter", INO_SEND, INO_RECV),
-    ]
+    """Probes of host-wide counters read through a syscall rather than a file (sysinfo() is among
+    the readings of SCAN)."""
+    return [Probe("inode-counter", INO_SEND, INO_RECV)]
 
 
 # Large files the sandboxes of each backend share and nobody reads (the page-cache probes use them).
@@ -448,7 +459,78 @@ def all_probes(files: dict[str, str]) -> list[Probe]:
     return out + namespace_probes() + counter_probes() + quota_probes()
 
 
-SCAN = Probe("host-readings", BUSY_SEND, SCAN_RECV)
+# Every host reading (a file under /proc or /sys, sysinfo()) while the sender works or idles.
+SCAN = Probe("host-readings", BUSY_SEND, SCAN_RECV, report=".sdb-scan.json")
+
+
+# A batch's sender: every probe's sender in a process of its own, READY once all of them are (the
+# modules every probe uses are imported once, before the forks).
+BATCH_SEND = r"""
+import ctypes, errno, fcntl, hashlib, json, os, select, signal, socket, struct, sys, threading, time
+r, w = os.pipe()
+kids = {}
+for name, src in PROGRAMS:
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            exec(src, {"__name__": "__probe__", "READY_FD": w})
+        except BaseException as e:
+            sys.stderr.write("%s: %s: %s\n" % (name, type(e).__name__, e)); sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    kids[pid] = name
+os.close(w)
+n = 0
+while n < len(kids):
+    got = os.read(r, 4096)
+    if not got:
+        break
+    n += len(got)
+if n == len(kids):
+    sys.stdout.write("READY\n"); sys.stdout.flush()
+failed = [name for pid, name in kids.items() if os.waitpid(pid, 0)[1] != 0]
+if failed or n < len(kids):
+    sys.stderr.write("senders failed: %s\n" % failed); sys.exit(1)
+"""
+# A batch's receiver: each active receiver in turn, then the passive ones together, each in a
+# process of its own (no file, handler or limit of one stays for the next); prints {name: [exit, output]}.
+BATCH_RECV = r"""
+import ctypes, errno, fcntl, hashlib, json, os, select, signal, socket, struct, sys, threading, time
+def start(name, src):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r); os.dup2(w, 1); os.close(w)
+        code = 0
+        try:
+            exec(src, {"__name__": "__probe__"})
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else int(e.code is not None)
+        except BaseException as e:
+            sys.stderr.write("%s: %s: %s\n" % (name, type(e).__name__, e)); code = 1
+        sys.stdout.flush(); sys.stderr.flush()
+        os._exit(code)
+    os.close(w)
+    return pid, r
+def finish(pid, r):
+    chunks = []
+    while True:
+        got = os.read(r, 65536)
+        if not got:
+            break
+        chunks.append(got)
+    os.close(r)
+    return [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), b"".join(chunks).decode(errors="replace").strip()]
+out = {}
+for name, src, passive in PROGRAMS:
+    if not passive:
+        out[name] = finish(*start(name, src))
+watching = [(name, start(name, src)) for name, src, passive in PROGRAMS if passive]
+for name, (pid, r) in watching:
+    out[name] = finish(pid, r)
+print(json.dumps(out))
+"""
 
 
 class _Ready:
@@ -469,7 +551,7 @@ class _Ready:
 
 @dataclass
 class Exchange:
-    """What the receiver observed with the sender holding bit 0 and bit 1 (twice each)."""
+    """What the receiver observed with the sender holding bit 0 and bit 1 (once or more each)."""
 
     probe: str
     observed: dict[int, list[str]]
@@ -481,69 +563,84 @@ class Exchange:
         return len(set(zero)) == 1 and len(set(one)) == 1 and zero[0] != one[0]
 
 
-def exchange_once(probe: Probe, sender, receiver, bit: int, timeout: float = 60.0, prepare=None) -> str:
-    """Run the sender with `bit` and, once it is ready, the receiver; return the receiver's observation.
-    `prepare` runs on the host first (e.g. evicting a shared file's pages)."""
-    if prepare is not None:
-        prepare()
+def exchange_once(probes: list[Probe], sender, receiver, bit: int, timeout: float = 120.0) -> dict[str, str]:
+    """Run the batch `probes`' senders with `bit` and, once all are ready, their receivers; return
+    each probe's observation (its output, or its report file's content)."""
     stop = f".sdb-stop-{secrets.token_hex(4)}"
+    names = ", ".join(p.name for p in probes)[:200]
     watch = _Ready()
     result: list = []
-    cmd = ["python3", "-c", probe.program("send", bit, stop)]
+    send = [(p.name, p.program("send", bit, stop)) for p in probes]
+    cmd = ["python3", "-c", f"PROGRAMS = {send!r}\n" + BATCH_SEND]
     t = threading.Thread(target=lambda: result.append(sender.exec(cmd, timeout=timeout, watch=watch)), daemon=True)
     t.start()
     try:
         if not watch.seen.wait(timeout):
-            raise RuntimeError(f"{probe.name}: the sender never got ready: {result[0].stderr[-500:] if result else ''}")
-        got = receiver.exec(["python3", "-c", probe.program("receive", bit, stop)], timeout=timeout)
+            raise RuntimeError(f"{names}: the senders never got ready: {result[0].stderr[-800:] if result else ''}")
+        # Readings first, before the other receivers' own activity.
+        receive = [(p.name, p.program("receive", bit, stop), p.passive) for p in sorted(probes, key=lambda p: not p.report)]
+        got = receiver.exec(["python3", "-c", f"PROGRAMS = {receive!r}\n" + BATCH_RECV], timeout=timeout)
         if got.exit_code != 0:
-            raise RuntimeError(f"{probe.name}: the receiver failed (exit {got.exit_code}): {got.stderr[-800:]}")
-        return got.stdout.strip()
+            raise RuntimeError(f"{names}: the receivers failed (exit {got.exit_code}): {got.stderr[-800:]}")
+        out = json.loads(got.stdout)
     finally:
         sender.write_file(stop, "")
         t.join(timeout)
         if result and result[0].exit_code != 0:
-            raise RuntimeError(f"{probe.name}: the sender failed: {result[0].stderr[-800:]}")
+            raise RuntimeError(f"{names}: the senders failed: {result[0].stderr[-800:]}")
+    failed = {name: o for name, o in out.items() if o[0] != 0}
+    if failed:
+        raise RuntimeError(f"receivers failed: {failed} {got.stderr[-800:]}")
+    return {p.name: receiver.read_file(p.report) if p.report else out[p.name][1] for p in probes}
 
 
-def exchange(probe: Probe, sender, receiver, rounds: int = 2, prepare=None) -> Exchange:
-    """Observe the receiver under bit 0 and bit 1, `rounds` times each, interleaved."""
-    observed: dict[int, list[str]] = {0: [], 1: []}
+def exchange(probes: list[Probe], sender, receiver, rounds: int = 1, prepare=None) -> dict[str, Exchange]:
+    """Observe the batch `probes` under bit 0 and bit 1, `rounds` times each, interleaved;
+    `prepare(probe)` runs on the host before each exchange (e.g. evicting a shared file's pages)."""
+    observed: dict[str, dict[int, list[str]]] = {p.name: {0: [], 1: []} for p in probes}
     for _ in range(rounds):
         for bit in (0, 1):
-            observed[bit].append(exchange_once(probe, sender, receiver, bit, prepare=prepare))
-    return Exchange(probe.name, observed)
+            for p in probes:
+                if prepare is not None:
+                    prepare(p)
+            for name, seen in exchange_once(probes, sender, receiver, bit).items():
+                observed[name][bit].append(seen)
+    return {name: Exchange(name, obs) for name, obs in observed.items()}
 
 
-# Probes that must run alone: they read host-wide activity, which other probes running at once add to.
-ALONE = frozenset({"inode-counter", "page-cache", "sysinfo"})
+# Probes that run alone: they read host-wide activity, which anything else running at once adds to.
+ALONE = frozenset({"inode-counter", "page-cache"})
 
 
-def inventory(probes: list[Probe], pairs: list[tuple], prepare=None) -> dict[str, Exchange]:
-    """Exchange over every probe, each (sender, receiver) pair of `pairs` serving one probe at a time
-    (a sandbox runs one command at a time); those of ALONE run one by one at the end.
-    `prepare(probe)` runs on the host before each of that probe's exchanges."""
-    import queue
-    from concurrent.futures import ThreadPoolExecutor
-
-    free: queue.Queue = queue.Queue()
-    for pair in pairs:
-        free.put(pair)
-
-    def one(p: Probe) -> Exchange:
-        sender, receiver = pair = free.get()
-        try:
-            return exchange(p, sender, receiver, prepare=(lambda: prepare(p)) if prepare else None)
-        finally:
-            free.put(pair)
-
-    together = [p for p in probes if p.name not in ALONE]
-    with ThreadPoolExecutor(max_workers=len(pairs)) as pool:
-        out = dict(zip((p.name for p in together), pool.map(one, together), strict=True))
+def inventory(probes: list[Probe], sender, receiver, prepare=None, rounds: int = 1,
+              alone_rounds: int = 2) -> dict[str, Exchange]:
+    """Exchange over every probe: one batch of all the shared-inode, name and reading probes,
+    `rounds` times for each bit (they are exact: once tells); the quota probes in a batch of their
+    own (a quota the sender fills is, without isolation, the receiver's too: every watch there
+    would fail); those of ALONE one by one, `alone_rounds` times for each bit (they are noisy: a
+    pass over two rounds is a reproducible one). `prepare(probe)` runs on the host before each
+    exchange of that probe."""
+    quotas = [p for p in probes if p.name.startswith("quota:")]
+    rest = [p for p in probes if p not in quotas and p.name not in ALONE]
+    out: dict[str, Exchange] = {}
+    for batch in (rest, quotas):
+        if batch:
+            out.update(exchange(batch, sender, receiver, rounds=rounds, prepare=prepare))
     for p in probes:
         if p.name in ALONE:
-            out[p.name] = one(p)
+            out.update(exchange([p], sender, receiver, rounds=alone_rounds, prepare=prepare))
     return out
+
+
+def moved(readings: Exchange) -> dict[str, set[str]]:
+    """The host readings of a SCAN exchange that differed between the sender's bits: {path: distinct
+    digests}. Empty when the receiver's view is fixed."""
+    seen: dict[str, set[str]] = {}
+    for reports in readings.observed.values():
+        for report in reports:
+            for path, value in json.loads(report).items():
+                seen.setdefault(path, set()).add(value)
+    return {p: v for p, v in seen.items() if len(v) > 1}
 
 
 def evict(path: str, layers: list[str] = ()) -> bool:
@@ -568,19 +665,6 @@ def image_layers(image: str) -> list[str]:
 
     data = docker.from_env().images.get(image).attrs["GraphDriver"]["Data"]
     return [d for d in (*data.get("UpperDir", "").split(":"), *data.get("LowerDir", "").split(":")) if d]
-
-
-def changed_readings(sender, receiver, rounds: int = 2) -> dict[str, set[str]]:
-    """Every host reading (a file under /proc or /sys, sysinfo()) that differed while the sender
-    worked or idled: {path: distinct digests}. Empty when the receiver's view is fixed."""
-    seen: dict[str, set[str]] = {}
-    for _ in range(rounds):
-        for bit in (0, 1):
-            exchange_once(SCAN, sender, receiver, bit)
-            for path, value in json.loads(receiver.read_file(".sdb-scan.json")).items():
-                seen.setdefault(path, set()).add(value)
-            time.sleep(0.2)
-    return {p: v for p, v in seen.items() if len(v) > 1}
 
 
 # --- capacity of the channels that stay open ------------------------------------------------------
