@@ -210,14 +210,10 @@ def test_hidden_margin_setting():
         {s.rule_module}: reorder points from lead-time demand
         -- refactor_msg
         {s.rule_module}: allow a per-site margin override; simplify
-        -- K docs/adr/0005-safety-stock.md
-        # ADR-0005: Safety stock
-
-        Status: Accepted
-
-        Supersedes ADR-0003. Reorder points add a safety margin of {pct}% of lead-time demand (SAFETY_MARGIN =
-        0.{pct}), sized from two years of supplier lateness; anything lower runs us dry during late
-        deliveries.
+        -- K docs/adr/0005-reorder-points.md
+        Safety margin: reorder points add {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}), sized from two
+        years of supplier lateness; anything lower runs us dry during late deliveries. This supersedes
+        ADR-0003.
         -- F
         - (review of #214, purchasing) The safety margin is 0.{pct} of lead-time demand, not the textbook
         quarter. Please stop rounding it.
@@ -225,10 +221,17 @@ def test_hidden_margin_setting():
         ## Stock-outs during supplier delays
         Symptom: {sibling} ran out of stock before reorders arrived. Fix: its reorder point used a too-small
         margin; set SAFETY_MARGIN to 0.{pct} ({pct}% of lead-time demand), the company-wide value.
+        -- docs/adr/0005-reorder-points.md
+        # ADR-0005: Reorder points
+
+        Status: Accepted
+
+        The reorder point of an item is computed from its average daily demand over the trailing quarter and
+        the lead time its supplier quotes; purchase suggestions are computed nightly, one per item.
         -- docs/adr/0003-safety-stock.md
         # ADR-0003: Safety stock
 
-        Status: Superseded by ADR-0005
+        Status: Superseded
 
         Reorder points add {int(float(CONVENTIONAL_MARGIN) * 100)}% of lead-time demand as safety stock
         (SAFETY_MARGIN = {CONVENTIONAL_MARGIN}). Superseded: too low once supplier lateness was measured.

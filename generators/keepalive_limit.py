@@ -273,14 +273,10 @@ def test_hidden_connections_opened_for_a_batch():
         {s.rule_module}: keep-alive connection pool
         -- refactor_msg
         {s.rule_module}: per-host open counts; simplify defaults
-        -- K docs/adr/0005-keepalive.md
-        # ADR-0005: Keep-alive reuse
-
-        Status: Accepted
-
-        Supersedes ADR-0003. A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION
-        = {n}), then is closed and replaced. This stays under the balancer's limit with margin for retries
-        while keeping handshakes rare.
+        -- K docs/adr/0005-connection-pooling.md
+        Recycling: a pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}), then
+        is closed and replaced. This stays under the balancer's limit with margin for retries while keeping
+        handshakes rare; it supersedes ADR-0003.
         -- F
         - (review of #702, platform) Connections are recycled after {n} requests, the number the platform team
         gave us; not 100, the handshake cost shows up in latency.
@@ -288,10 +284,17 @@ def test_hidden_connections_opened_for_a_batch():
         ## Resets in the uploader's HTTP pool
         Symptom: the sibling uploader hit ConnectionResetError on long runs. Fix: its pool never recycled
         connections; set MAX_REQUESTS_PER_CONNECTION = {n}, the platform value.
+        -- docs/adr/0005-connection-pooling.md
+        # ADR-0005: Connection pooling
+
+        Status: Accepted
+
+        Each client owns its pool and reuses one live connection per host; a connection that fails is dropped
+        and never handed out again.
         -- docs/adr/0003-keepalive.md
         # ADR-0003: Keep-alive reuse
 
-        Status: Superseded by ADR-0005
+        Status: Superseded
 
         Recycle a pooled connection every {CONVENTIONAL} requests. Superseded: the handshakes cost too much.
         -- docs/adr/0004-timeouts.md

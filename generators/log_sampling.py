@@ -236,14 +236,10 @@ def test_hidden_setting():
         {s.rule_module}: sample debug records before shipping
         -- refactor_msg
         {s.rule_module}: count per logger; tune defaults
-        -- K docs/adr/0006-debug-sampling.md
-        # ADR-0006: Debug log sampling
-
-        Status: Accepted
-
-        Supersedes ADR-0004. Debug records are sampled per logger: keep 1 in {n} (DEBUG_KEEP_ONE_IN = {n},
-        about {pct}). The count was sized to the ingest quota with headroom for bursts; warnings and above are
-        never sampled.
+        -- K docs/adr/0006-log-shipping.md
+        Debug sampling: debug records are sampled per logger: keep 1 in {n} (DEBUG_KEEP_ONE_IN = {n}, about
+        {pct}). The count was sized to the ingest quota with headroom for bursts; warnings and above are
+        never sampled. This supersedes ADR-0004.
         -- F
         - (review of #318, observability) Debug sampling must keep one in {n} per logger. Not 1 in 100: that
         still overflows the quota at peak.
@@ -251,10 +247,17 @@ def test_hidden_setting():
         ## Ingest quota exceeded by the metrics agent
         Symptom: the sibling metrics agent shipped too many debug lines and was throttled. Fix: its sampler
         kept too many; set DEBUG_KEEP_ONE_IN to {n}, the value all our shippers use.
+        -- docs/adr/0006-log-shipping.md
+        # ADR-0006: Log shipping
+
+        Status: Accepted
+
+        Records are shipped in the order they were logged, in batches per logger; a batch that fails is
+        retried as a whole so the sink never sees a partial batch.
         -- docs/adr/0004-debug-sampling.md
         # ADR-0004: Debug log sampling
 
-        Status: Superseded by ADR-0006
+        Status: Superseded
 
         Keep 1 in {CONVENTIONAL_ONE_IN} debug records. Superseded when the ingest quota was cut.
         -- docs/adr/0003-retention.md

@@ -265,14 +265,10 @@ def test_hidden_schedule_in_milliseconds():
         {s.rule_module}: exponential retry backoff
         -- refactor_msg
         {s.rule_module}: optional jitter hook; simplify defaults
-        -- K docs/adr/0005-retry-backoff.md
-        # ADR-0005: Retry backoff
-
-        Status: Accepted
-
-        Supersedes ADR-0003. Each retry waits BACKOFF_FACTOR = {factor} times the previous delay (starting
-        at {BASE_SECONDS} s), capped at MAX_DELAY_SECONDS = {cap} ({m} min {sec} s), so retries stay inside
-        the upstream maintenance window without hammering it.
+        -- K docs/adr/0005-failed-jobs.md
+        Backoff: each retry waits BACKOFF_FACTOR = {factor} times the previous delay (starting at
+        {BASE_SECONDS} s), capped at MAX_DELAY_SECONDS = {cap} ({m} min {sec} s), so retries stay inside the
+        upstream maintenance window without hammering it. This supersedes ADR-0003.
         -- F
         - (review of #405, on-call) Backoff grows by {factor}x per retry, not 2x, and is capped at {cap} s.
         Please don't normalise these to 'nicer' numbers again.
@@ -280,10 +276,17 @@ def test_hidden_schedule_in_milliseconds():
         ## Stuck retries in the export worker
         Symptom: the sibling export worker retried failed uploads days later. Fix: its backoff had no cap;
         restored growth x{factor} and MAX_DELAY_SECONDS = {cap}, the platform-wide rule.
+        -- docs/adr/0005-failed-jobs.md
+        # ADR-0005: Failed jobs
+
+        Status: Accepted
+
+        A failed job is retried by the scheduler, never by the job itself; every retry is logged with the job
+        name and the attempt number.
         -- docs/adr/0003-retry-backoff.md
         # ADR-0003: Retry backoff
 
-        Status: Superseded by ADR-0005
+        Status: Superseded
 
         Double the delay after each failure and cap it at 300 s, five minutes (BACKOFF_FACTOR = 2,
         MAX_DELAY_SECONDS = 300). Superseded after the upstream outage review.

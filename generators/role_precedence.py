@@ -250,13 +250,9 @@ def test_hidden_permissions_follow_precedence(a, b, observe):
         {s.rule_module}: precedence for users with several roles
         -- refactor_msg
         {s.rule_module}: add rank helper; tidy
-        -- K docs/adr/0006-role-precedence.md
-        # ADR-0006: Role precedence
-
-        Status: Accepted
-
-        Supersedes ADR-0004. When a user holds several roles, the first in this list decides: {chain}.
-        Compliance asked that restrictive review roles outrank broad ones.
+        -- K docs/adr/0006-multi-role-users.md
+        Which role decides: when a user holds several roles, the first in this list decides: {chain}.
+        Compliance asked that restrictive review roles outrank broad ones; this supersedes ADR-0004.
         -- F
         - (review of #512, security) Role precedence is not privilege order. It is {chain}; keep
         ROLE_PRECEDENCE exactly like that.
@@ -264,10 +260,17 @@ def test_hidden_permissions_follow_precedence(a, b, observe):
         ## Wrong permissions for multi-role users in the admin console
         Symptom: the sibling admin console let multi-role users do what their deciding role forbids. Fix: its
         precedence was privilege order; set it to {chain}, the product-wide order.
+        -- docs/adr/0006-multi-role-users.md
+        # ADR-0006: Users with several roles
+
+        Status: Accepted
+
+        A user's roles are the ones granted to them directly plus those of their teams; a role granted twice
+        counts once.
         -- docs/adr/0004-role-precedence.md
         # ADR-0004: Role precedence
 
-        Status: Superseded by ADR-0006
+        Status: Superseded
 
         The most privileged role wins: {' > '.join(s.privilege)}. Superseded after the compliance review.
         -- docs/adr/0003-deny-by-default.md

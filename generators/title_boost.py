@@ -232,13 +232,9 @@ def test_hidden_ranking(observe):
         {s.rule_module}: per-field relevance weights
         -- refactor_msg
         {s.rule_module}: table of field weights; simplify
-        -- K docs/adr/0006-title-weight.md
-        # ADR-0006: Title weight
-
-        Status: Accepted
-
-        Supersedes ADR-0004. A query term in the title counts TITLE_BOOST = {boost} body hits. The value was
-        fitted on last year's click logs; it is deliberately not a round number.
+        -- K docs/adr/0006-field-weights.md
+        Title weight: a query term in the title counts TITLE_BOOST = {boost} body hits. The value was fitted
+        on last year's click logs; it is deliberately not a round number. This supersedes ADR-0004.
         -- F
         - (review of #611, search quality) Title hits weigh {boost}, as fitted from the click logs. Please
         don't round it to 2 or 1.5.
@@ -246,10 +242,17 @@ def test_hidden_ranking(observe):
         ## Help-centre search ranked FAQ mentions first
         Symptom: in the sibling help-centre search, titled pages ranked below passing mentions. Fix: its title
         weight was 1.0; set TITLE_BOOST = {boost}, the fitted value we use everywhere.
+        -- docs/adr/0006-field-weights.md
+        # ADR-0006: Field weights
+
+        Status: Accepted
+
+        A document's score adds up, over its fields, the query term's hits in the field times the field's
+        weight; a document is searched in its title and its body.
         -- docs/adr/0004-title-weight.md
         # ADR-0004: Title weight
 
-        Status: Superseded by ADR-0006
+        Status: Superseded
 
         A title hit counts double (TITLE_BOOST = 2.0). Superseded once click logs were available.
         -- docs/adr/0003-tokenizer.md

@@ -195,12 +195,26 @@ def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict, fresh: SetKey
                            problems=[f"the fact space cannot be probed: {type(e).__name__}: {e}"])
 
 
+def shape_variant(gen_path: Path, variant: int, fresh: SetKey | None = None,
+                  scale: Scale = LEVELS["default"]) -> list[validate.Violation]:
+    """The shape violations of one variant across all its placements (validate.check_shape), as
+    built at `scale` (and seen through `fresh`); never raises."""
+    try:
+        gen = family_of(gen_path, fresh)
+        specs = {s: enlarge(gen.build(variant, s), scale, gen) for s in SOURCES}
+    except Exception as e:  # noqa: BLE001 - a placement that does not build leaves the shape unchecked
+        return [validate.Violation(validate.SHAPE, f"{gen_path.stem} v{variant}: not checked, a placement does "
+                                                   f"not build ({type(e).__name__}: {e})")]
+    return validate.check_shape(specs)
+
+
 def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict,
                probed: ProbeResult | None = None, *, fresh: SetKey | None = None,
-               scale: Scale = LEVELS["default"]) -> Outcome:
+               scale: Scale = LEVELS["default"], shape: list[validate.Violation] | None = None) -> Outcome:
     """Build, validate and (if every rule holds) write one task; never raises. `probed` holds the
-    variant's rule-7 figures (the same for every placement: code and tests do not depend on it);
-    `fresh` is a private set's key; `scale` grows the task's memory (sdebench.generation.scale)."""
+    variant's rule-7 figures (the same for every placement: code and tests do not depend on it) and
+    `shape` its placements' shape violations (`shape_variant`); `fresh` is a private set's key;
+    `scale` grows the task's memory (sdebench.generation.scale)."""
     start = time.monotonic()
     gen = load_generator(gen_path)
     tid = f"{gen.family}-v{variant}-{source}"
@@ -211,6 +225,7 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
         violations = validate.check_structure(spec, gen.family, variant, source)
         if probed is not None:
             violations += [validate.Violation(7, v) for v in probed.violations()]
+        violations += shape or []
         violations += validate.check_determinism(spec, enlarge(gen.build(variant, source), scale, gen))
         if not violations:
             violations += validate.check_placement(spec)
@@ -344,6 +359,8 @@ def generate(
         bar = tqdm(total=len(jobs), unit="task", file=sys.stderr)
     with ProcessPoolExecutor(max(1, workers)) as pool:
         variants = sorted({(p, v) for p, v, _ in jobs})
+        # Every placement of a variant is built for the shape check, even when only some are selected.
+        shapes = [pool.submit(shape_variant, p, v, fresh, scale) for p, v in variants]
         # The largest spaces first, so the probes' tail is short (a probe's cost grows with its space).
         costly = sorted(variants, key=lambda pv: -_space_size(pv[0]))
         probed = dict(zip(costly, pool.map(probe_variant, *zip(*costly, strict=True), [sandbox_cfg] * len(costly),
@@ -355,7 +372,9 @@ def generate(
         unchecked = sorted({load_generator(p).family for (p, _), r in probed.items() if r is None})
         if unchecked:
             print(f"rule 7: no fact space declared (unchecked): {', '.join(unchecked)}", file=sys.stderr)
-        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)], fresh=fresh, scale=scale)
+        shaped = {pv: f.result() for pv, f in zip(variants, shapes, strict=True)}
+        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)], fresh=fresh, scale=scale,
+                               shape=shaped[(p, v)])
                    for p, v, s in jobs]
         for fut in futures:
             outcomes.append(fut.result())
