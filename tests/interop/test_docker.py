@@ -68,11 +68,14 @@ def test_harbor_verifier_in_a_container(client, tasks_dir, tmp_path):
 
 @pytest.fixture(scope="module")
 def bare_tasks(tmp_path_factory):
-    """The fixture tasks imported, then stripped of their originals: export writes our test.sh."""
+    """The fixture tasks imported, then stripped of their originals but the test file: export writes our test.sh."""
     root = tmp_path_factory.mktemp("bare")
     bp.import_parquet(fx.write_parquet(root / "t.parquet", fx.good_rows()), root / "tasks")
     for d in (root / "tasks").iterdir():
+        test = (d / bp.ORIGINALS / bp.SRC_TEST).read_bytes()
         shutil.rmtree(d / bp.ORIGINALS)
+        (d / bp.ORIGINALS / bp.SRC_TEST).parent.mkdir(parents=True)
+        (d / bp.ORIGINALS / bp.SRC_TEST).write_bytes(test)
     return root / "tasks"
 
 
