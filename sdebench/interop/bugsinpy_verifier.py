@@ -8,14 +8,15 @@ the task dir). Rules, in order (default-fail: anything unexpected scores 0):
 
 1. no-op guard: `solution.py` missing or byte-identical to the task's HEAD -> 0;
 2. compile guard: `solution.py` must compile (checked on the host);
-3. guard run (a sandbox holding no test of the task): `import solution` must succeed, the
-   top-level names the submission adds must not shadow installed modules, and a honeypot test
-   pair must report truthfully; only this run's text (an import error) may be fed back;
-4. held-out run (a fresh sandbox with the observation test): each test observes the values its
-   assertions depend on; each assertion is judged here, after the sandbox exited, on plain data
-   (and, where the dataset had a fixed solution, against its recorded values). Reward 1 iff every
-   graded test passed (a failed, errored, skipped or missing test, a check that does not hold or
-   was not observed, a run that did not finish or was tampered with is not a pass);
+3. guard run (a sandbox holding no test file at all): `import solution` must succeed, the
+   top-level names the submission adds must not shadow installed modules, and the runner's own
+   functions must be intact; only this run's text (an import error) may be fed back;
+4. held-out run (a fresh sandbox with the observation test and a honeypot test pair): each test
+   observes the values its assertions depend on; each assertion is judged here, after the
+   sandbox exited, on plain data (and, where the dataset had a fixed solution, against its
+   recorded values). Reward 1 iff every graded test passed (a failed, errored, skipped or missing
+   test, a check that does not hold or was not observed, a run that did not finish, was tampered
+   with or contradicts its honeypot is not a pass);
 5. fallback: a test file that does not parse (the importer records it) -- or one that cannot be
    collected against the submission nor against the original solution while the original
    imports -- is broken independently of the fix: reward 1 iff rules 1-3 held.
@@ -48,7 +49,6 @@ from sdebench.sandbox.files import copy_tree
 from sdebench.tasks.record import EXPECTED, Task
 
 GROUP = "HIDDEN_TO_PASS"
-GUARD_TEST_DIR = "tests/test_solution.py"  # the honeypot's tests go beside where the held-out test will be
 
 
 class OldTask(ValueError):
@@ -186,32 +186,33 @@ class BugsInPyGrader:
             note = "The basic check decides this task (changed, compiles, imports)."
             return _result(task, start, True, {}, [], None, opts, notes, note)
         rules.force_write(ws_held, HIDDEN_TEST, task.hidden_files()[HIDDEN_TEST].encode())
+        pot = make_honeypot(ws_held, [SOLUTION], HIDDEN_TEST)
+        if pot is not None:
+            pot.install(ws_held)
         limit = opts.test_limit(task.test_time_limit_s)
         with factory.open(ws_held, read_only=True) as box:
-            run = run_tests(box, [HIDDEN_TEST], ["solution"], timeout=opts.timeout, mode="observe",
-                            shadow_check=prep.added_names, test_time_limit=limit)
+            run = run_tests(box, [HIDDEN_TEST] + ([pot.test_rel] if pot else []), ["solution"], timeout=opts.timeout,
+                            mode="observe", shadow_check=prep.added_names, test_time_limit=limit)
         if run.error:
             return _result(task, start, False, {}, [], f"held-out run: {run.error}", opts, notes)
-        held = {"fault": run.fault, "tampered": bool(run.tampered), "import_errors": sorted(run.import_errors),
+        forged = pot is not None and run.finished and not run.import_errors and pot.tampered(run)
+        held = {"fault": run.fault, "tampered": bool(run.tampered) or forged, "import_errors": sorted(run.import_errors),
                 "shadowed": sorted(run.shadowed), "timed_out": len(run.timed_out_tests)}
         collect_failed = any(c["nodeid"] == HIDDEN_TEST for c in run.collect_errors) and not run.tests
         if collect_failed and self._broken_without_the_fix(task, factory, tmp, opts):
             note = "The basic check decides this task (changed, compiles, imports)."
             return _result(task, start, True, {}, [], None, opts, notes, note, held)
         tests = judged(table, run)
-        clean = run.problem is None and not run.tampered and not run.import_errors and not run.shadowed
+        clean = run.problem is None and not held["tampered"] and not run.import_errors and not run.shadowed
         resolved = clean and bool(tests) and all(t.outcome == "passed" for t in tests)
         return _result(task, start, resolved, {}, tests, None, opts, notes, held=held)
 
     def _guard_run(self, ws: Path, factory: SandboxFactory, added: list[str],
                    opts: GradeOptions) -> tuple[dict[str, str], str | None]:
-        """Import the submission beside a honeypot, with no test of the task present: guards, or an error."""
-        pot = make_honeypot(ws, [SOLUTION], GUARD_TEST_DIR)
-        if pot is not None:
-            pot.install(ws)
+        """Import the submission with no test file present (what it reads, it may show): guards, or an error."""
         with factory.open(ws, read_only=True) as box:
-            run = run_tests(box, [pot.test_rel] if pot else [], ["solution"], timeout=opts.timeout,
-                            shadow_check=added, test_time_limit=opts.test_limit(None))
+            run = run_tests(box, [], ["solution"], timeout=opts.timeout, shadow_check=added,
+                            test_time_limit=opts.test_limit(None))
         if run.error:
             return {}, f"guard run: {run.error}"
         guards: dict[str, str] = {}
@@ -222,7 +223,7 @@ class BugsInPyGrader:
             guards["import:solution"] = f"solution fails to import: {msg[-1]}"
         elif run.fault:
             guards["guard_run"] = f"The import check did not finish: {run.fault}"
-        if not guards and (run.tampered or (pot is not None and pot.tampered(run))):
+        if not guards and run.tampered:
             guards["tampering"] = ("The test run was tampered with: the grader's control checks gave wrong results, "
                                    "so no outcome of this run is trusted.")
         return guards, None
