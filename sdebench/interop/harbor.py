@@ -41,7 +41,7 @@ TEST_SH = """\
 LOG_DIR="${SDEBENCH_LOG_DIR:-/logs/verifier}"
 mkdir -p "$LOG_DIR"
 echo '{"reward": 0}' > "$LOG_DIR/reward.json"
-python3 "$(cd "$(dirname "$0")" && pwd)/verify.py" || true
+python3 -B "$(cd "$(dirname "$0")" && pwd)/verify.py" || true
 exit 0
 """
 

@@ -43,8 +43,11 @@ import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import rules  # noqa: E402 - shipped beside this script
+if __package__:  # imported from the framework (its tests)
+    from sdebench.grading import rules
+else:  # tests/verify.py, with rules.py shipped beside it
+    sys.path.insert(0, str(HERE))
+    import rules  # type: ignore[no-redef]
 
 APP = Path(os.environ.get("SDEBENCH_APP", "/app"))
 LOGS = Path(os.environ.get("SDEBENCH_LOG_DIR", "/logs/verifier"))
