@@ -215,7 +215,7 @@ def task_record(name: str, row: int, instruction: str, meta: dict, head_sha: str
 def host_table(name: str, test: str, fixed: str | None, factory: SandboxFactory | None) -> tuple[dict, str | None]:
     """The host table (expected.json) of one task and its rewritten test (None: a fallback task); raises MalformedRow."""
     try:
-        rw = bugsinpy_observe.rewrite(test, HIDDEN_TEST)
+        rw = bugsinpy_observe.rewrite(test, HIDDEN_TEST, _evaluator(name, factory))
     except bugsinpy_observe.RewriteError as e:
         return {"format": FORMAT, "fallback": str(e)}, None
     table = rw.table()
@@ -225,6 +225,32 @@ def host_table(name: str, test: str, fixed: str | None, factory: SandboxFactory 
         why = "; ".join(f"{k.split('::', 1)[1]}: {v}" for k, v in list(table["excluded"].items())[:3])
         raise MalformedRow(f"no test of {SRC_TEST} can be judged on the host ({why or 'it defines none'})")
     return table, rw.source
+
+
+def _evaluator(name: str, factory: SandboxFactory | None):
+    """Computes expressions of a test's own imports once, in a sandbox holding no solution.py (None: no sandbox)."""
+    from sdebench.grading.rules import is_plain_encoding
+    from sdebench.grading.testrun import run_tests
+
+    if factory is None:
+        return None
+
+    def evaluate(imports: str, expressions: list[str]) -> list[list | None]:
+        body = "".join(f"\n\ndef test_value_{k}(observe):\n    observe({e})\n" for k, e in enumerate(expressions))
+        with tempfile.TemporaryDirectory(prefix=f"values-{name}-") as tmp:
+            root = Path(tmp) / "repo"
+            (root / "tests").mkdir(parents=True)
+            (root / "tests" / "test_values.py").write_text(imports + "\n" + body)
+            with factory.open(root, read_only=True) as box:
+                run = run_tests(box, ["tests/test_values.py"], [], timeout=ORACLE_TIMEOUT, mode="observe")
+        out: list[list | None] = []
+        for k in range(len(expressions)):
+            r = run.tests.get(f"tests/test_values.py::test_value_{k}")
+            ok = r is not None and r.passed and r.observed is not None and len(r.observed) == 1
+            out.append(list(r.observed[0]) if ok and is_plain_encoding(r.observed[0]) else None)
+        return out
+
+    return evaluate
 
 
 def _with_oracle(name: str, table: dict, source: str, fixed: str, factory: SandboxFactory | None) -> dict:

@@ -15,7 +15,9 @@ identity, anything else as `other:module.qualname`; a class with two unrelated e
 has no lineage) or `("n",)` when nothing was raised.
 
 Literal values (constants, containers of them, `Decimal("1.20")`, `pytest.approx(0.3)`, ...) are
-evaluated here by a small evaluator of a fixed vocabulary (no `eval`, bounded sizes).
+evaluated here by a small evaluator of a fixed vocabulary (no `eval`, bounded sizes); values the
+test computes from its own imports alone (`"a" + os.sep + "b"`) were computed once at import, in
+a sandbox without the code under test, and are stored encoded.
 """
 
 from __future__ import annotations
@@ -228,6 +230,8 @@ def _value(node: list, leaves: list, row: dict[str, str]) -> Any:
         return v
     if kind == "lit":
         return literal_value(_parsed(node[1]))
+    if kind == "val":  # computed once, without the code under test
+        return decode(node[1])
     if kind == "param":
         return literal_value(_parsed(node[1]), {n: _parsed(row[n]) for n in node[2]})
     if kind == "approx":

@@ -23,6 +23,7 @@ level asserts) and constructs the rewrite does not know are left as written and 
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 from collections import Counter
 from dataclasses import dataclass, field
@@ -587,6 +588,7 @@ class _Rewrite:
         self.signatures: dict[int, tuple[set[str], list[str]]] = {}  # function -> (params dropped, cases added)
         self.params: dict[int, dict[str, dict[str, ast.expr]]] = {}  # function -> case key -> name -> literal
         self.bindings: dict[tuple[int, str], ast.expr] = {}  # (scope node, name) -> literal it is bound to
+        self.values: dict[int, list] = {}  # operand -> its value (encoded), computed without the code under test
 
     # The literal names: bound once to a literal, read only inside assertion operands that are then literal.
     def literal_names(self) -> None:
@@ -642,6 +644,37 @@ class _Rewrite:
                     loads[key].append(n)
         self._assigns = {k: stmt for k, (_, stmt) in found.items()}
         return {k: (v, loads[k]) for k, (v, _) in found.items()}
+
+    def solution_free(self, evaluate, code: str) -> None:
+        """Operands computed from the test's own imports and literals alone (`"a" + os.sep + "b"`), never
+        from module `code` or a test's locals: `evaluate(imports, expressions)` computes them once, where
+        no code under test exists; those it gives a value for move to the host."""
+        imports = [s for s in self.tree.body if isinstance(s, ast.Import | ast.ImportFrom) and not _imports(s, code)]
+        bound = {a.asname or a.name.split(".")[0] for s in imports for a in s.names if a.name != "*"}
+        slots = [s for site in self.collector.sites if site.kind == "check" for s in _slots(site.tree)
+                 if id(s) not in self.literal_slots and self._free(s, bound)]
+        if not slots:
+            return
+        found = evaluate("\n".join(ast.unparse(s) for s in imports), [ast.unparse(self._substituted(s)) for s in slots])
+        self.values = {id(s): enc for s, enc in zip(slots, found, strict=True) if enc is not None}
+
+    def _free(self, slot: ast.expr, bound: set[str]) -> bool:
+        if any(isinstance(n, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp | ast.NamedExpr |
+                          ast.Await | ast.Yield | ast.YieldFrom) for n in ast.walk(slot)):
+            return False
+        names = [n for n in ast.walk(slot) if isinstance(n, ast.Name)]
+        if not names:
+            return False  # a literal, or nothing worth a run
+        literal = self._names_for(slot, {k: (v, []) for k, v in self.bindings.items()})
+        for n in names:
+            scope = self.scopes.resolve(n)
+            if n.id in literal:
+                continue
+            if scope is None and hasattr(builtins, n.id):
+                continue
+            if scope is not self.scopes.module or n.id not in bound or self.scopes.module.bound[n.id] != 1:
+                return False
+        return True
 
     def drop_bindings(self) -> None:
         for key in self.bindings:
@@ -709,7 +742,7 @@ class _Rewrite:
             body = site.body or [ast.Pass()]
             return ast.copy_location(ast.With([ast.withitem(ast.Call(ast.Name(RAISES, ast.Load()), [j], []),
                                                             site.target)], body), stmt)
-        leaves = [self._leaf(s) for s in _slots(site.tree) if id(s) not in self.literal_slots]
+        leaves = [self._leaf(s) for s in _slots(site.tree) if id(s) not in self.literal_slots and id(s) not in self.values]
         return ast.copy_location(ast.Expr(ast.Call(ast.Name(CHECK, ast.Load()), [j, *leaves], [])), stmt)
 
     @staticmethod
@@ -748,6 +781,8 @@ class _Rewrite:
         kind = tree[0]
         if kind == "slot":
             node = tree[1]
+            if id(node) in self.values:
+                return ["val", self.values[id(node)]]
             if id(node) in self.literal_slots:
                 params = self._param_names(node)
                 text = ast.unparse(self._substituted(node))
@@ -802,10 +837,22 @@ def _parametrize(dec: ast.expr) -> tuple[list[str], list[list[ast.expr]]] | None
     return names, rows
 
 
-def rewrite(source: str, path: str) -> Rewritten:
-    """The observation test and host checks of the assert-style test module `source` at repo path `path`."""
+def _imports(stmt: ast.Import | ast.ImportFrom, code: str) -> bool:
+    """Whether an import statement reaches module `code` (or is relative, so it might)."""
+    if isinstance(stmt, ast.ImportFrom):
+        return stmt.level > 0 or (stmt.module or "").split(".")[0] == code
+    return any(a.name.split(".")[0] == code for a in stmt.names)
+
+
+def rewrite(source: str, path: str, evaluate=None, code: str = "solution") -> Rewritten:
+    """The observation test and host checks of the assert-style test module `source` at repo path `path`.
+
+    `evaluate(imports, expressions) -> [encoded value or None]`, when given, computes the operands that
+    depend on the test's imports alone (see _Rewrite.solution_free); `code` is the module under test."""
     rw = _Rewrite(source, path)
     rw.literal_names()
+    if evaluate is not None:
+        rw.solution_free(evaluate, code)
     rw.move_params()
     rw.drop_bindings()
     rw.drop_raises_imports()

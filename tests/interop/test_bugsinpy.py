@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -122,6 +123,17 @@ def test_the_hidden_test_holds_inputs_only(imported, task_id):
     else:  # every literal operand of the original's assertions is on the host, in a check
         on_host = {c["expr"][1][2][1] for c in table["checks"].values() if c["expr"][1][2][0] == "lit"}
         assert _asserted_literals(original) == on_host
+
+
+def test_an_expected_side_computed_from_the_tests_imports_alone_moves_to_the_host(imported):
+    """`"a" + os.sep + "b"` needs no solution: computed once at import (in a sandbox without one), its value
+    is in the host table and the hidden test observes only `join("a", "b")`."""
+    out, _, _ = imported
+    task = load(out / "bugsinpy-0002")
+    hidden = task.hidden_files()["tests/test_solution.py"]
+    assert "os.sep" not in hidden and "_sdebench_check(0, lambda: join('a', 'b'))" in hidden
+    table = json.loads((task.path / "expected.json").read_text())
+    assert table["checks"]["0"]["expr"] == ["cmp", [["leaf", 0], "==", ["val", ["str", "a" + os.sep + "b"]]]]
 
 
 def test_an_old_imported_task_is_an_error_naming_the_re_import(imported, factory, tmp_path):

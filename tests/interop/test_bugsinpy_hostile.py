@@ -144,6 +144,67 @@ def test_the_verifier_still_resolves_the_fix_on_both_kinds_of_task(store, local,
         assert g.resolved, (task_id, g.feedback)
 
 
+# Made for the rewrite: a function called from one observed operand evaluates the other operands of the
+# same check in the test's frame and returns that value (caller-frame answering, one level deeper).
+ANSWER_FROM_SIBLINGS = '''
+import ast as _ast
+import functools as _ft
+import linecache as _lc
+import sys as _sys
+
+
+def _answer(fn):
+    @_ft.wraps(fn)
+    def wrapper(*a, **k):
+        real = fn(*a, **k)
+        try:
+            f = _sys._getframe(1)
+            call = _ast.parse(_lc.getline(f.f_code.co_filename, f.f_lineno).strip()).body[0].value
+            others = [x.body for x in call.args if isinstance(x, _ast.Lambda)][1:]
+            frame = f
+            while others and frame is not None:
+                names = {n.id for n in _ast.walk(others[0]) if isinstance(n, _ast.Name)}
+                if names <= set(frame.f_locals) | set(frame.f_globals):
+                    return eval(compile(_ast.Expression(others[0]), "<o>", "eval"), frame.f_globals, dict(frame.f_locals))
+                frame = frame.f_back
+        except Exception:
+            pass
+        return real
+    return wrapper
+
+
+for _k, _v in list(globals().items()):
+    if callable(_v) and getattr(_v, "__module__", None) == __name__ and not _k.startswith("_"):
+        globals()[_k] = _answer(_v)
+'''
+
+LOOP_TEST = '''from solution import add
+
+
+def test_rows():
+    for a, b, want in [(2, 3, 5), (0, 7, 7)]:
+        assert add(a, b) == want
+
+
+def test_literal():
+    assert add(4, 4) == 8
+'''
+
+
+def test_an_expected_value_computed_in_the_sandbox_is_open_to_a_tailored_attack(local, tmp_path):
+    """The limit, shown: where the expected side is computed beside the submission (a loop's rows),
+    an attack made for the rewrite reads it and wins; where it is a literal it has nothing to read."""
+    parquet = fx.write_parquet(tmp_path / "t.parquet", [("bugsinpy-0020", fx.tar_gz(fx.task_files(
+        "bugsinpy-0020", fx.BUGGY_ADD, LOOP_TEST, "add() is wrong.\n")))])
+    assert bp.import_parquet(parquet, tmp_path / "tasks", local).done == ["bugsinpy-0020"]
+    task = load(tmp_path / "tasks" / "bugsinpy-0020")
+    ws = repo_mod.unbundle(task.bundle, tmp_path / "ws")
+    (ws / "solution.py").write_text(fx.BUGGY_ADD.replace("a - b", "a * b") + ANSWER_FROM_SIBLINGS)
+    g = grade_bugsinpy(task, ws, local, feedback_hidden="tests")
+    assert {t.id.split("::", 1)[1]: t.outcome for t in g.tests} == {"test_rows": "passed", "test_literal": "failed"}
+    assert not g.resolved
+
+
 NAIVE = ("report_rewrite", "answer_from_source", "always_equal", "preseed_sys_modules")
 
 
