@@ -275,7 +275,8 @@ def _with_oracle(name: str, table: dict, source: str, fixed: str, factory: Sandb
     for test_id, entry in table["tests"].items():
         found = run.instances(test_id)
         ok = bool(found) and all(
-            judge(table["checks"], entry["required"], r.outcome, r.observed, row=row_of(entry, key))
+            judge(table["checks"], entry["required"], r.outcome, r.observed, row=row_of(entry, key),
+                  loops=table.get("loops"))
             for key, r in found.items())
         if not ok:
             del tests[test_id]

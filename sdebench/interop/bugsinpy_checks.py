@@ -390,11 +390,29 @@ def _same_as_oracle(check: dict, event: list, oracle_event: list) -> bool:
     return True
 
 
+def split_rows(event: list, loops: dict[str, list[dict[str, str]]]) -> tuple[dict[str, str], list] | None:
+    """The literal-loop values an event's row markers select, and its remaining parts (None: malformed)."""
+    row: dict[str, str] = {}
+    while event and isinstance(event[0], list) and event[0][:1] == ["tuple"]:
+        try:
+            marker = decode(event[0])
+        except Undecodable:
+            return None
+        if not (isinstance(marker, tuple) and marker[:1] == ("row",)):
+            break
+        if len(marker) != 3 or not isinstance(marker[2], int) or not 0 <= marker[2] < len(loops.get(str(marker[1]), [])):
+            return None
+        row.update(loops[str(marker[1])][marker[2]])
+        event = event[1:]
+    return row, event
+
+
 def judge(checks: dict[str, dict], required: list[int], outcome: str, observations, oracle: list | None = None,
-          row: dict[str, str] | None = None) -> bool:
+          row: dict[str, str] | None = None, loops: dict | None = None) -> bool:
     """Whether one test instance passed: it ran to a pass, observed only well-formed events of its
-    file's checks, every check held (`row`: its parametrize values), every required check was observed,
-    at least one was; and, with an oracle, each event gave the oracle's values in the oracle's order."""
+    file's checks, every check held (`row`: its parametrize values; `loops`: the literal loops' rows an
+    event names), every required check was observed, at least one was; and, with an oracle, each event
+    gave the oracle's values in the oracle's order."""
     if outcome != "passed":
         return False
     events = events_of(observations)
@@ -402,8 +420,8 @@ def judge(checks: dict[str, dict], required: list[int], outcome: str, observatio
         return False
     seen = set()
     for j, event in events:
-        check = checks.get(str(j))
-        if check is None or not check_holds(check, event, row):
+        check, parts = checks.get(str(j)), split_rows(event, loops or {})
+        if check is None or parts is None or not check_holds(check, parts[1], {**(row or {}), **parts[0]}):
             return False
         seen.add(j)
     if not set(required) <= seen:

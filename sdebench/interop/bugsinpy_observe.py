@@ -10,7 +10,9 @@ The expected side of an assertion leaves the sandbox when it is a literal, also 
 bound once to a literal and used only in assertions (`expected = [1, 2]` ... `assert f() == expected`:
 the binding is dropped and the literal moves to the check), or a `pytest.mark.parametrize`
 argument used only in assertions (its values move to the host, one row per instance, and the
-decorator keeps a case number instead). An exception class imported only to name what a
+decorator keeps a case number instead), or the target of a loop over literal rows read only in
+assertions (`for x, want in [(1, 2), ...]`: the loop runs over row numbers, each check event says
+which row, and the values move to the host). An exception class imported only to name what a
 `raises` block expects is dropped from the import. What stays computed in the sandbox
 (an expected value built from other values, a loop's rows, a helper's arguments) is observed like
 any leaf and compared here: plain data, judged on the host, but visible to the submission.
@@ -71,8 +73,8 @@ def {PFX}leaf(f):
         return ("e",)
 
 
-def {CHECK}(j, *leaves):
-    {OBSERVE}((j, *[{PFX}leaf(f) for f in leaves]))
+def {CHECK}(j, *leaves, _rows=()):
+    {OBSERVE}((j, *[("row", n, k) for n, k in _rows], *[{PFX}leaf(f) for f in leaves]))
 
 
 def {PFX}lineage(kind):
@@ -152,11 +154,12 @@ class Rewritten:
     tests: dict[str, dict]  # static test id -> {"required": [site indices], "params": {case key -> {name: literal}}}
     excluded: dict[str, str] = field(default_factory=dict)  # static test id -> why it is not graded
     in_sandbox: list[str] = field(default_factory=list)  # where an assertion is still judged in the sandbox
+    loops: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # literal loop -> its rows' host values
 
     def table(self) -> dict:
         """The JSON-ready host table (without any oracle)."""
         return {"format": FORMAT, "checks": self.checks, "tests": self.tests, "excluded": self.excluded,
-                "in_sandbox": self.in_sandbox}
+                "in_sandbox": self.in_sandbox, "loops": self.loops}
 
 
 # --- scopes -------------------------------------------------------------------------------------
@@ -635,15 +638,46 @@ class _Rewrite:
                         # A stand-in value: whether an operand is literal does not depend on the row.
                         found[(id(fn), name)] = (ast.Constant(0), dec)
                         self.param_keys.add((id(fn), name))
+        self.loops = self._literal_loops(found)
+        for loop, (fn, names, _rows) in self.loops.items():
+            for name in names:
+                if self.scopes.of_node[id(fn)].bound[name] == 1:
+                    found[(id(fn), name)] = (ast.Constant(0), loop)
+                    self.param_keys.add((id(fn), name))
         loads: dict[tuple[int, str], list[ast.Name]] = {k: [] for k in found}
+        iters: set[int] = set()
+        for loop in self.loops:
+            iters |= {id(n) for n in ast.walk(loop.iter)}
         for n in ast.walk(self.tree):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in iters:
                 scope = self.scopes.resolve(n)
                 key = (id(scope.node), n.id) if scope else None
                 if key in loads:
                     loads[key].append(n)
         self._assigns = {k: stmt for k, (_, stmt) in found.items()}
         return {k: (v, loads[k]) for k, (v, _) in found.items()}
+
+    def _literal_loops(self, bindings) -> dict[ast.For, tuple[ast.FunctionDef, list[str], list[list[ast.expr]]]]:
+        """`for a, b in <literal rows>:` loops holding an assertion (the rows may come through a name bound
+        to a literal): loop -> (function, target names, rows)."""
+        out = {}
+        for fn in (n for n in ast.walk(self.tree) if isinstance(n, _FUNC)):
+            for loop in (n for n in ast.walk(fn) if isinstance(n, ast.For)):
+                t = loop.target
+                names = [t.id] if isinstance(t, ast.Name) else [e.id for e in t.elts] if isinstance(
+                    t, ast.Tuple | ast.List) and all(isinstance(e, ast.Name) for e in t.elts) else None
+                if names is None or loop.orelse or not any(id(x) in self.collector.by_stmt for x in ast.walk(loop)):
+                    continue
+                table = loop.iter
+                if isinstance(table, ast.Name):
+                    scope = self.scopes.resolve(table)
+                    table = bindings.get((id(scope.node), table.id), (None,))[0] if scope else None
+                if not isinstance(table, ast.List | ast.Tuple) or not table.elts:
+                    continue
+                rows = [list(r.elts) if len(names) > 1 and isinstance(r, ast.Tuple | ast.List) else [r] for r in table.elts]
+                if all(len(r) == len(names) and all(is_literal(x) for x in r) for r in rows) and len(rows) <= 1000:
+                    out[loop] = (fn, names, rows)
+        return out
 
     def solution_free(self, evaluate, code: str) -> None:
         """Operands computed from the test's own imports and literals alone (`"a" + os.sep + "b"`), never
@@ -710,6 +744,24 @@ class _Rewrite:
             self.signatures[id(fn)] = (moved[id(fn)], cases)
             self.params[id(fn)] = table
 
+    def move_loops(self) -> None:
+        """Each literal loop iterates over row numbers (and the values it reads as inputs); the values
+        only its assertions read move to the host, one row each."""
+        self.loop_ids: dict[int, int] = {}
+        self.loop_tables: dict[str, list[dict[str, str]]] = {}
+        self.in_loop: dict[int, tuple[int, ...]] = {}  # node -> the literal loops around it
+        for n, (loop, (fn, names, rows)) in enumerate(self.loops.items()):
+            moved = {name for name in names if (id(fn), name) in self.moved_params}
+            keep = [i for i, name in enumerate(names) if name not in moved]
+            self.loop_ids[id(loop)] = n
+            self.loop_tables[str(n)] = [{names[i]: ast.unparse(r[i]) for i in range(len(names)) if i not in keep}
+                                        for r in rows]
+            index = ast.Name(f"{PFX}row{n}", ast.Store())
+            loop.target = ast.Tuple([ast.Name(names[i], ast.Store()) for i in keep] + [index], ast.Store())
+            loop.iter = ast.List([ast.Tuple([r[i] for i in keep] + [ast.Constant(k)], ast.Load())
+                                  for k, r in enumerate(rows)], ast.Load())
+            self.in_loop.update({id(x): self.in_loop.get(id(x), ()) + (n,) for x in ast.walk(loop) if x is not loop})
+
     def resign(self, fn) -> None:
         """Drop moved parametrize arguments from a signature and take the case numbers instead."""
         if id(fn) not in self.signatures:
@@ -743,7 +795,10 @@ class _Rewrite:
             return ast.copy_location(ast.With([ast.withitem(ast.Call(ast.Name(RAISES, ast.Load()), [j], []),
                                                             site.target)], body), stmt)
         leaves = [self._leaf(s) for s in _slots(site.tree) if id(s) not in self.literal_slots and id(s) not in self.values]
-        return ast.copy_location(ast.Expr(ast.Call(ast.Name(CHECK, ast.Load()), [j, *leaves], [])), stmt)
+        rows = [ast.Tuple([ast.Constant(n), ast.Name(f"{PFX}row{n}", ast.Load())], ast.Load())
+                for n in self.in_loop.get(id(stmt), ())]
+        kw = [ast.keyword("_rows", ast.Tuple(rows, ast.Load()))] if rows else []
+        return ast.copy_location(ast.Expr(ast.Call(ast.Name(CHECK, ast.Load()), [j, *leaves], kw)), stmt)
 
     @staticmethod
     def _leaf(node: ast.expr) -> ast.expr:
@@ -854,6 +909,7 @@ def rewrite(source: str, path: str, evaluate=None, code: str = "solution") -> Re
     if evaluate is not None:
         rw.solution_free(evaluate, code)
     rw.move_params()
+    rw.move_loops()
     rw.drop_bindings()
     rw.drop_raises_imports()
     tests = _test_functions(rw.tree)
@@ -877,7 +933,7 @@ def rewrite(source: str, path: str, evaluate=None, code: str = "solution") -> Re
     out = _Emit(rw).visit(rw.tree)
     _insert_preamble(out)
     ast.fix_missing_locations(out)
-    return Rewritten(ast.unparse(out) + "\n", checks, table, excluded, list(rw.collector.in_sandbox))
+    return Rewritten(ast.unparse(out) + "\n", checks, table, excluded, list(rw.collector.in_sandbox), rw.loop_tables)
 
 
 def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:

@@ -255,7 +255,7 @@ def judged(table: dict, run: TestRun) -> list[TestOutcome]:
             out.append(TestOutcome(test_id, GROUP, "failed"))
             continue
         ok = all(judge(table["checks"], entry["required"], r.outcome, r.observed,
-                       oracle[key] if oracle is not None else None, row_of(entry, key))
+                       oracle[key] if oracle is not None else None, row_of(entry, key), table.get("loops"))
                  for key, r in found.items())
         out.append(TestOutcome(test_id, GROUP, "passed" if ok else "failed"))
     return out

@@ -178,7 +178,12 @@ for _k, _v in list(globals().items()):
         globals()[_k] = _answer(_v)
 '''
 
-LOOP_TEST = '''from solution import add
+LIMIT_TEST = '''from solution import add
+
+
+def test_computed():
+    a, b = 2, 3
+    assert add(a, b) == a + b
 
 
 def test_rows():
@@ -192,16 +197,18 @@ def test_literal():
 
 
 def test_an_expected_value_computed_in_the_sandbox_is_open_to_a_tailored_attack(local, tmp_path):
-    """The limit, shown: where the expected side is computed beside the submission (a loop's rows),
-    an attack made for the rewrite reads it and wins; where it is a literal it has nothing to read."""
+    """The limit, shown: where the expected side is computed beside the submission (`a + b` from the
+    test's locals), an attack made for the rewrite reads it and wins; where it is a literal, a literal
+    row or a value of the test's imports, it is on the host and there is nothing to read."""
     parquet = fx.write_parquet(tmp_path / "t.parquet", [("bugsinpy-0020", fx.tar_gz(fx.task_files(
-        "bugsinpy-0020", fx.BUGGY_ADD, LOOP_TEST, "add() is wrong.\n")))])
+        "bugsinpy-0020", fx.BUGGY_ADD, LIMIT_TEST, "add() is wrong.\n")))])
     assert bp.import_parquet(parquet, tmp_path / "tasks", local).done == ["bugsinpy-0020"]
     task = load(tmp_path / "tasks" / "bugsinpy-0020")
     ws = repo_mod.unbundle(task.bundle, tmp_path / "ws")
     (ws / "solution.py").write_text(fx.BUGGY_ADD.replace("a - b", "a * b") + ANSWER_FROM_SIBLINGS)
     g = grade_bugsinpy(task, ws, local, feedback_hidden="tests")
-    assert {t.id.split("::", 1)[1]: t.outcome for t in g.tests} == {"test_rows": "passed", "test_literal": "failed"}
+    assert {t.id.split("::", 1)[1]: t.outcome for t in g.tests} == {
+        "test_computed": "passed", "test_rows": "failed", "test_literal": "failed"}
     assert not g.resolved
 
 

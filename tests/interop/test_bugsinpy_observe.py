@@ -134,6 +134,14 @@ def test_via_a_helper():
 def test_walrus_evaluated_in_place():
     assert (n := quiet()) == 1
     assert n + 1 == 2
+
+
+ROWS = [(1, 1), (0, 0)]
+
+
+def test_literal_rows():
+    for want, got in ROWS:
+        assert quiet() * got == want
 '''
 
 
@@ -149,7 +157,10 @@ def test_judged_as_python_judges_plain_data(tmp_path):
         "test_nothing_raised": "failed",
         "test_via_a_helper": "passed",
         "test_walrus_evaluated_in_place": "passed",
+        "test_literal_rows": "passed",
     }
+    assert verdicts(tmp_path / "wrong", TESTS.replace("ROWS = [(1, 1), (0, 0)]", "ROWS = [(1, 1), (1, 0)]"),
+                    SOLUTION)["test_literal_rows"] == "failed"
 
 
 def test_a_neutered_test_module_fails_every_test(tmp_path):
@@ -184,6 +195,9 @@ def test_a():
     rw = rewrite(src, PATH)
     assert "WANT" not in rw.source and "expected" not in rw.source and "{'k': 1}" not in rw.source
     assert "SHARED = [1, 2]" in rw.source and "mutated = [1]" in rw.source  # read as inputs: they stay
+    rows = rewrite("from s import f\n\n\ndef test_a():\n    for x, want in [(1, 10), (2, 20)]:\n"
+                   "        assert f(x) == want\n", PATH)
+    assert "want" not in rows.source and "10" not in rows.source and rows.loops == {"0": [{"want": "10"}, {"want": "20"}]}
     lits = [c["expr"][1][2] for c in rw.checks.values()]
     assert lits[:2] == [["lit", "3"], ["lit", "{'k': 1}"]] and lits[2][0] == "leaf"
 
