@@ -214,10 +214,16 @@ def task_record(name: str, row: int, instruction: str, meta: dict, head_sha: str
 
 def host_table(name: str, test: str, fixed: str | None, factory: SandboxFactory | None) -> tuple[dict, str | None]:
     """The host table (expected.json) of one task and its rewritten test (None: a fallback task); raises MalformedRow."""
+    if len(test) > bugsinpy_observe.MAX_SOURCE:  # not a broken file: no fallback for it
+        raise MalformedRow(f"{SRC_TEST} is too large to rewrite ({len(test)} characters)")
     try:
         rw = bugsinpy_observe.rewrite(test, HIDDEN_TEST, _evaluator(name, factory))
     except bugsinpy_observe.RewriteError as e:
         return {"format": FORMAT, "fallback": str(e)}, None
+    try:
+        compile(rw.source, HIDDEN_TEST, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as e:  # a construct the rewrite mishandles: refuse rather than misgrade
+        raise MalformedRow(f"the observation version of {SRC_TEST} does not compile: {e}") from None
     table = rw.table()
     if fixed is not None:
         table = _with_oracle(name, table, rw.source, fixed, factory)

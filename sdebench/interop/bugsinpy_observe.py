@@ -141,6 +141,9 @@ _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", 
 _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
+MAX_SOURCE = 256 * 1024  # characters of a test module the rewrite takes (a dataset's are a few KiB)
+
+
 class RewriteError(ValueError):
     """A test module that cannot be rewritten at all (the message says why)."""
 
@@ -578,6 +581,8 @@ def _as_list(node) -> list:
 class _Rewrite:
     def __init__(self, source: str, path: str):
         self.path = path
+        if len(source) > MAX_SOURCE:
+            raise RewriteError(f"{path} is too large to rewrite ({len(source)} characters, at most {MAX_SOURCE})")
         try:
             self.tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError) as e:
@@ -772,6 +777,10 @@ class _Rewrite:
     def drop_raises_imports(self) -> None:
         """`from x import E` aliases read only as the exception a raises site expects."""
         type_nodes = {id(n) for site in self.collector.sites for t in site.type_nodes for n in ast.walk(t)}
+        loads: dict[str, list[ast.Name]] = {}
+        for n in ast.walk(self.tree):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and self.scopes.resolve(n) is self.scopes.module:
+                loads.setdefault(n.id, []).append(n)
         for stmt in self.tree.body:
             if not isinstance(stmt, ast.ImportFrom):
                 continue
@@ -779,9 +788,7 @@ class _Rewrite:
                 name = alias.asname or alias.name
                 if self.scopes.module.bound[name] != 1:
                     continue
-                loads = [n for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == name
-                         and isinstance(n.ctx, ast.Load) and self.scopes.resolve(n) is self.scopes.module]
-                if loads and all(id(n) in type_nodes for n in loads):
+                if loads.get(name) and all(id(n) in type_nodes for n in loads[name]):
                     self.dropped.add(id(alias))
 
     # --- emitting sites ------------------------------------------------------------------------
@@ -950,8 +957,9 @@ def _site_holders(rw: _Rewrite) -> set[str]:
     """Names of functions (module-level or methods) that hold a site, directly or through a call."""
     funcs = {n.name: n for n in ast.walk(rw.tree) if isinstance(n, _FUNC)}
     direct = {name for name, fn in funcs.items() if any(id(s) in rw.collector.by_stmt for s in ast.walk(fn))}
+    calls = {name: _calls(fn) for name, fn in funcs.items()}
     while True:
-        more = {name for name, fn in funcs.items() if name not in direct and _calls(fn) & direct}
+        more = {name for name in funcs if name not in direct and calls[name] & direct}
         if not more:
             return direct
         direct |= more
