@@ -1,6 +1,8 @@
 """An OpenEnv-style reset/step/state environment over sdebench tasks (ours and imported ones).
 
-`reset(seed, task_id)` checks out the task's repo; `step(action)` applies a full replacement file
+The sandbox is `local` (bubblewrap, the task store masked) unless a factory is given; an
+`unsafe_local` factory is refused unless `allow_unsafe=True` names it. `reset(seed, task_id)`
+checks out the task's repo; `step(action)` applies a full replacement file
 (`patched_code`, optional `path`) or a unified `diff` and grades the repo with the task's grader
 (`sdebench.grading.grade.grade`: pristine test files, honeypot, two phases, observations judged on
 the host), then returns the observation with the grade's PatchBench-style shaped reward. At HEAD
@@ -59,6 +61,17 @@ class BadAction(EnvError):
 
 class SandboxUnavailable(EnvError):
     """The sandbox could not run the tests (the step is not counted)."""
+
+
+UNSAFE = "unsafe_local"
+
+
+def refuse_unsafe(factory: SandboxFactory, allow_unsafe: bool) -> None:
+    """Refuse a sandbox without isolation unless the caller named it with `allow_unsafe=True`: graded
+    code would run on the host, beside the task store that holds the answer key."""
+    if getattr(factory, "name", None) == UNSAFE and not allow_unsafe:
+        raise EnvError(f"sandbox {UNSAFE} runs graded code unisolated on the host: pass allow_unsafe=True "
+                       f"(python -m sdebench.serve: --sandbox {UNSAFE}) to use it anyway")
 
 
 def is_test_path(rel: str, declared: tuple[str, ...] = ()) -> bool:
@@ -193,9 +206,12 @@ class CodeFixEnv:
         timeout: float = DEFAULT_TIMEOUT,
         work_root: str | Path | None = None,
         grading: dict[str, Any] | None = None,
+        allow_unsafe: bool = False,
     ):
         self.store = store
-        self.factory = factory or make_factory({"backend": "unsafe_local"})
+        # Default: bubblewrap with the task store masked (docs/grading.md); an unsafe backend only when named.
+        self.factory = factory or make_factory({"backend": "local", "tasks_dir": str(Path(store.tasks_dir).resolve())})
+        refuse_unsafe(self.factory, allow_unsafe)
         self.max_steps = int(max_steps)
         self.timeout = float(timeout)
         self.work_root = work_root
