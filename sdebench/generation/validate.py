@@ -16,7 +16,7 @@ from functools import cache
 from sdebench.generation.spec import TaskSpec
 from sdebench.grading.rules import is_protected, observed_verdict
 from sdebench.grading.testrun import TestRun
-from sdebench.tasks.artifacts import SOURCES, artifact_kind
+from sdebench.tasks.artifacts import COMPETENCIES, SOURCES, artifact_kind
 
 RULES = {
     1: "decisive on exactly one source",
@@ -181,6 +181,8 @@ def check_structure(spec: TaskSpec, family: str, variant: int, source: str) -> l
         problems.append(f"built {spec.family}/{spec.variant}/{spec.source} when asked for {family}/{variant}/{source}")
     if spec.source not in SOURCES:
         problems.append(f"unknown source {spec.source!r}")
+    if spec.competency not in COMPETENCIES:
+        problems.append(f"unknown competency {spec.competency!r} (choose {', '.join(COMPETENCIES)})")
     if not spec.fact_tokens:
         problems.append("no fact tokens declared")
     if not spec.fail_to_pass or not spec.hidden_to_pass:
