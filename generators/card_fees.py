@@ -443,4 +443,5 @@ GENERATOR = Family(
     tell=tell,
     space=SPACE,
     by_source=True,
+    spell=spell,
 )

@@ -23,16 +23,15 @@ are written in the text (`iso`), so every placement reads the same timeline.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
 from sdebench.generation.kit import Story
 from sdebench.generation.spec import Commit
+from sdebench.tasks.artifacts import COMPETENCIES, competencies_of
 
-# `recall`: one item states the fact. The hard tier is every other competency.
-COMPETENCIES = ("recall", "conflict", "synthesis", "scope", "validity", "implicit")
-HARD = COMPETENCIES[1:]
+HARD = competencies_of("hard")
 
 
 def iso(d: date) -> str:
@@ -95,7 +94,6 @@ class HardStory:
 
     def story(self, source: str) -> Story:
         """The kit's story with the fact in `source` (H: the steps' H messages and files)."""
-        extra = {"competency": self.competency} if "competency" in {f.name for f in fields(Story)} else {}
         return Story(
             package=self.package, module=self.module,
             v1_correct=self.early, v1_buggy=self.early, head_buggy=self.head_buggy,
@@ -108,9 +106,7 @@ class HardStory:
             late_filler=[s.commit(source) for s in self.after],
             statement=self.statement, fact=self.fact, fact_tokens=tuple(self.fact_tokens),
             conventional_guess=self.conventional_guess,
-            tags=(*self.tags, f"competency={self.competency}") if not extra else tuple(self.tags),
-            project=self.project,
-            **extra,
+            tags=tuple(self.tags), project=self.project, competency=self.competency,
         )
 
 
