@@ -189,9 +189,10 @@ def test_hidden_settlement(observe):
         (PREFERENCES, "- (review of #140) Money is Decimal end to end; never build a Decimal from a float."),
         (PAST_FIXES, "## Fee shown twice on receipts (2023-08-21)\nSymptom: receipts listed the processing fee "
          f"twice. Fix: the receipt reads fee() once; a payment of 200.00 shows 5.50 at {pct(old)}."),
-        (PAST_FIXES, "## Offline terminal batches priced twice (2024-10-15)\nSymptom: batches uploaded by the "
-         "offline terminals were charged the fee again. Fix: their firmware already deducts its built-in "
-         f"{pct(old)}; the upload path no longer re-prices them."),
+        (PAST_FIXES, "## Offline terminal batches charged twice (2024-10-15)\nSymptom: merchants saw the "
+         "processing fee charged twice on the settlement report for card payments from the offline terminals. "
+         f"Fix: their firmware already deducts its built-in {pct(old)}; the upload path no longer re-prices "
+         "them."),
     ]
     entries = {
         "K": (adr, f"Charge per transaction under this contract: {pct(rate)} of the amount. It replaces the "
@@ -402,7 +403,7 @@ def test_hidden_old_payments_keep_their_tariff(observe):
         before=[days, row],
         statement=("Card payments made since the spring are still charged the old processing fee on the "
                    "settlement report. tests/test_repro_fees.py reproduces it."),
-        fact=f"Card payments made from {iso(SWITCH)} on are charged {pct(rate)} (earlier ones keep {pct(old)}).",
+        fact=f"Card payments made from {iso(SWITCH)} on are charged {pct(rate)} (earlier payments keep the 2021 tariff).",
         fact_tokens=spell(1, rate),
         conventional_guess="a new tariff row of 3.00% from 2024-01-01",
         competency="validity",

@@ -137,18 +137,22 @@ def test_record_is_purged_on_its_purge_date():
 from {pkg}.retention import REGIONS, expired, is_expired, purge_date
 
 
+# Every day is an offset from one early day, so no date the tests spell out can be an answer.
+BASE = date(2020, 1, 1)
+
+
 def test_hidden_expiry_by_age(observe):
-    created = date(2023, 1, 1)
+    created = BASE + timedelta(days=1096)
     observe({{r: [is_expired(created, created + timedelta(days=k), r) for k in range(0, 800, 3)] for r in REGIONS}})
 
 
 def test_hidden_purge_dates(observe):
-    observe([purge_date(date(2022, 5, 1) + timedelta(days=d), r) for r in REGIONS for d in range(0, 900, 97)])
+    observe([purge_date(BASE + timedelta(days=851 + d), r) for r in REGIONS for d in range(0, 900, 97)])
 
 
 def test_hidden_purge_run(observe):
-    records = [(f"r{{k}}", date(2022, 1, 1) + timedelta(days=11 * k), r) for k in range(90) for r in REGIONS]
-    observe(expired(records, date(2024, 6, 30)))
+    records = [(f"r{{k}}", BASE + timedelta(days=731 + 11 * k), r) for k in range(90) for r in REGIONS]
+    observe(expired(records, BASE + timedelta(days=1642)))
 '''
     regions = "docs/regions.md"
     decoys = [
@@ -201,7 +205,7 @@ def test_hidden_purge_run(observe):
         fact_entries=entries, decoys=decoys, before=[eu_step],
         statement=("The nightly purge keeps customer records one day past their retention period: a record is "
                    "still there on its purge date. tests/test_repro_purge.py reproduces it."),
-        fact=f"EU customers' records are kept {days(n)}; every other region {days(HEADLINE)}.",
+        fact=f"EU customers' records are kept {days(n)}; the other regions keep the general period.",
         fact_tokens=spell(0, n),
         conventional_guess=f"purge on the purge date, {days(HEADLINE)} in every region",
         competency="scope",
@@ -291,18 +295,22 @@ def test_spring_2024_record_follows_the_new_policy():
 from {pkg}.retention import expired, purge_date, retention_days
 
 
+# Every day is an offset from one early day, so no date the tests spell out can be an answer.
+BASE = date(2020, 1, 1)
+
+
 def test_hidden_days_kept_by_creation_day(observe):
-    start = date(2023, 9, 1)
+    start = BASE + timedelta(days=1339)
     observe([retention_days(start + timedelta(days=k)) for k in range(0, 640, 3)])
 
 
 def test_hidden_purge_dates(observe):
-    observe([purge_date(date(2023, 11, 5) + timedelta(days=k)) for k in range(0, 500, 23)])
+    observe([purge_date(BASE + timedelta(days=1404 + k)) for k in range(0, 500, 23)])
 
 
 def test_hidden_purge_run(observe):
-    records = [(f"r{{k}}", date(2022, 1, 1) + timedelta(days=9 * k)) for k in range(135)]
-    observe(expired(records, date(2025, 6, 1)))
+    records = [(f"r{{k}}", BASE + timedelta(days=731 + 9 * k)) for k in range(135)]
+    observe(expired(records, BASE + timedelta(days=1978)))
 '''
     decoys = [
         ("docs/retention.md", f"# Data retention\n\nSince {iso(first)} customer records are kept {days(OLD)} "
@@ -358,7 +366,7 @@ def test_hidden_purge_run(observe):
         fact_entries=entries, decoys=decoys, before=[row],
         statement=("Customer records created since the policy change early this year are still scheduled for "
                    "deletion two years after creation. tests/test_repro_purge.py reproduces it."),
-        fact=f"Records created from {iso(SWITCH)} on are kept {days(n)}; older ones keep {days(OLD)}.",
+        fact=f"Records created from {iso(SWITCH)} on are kept {days(n)}; older ones keep their two years.",
         fact_tokens=spell(1, n),
         conventional_guess=f"a new policy row of {days(HEADLINE)} from 2024-01-01",
         competency="validity",

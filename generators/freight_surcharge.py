@@ -288,7 +288,7 @@ def test_hidden_percent_by_month(observe):
         statement=("Shipments picked up this spring are quoted with the same fuel surcharge as in winter. "
                    "tests/test_repro_surcharge.py reproduces it."),
         fact=(f"Pickups from {iso(start)} to the day before {iso(end)} pay a fuel surcharge of {pct(p)}; the "
-              f"usual {pct(USUAL)} applies before and after."),
+              "usual rate applies before and after."),
         fact_tokens=spell(0, p),
         conventional_guess="a new row of 15% from 2024-04-01",
         competency="validity",

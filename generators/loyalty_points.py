@@ -208,7 +208,7 @@ def test_hidden_mixed_receipt(observe):
         fact_entries=entries, decoys=decoys, before=[fuel_step],
         statement=("Cents are ignored when points are earned: a purchase of 9.99 earns the same points as one of "
                    "9.00. tests/test_repro_points.py reproduces it."),
-        fact=f"Fuel purchases earn {per_euro(r)}; every other category {per_euro(HEADLINE)}.",
+        fact=f"Fuel purchases earn {per_euro(r)}; the other categories keep the programme's rate.",
         fact_tokens=spell(0, r),
         conventional_guess=f"keep the cents, {per_euro(HEADLINE)} in every category",
         competency="scope",

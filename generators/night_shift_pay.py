@@ -266,7 +266,7 @@ def test_hidden_supplement_by_month(observe):
         statement=("Night shifts worked this summer are still paid the old night supplement on the payslips. "
                    "tests/test_repro_pay.py reproduces it."),
         fact=(f"Night hours of shifts from {iso(EFFECTIVE)} on earn {eur(p)} each (the 2024 agreement, signed "
-              f"{iso(SIGNED)}, retroactive); earlier shifts keep {eur(old)}."),
+              f"{iso(SIGNED)}, retroactive); earlier shifts keep the 2022 rate."),
         fact_tokens=spell(0, p),
         conventional_guess="a new row of 3.00 EUR from 2024-07-01",
         competency="validity",

@@ -224,7 +224,7 @@ def tell_v0(price: Decimal, source: str) -> HardStory:
         hidden_tests={"tests/test_hidden_barrier.py": hidden},
         fact_entries=entries, decoys=decoys, before=[sites_step],
         statement=STATEMENT,
-        fact=f"Riverside charges {money(price)} per started hour; every other site {money(HEADLINE)}.",
+        fact=f"Riverside charges {money(price)} per started hour; the other sites keep the company tariff.",
         fact_tokens=spell(0, price),
         conventional_guess=f"count started hours, {money(HEADLINE)} at every site",
         competency="scope",

@@ -203,8 +203,9 @@ def tell_v0(vref: Decimal, source: str) -> HardStory:
         (PAST_FIXES, "## Negative temperatures clipped (2023-05-09)\nSymptom: freezers never read below 0 C. "
          f"Fix: the conversion subtracts the 500 mV offset after scaling counts by the {volts(NOMINAL)} "
          "reference, so readings below 500 mV go negative."),
-        (PAST_FIXES, "## Test rig readings drifted (2024-07-01)\nSymptom: the rig's boards read warm. Fix: the "
-         f"rig's bench supply was set to {volts(BENCH)}; ordinary boards are not affected."),
+        (PAST_FIXES, "## Test rig reports temperatures too hot (2024-07-01)\nSymptom: the test rig's logger "
+         "showed a room about 2 degrees too hot on the dashboard. Fix: the rig's bench supply was set to "
+         f"{volts(BENCH)}; the boards in the cold rooms are not affected."),
     ]
     entries = {
         "K": ("docs/calibration.md", f"Measured on the production batch (2023-06-20): the ADC reference "
@@ -212,7 +213,7 @@ def tell_v0(vref: Decimal, source: str) -> HardStory:
               "use the measured reference."),
         "F": (PREFERENCES, f"- (review of #248, 2023-06-22, hardware) These boards' regulator drops: their ADC "
               f"reference measures {volts(vref)}. Convert with that."),
-        "X": (PAST_FIXES, "## Cold-room alarms fired late (2023-06-27)\nSymptom: alarms lagged the reference "
+        "X": (PAST_FIXES, "## Freezer alarms fired late (2023-06-27)\nSymptom: alarms lagged the reference "
               f"thermometer. Fix: the ADC reference of our boards measures {volts(vref)} (regulator drop); "
               "the conversion uses it."),
     }
@@ -236,7 +237,7 @@ def tell_v0(vref: Decimal, source: str) -> HardStory:
         hidden_tests={"tests/test_hidden_probe.py": hidden},
         fact_entries=entries, decoys=decoys, before=[calibrate],
         statement=STATEMENT,
-        fact=f"The boards' ADC reference is {volts(vref)} (measured), not the nominal {volts(NOMINAL)}.",
+        fact=f"The boards' ADC reference is {volts(vref)} (measured), not the datasheet's nominal value.",
         fact_tokens=spell(0, vref),
         conventional_guess=f"subtract the 500 mV offset, converting with the nominal {volts(NOMINAL)}",
         competency="implicit",
