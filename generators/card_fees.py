@@ -195,21 +195,22 @@ def test_hidden_settlement(observe):
          "them."),
     ]
     entries = {
-        "K": (adr, f"Charge per transaction under this contract: {pct(rate)} of the amount. It replaces the "
-              f"{pct(old)} of the 2021 contract wherever the code applies a rate."),
-        "F": (PREFERENCES, f"- (review of #402, 2024-02-09, finance) Since the 2024 acquirer contract the charge "
-              f"per transaction is {pct(rate)} of the amount; the figure on the pricing page is the 2021 "
-              "contract's."),
-        "X": (PAST_FIXES, "## Fee totals below the acquirer's statement (2024-03-04)\nSymptom: the monthly fee "
-              "total differed from the acquirer's invoice. Fix: the 2024 contract charges "
-              f"{pct(rate)} per transaction; docs/pricing.md still shows the 2021 contract's rate."),
+        "K": (adr, f"Charge per transaction: the {pct(old)} the code applies is the 2021 contract's; this "
+              f"contract charges {pct(rate)} of the amount, and {pct(old)} applies to nothing we price."),
+        "F": (PREFERENCES, f"- (review of #402, 2024-02-09, finance) The pricing page's {pct(old)} is the 2021 "
+              f"contract's: since the 2024 acquirer contract the charge per transaction is {pct(rate)} of the "
+              f"amount, and {pct(old)} applies to nothing we price."),
+        "X": (PAST_FIXES, "## Fee totals off against the acquirer's statement (2024-03-04)\nSymptom: the monthly "
+              f"fee total differed from the acquirer's invoice. Fix: docs/pricing.md shows {pct(old)}, the 2021 "
+              f"contract's; the 2024 contract charges {pct(rate)} per transaction, not {pct(old)}."),
     }
     module = f"{pkg}/fees.py"
     contract = Step(
         message="fees: say when the fee is charged",
         files={module: fees_v0("early", old, note=True)},
-        h_message=f"fees: {pct(rate)} under the 2024 acquirer contract\n\nThe contract signed 2024-02-01 sets "
-        "the charge per transaction; the pricing page's figure is the 2021 contract's.",
+        h_message=f"fees: apply the 2024 acquirer contract\n\nSigned 2024-02-01: the pricing page's {pct(old)} is "
+        f"the 2021 contract's; the charge per transaction is {pct(rate)}, and {pct(old)} applies to nothing we "
+        "price.",
         h_files={module: fees_v0("early", rate, note=True)},
     )
     return HardStory(
@@ -362,13 +363,13 @@ def test_hidden_old_payments_keep_their_tariff(observe):
          "made just before midnight UTC. Fix: the payment day is the merchant's local date."),
     ]
     entries = {
-        "K": (f"{ADR_DIR}/0004-tariff-table.md", f"Row added 2024-02-20: payments made from {iso(SWITCH)} on "
-              f"are charged {pct(rate)}; earlier payments keep their tariff."),
-        "F": (PREFERENCES, f"- (review of #214, finance) The 2024 tariff is {pct(rate)} for payments made from "
-              f"{iso(SWITCH)} on; older payments keep theirs."),
+        "K": (f"{ADR_DIR}/0004-tariff-table.md", f"Row added 2024-02-20 for payments made from {iso(SWITCH)} on: "
+              f"instead of {pct(old)} they are charged {pct(rate)}; earlier payments keep {pct(old)}."),
+        "F": (PREFERENCES, f"- (review of #214, finance) For payments made from {iso(SWITCH)} on, the 2024 tariff "
+              f"replaces {pct(old)} with {pct(rate)}; older payments keep {pct(old)}."),
         "X": (PAST_FIXES, f"## Spring payments at last year's fee ({iso(SWITCH)})\nSymptom: payments made from "
-              f"this day on were still charged the 2021 tariff. Fix: the tariff row of {pct(rate)} in force "
-              "from that day was added."),
+              f"this day on were still priced by the 2021 tariff. Fix: a row from that day replaces {pct(old)} "
+              f"with {pct(rate)}; earlier payments keep {pct(old)}."),
     }
     rows_old = [(first, old)]
     rows_new = [(first, old), (SWITCH, rate)]
@@ -379,8 +380,8 @@ def test_hidden_old_payments_keep_their_tariff(observe):
     row = Step(
         message="fees: validate payment days",
         files={module: fees_v1(rows_old, False).replace("    current = None", guarded)},
-        h_message=f"fees: the 2024 tariff, {pct(rate)} from {iso(SWITCH)}\n\nOlder payments keep the row of "
-        "their day; payment days are validated.",
+        h_message=f"fees: the 2024 tariff\n\nFor payments made from {iso(SWITCH)} on, {pct(old)} gives way to "
+        f"{pct(rate)}; older payments keep {pct(old)}. Payment days are validated.",
         h_files={module: fees_v1(rows_new, False).replace("    current = None", guarded)},
     )
     return HardStory(

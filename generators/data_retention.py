@@ -173,18 +173,20 @@ def test_hidden_purge_run(observe):
          "alerted. Fix: an empty run is fine; the alert only fires on errors."),
     ]
     entries = {
-        "K": (regions, f"EU records are kept {days(n)} after creation (legal's ruling of 2023-05-22); the "
-              "purge date follows."),
-        "F": (PREFERENCES, f"- (review of #1342, 2023-05-24, legal) Records of EU customers are kept {days(n)}, "
-              "not the general period."),
+        "K": (regions, f"Legal's ruling of 2023-05-22: EU records are not on the general {days(HEADLINE)}; "
+              f"they are kept {days(n)} after creation, while us and apac keep {days(HEADLINE)}."),
+        "F": (PREFERENCES, f"- (review of #1342, 2023-05-24, legal) EU customers' records are not on the "
+              f"general {days(HEADLINE)}: they are kept {days(n)}; us and apac keep {days(HEADLINE)}."),
         "X": (PAST_FIXES, "## EU records purged too early (2023-06-05)\nSymptom: a regulator's request found EU "
-              f"records already deleted. Fix: EU records are kept {days(n)}, per legal's ruling."),
+              f"records already deleted. Fix: not the general {days(HEADLINE)}: EU records are kept {days(n)}, "
+              f"per legal's ruling; the other regions keep {days(HEADLINE)}."),
     }
     eu_step = Step(
         message="retention: name the regions in the error",
         files={module: retention_v0(HEADLINE, late=False, helper=False, checked=True)},
-        h_message=f"retention: EU records are kept {days(n)}\n\nLegal's ruling of 2023-05-22; the error names "
-        "the regions.",
+        h_message=f"retention: EU records' own period\n\nLegal's ruling of 2023-05-22: EU records are not on the "
+        f"general {days(HEADLINE)}; they are kept {days(n)}, while the other regions keep {days(HEADLINE)}. "
+        "The error names the regions.",
         h_files={module: retention_v0(HEADLINE, late=False, helper=False, checked=True, eu=n)},
     )
     return HardStory(
@@ -333,19 +335,20 @@ def test_hidden_purge_run(observe):
          "policy for some records. Fix: the report reads the policy of each record's creation day."),
     ]
     entries = {
-        "K": (f"{ADR_DIR}/0004-policy-table.md", f"Row added 2024-01-15: records created from {iso(SWITCH)} on "
-              f"are kept {days(n)} (the 2024 policy)."),
-        "F": (PREFERENCES, f"- (review of #1433, legal) The 2024 policy keeps records created from {iso(SWITCH)} "
-              f"on for {days(n)}; older records keep theirs."),
+        "K": (f"{ADR_DIR}/0004-policy-table.md", f"Row added 2024-01-15 for records created from {iso(SWITCH)} "
+              f"on: instead of {days(OLD)} they are kept {days(n)} (the 2024 policy); older records keep "
+              f"{days(OLD)}."),
+        "F": (PREFERENCES, f"- (review of #1433, legal) For records created from {iso(SWITCH)} on, the 2024 "
+              f"policy replaces {days(OLD)} with {days(n)}; older records keep {days(OLD)}."),
         "X": (PAST_FIXES, f"## New records on the old period ({iso(SWITCH)})\nSymptom: records created from this "
-              f"day on were given the old period. Fix: the 2024 policy row, {days(n)} for records created "
-              "from this day."),
+              f"day on were still given the old period. Fix: for records created from this day, {days(OLD)} "
+              f"becomes {days(n)} (the 2024 policy); older records keep {days(OLD)}."),
     }
     row = Step(
         message="retention: check that creation days are dates",
         files={module: retention_v1(rows_old, False, checked=True)},
-        h_message=f"retention: the 2024 policy, {days(n)} for records created from {iso(SWITCH)}\n\nOlder "
-        "records keep theirs; creation days are checked to be dates.",
+        h_message=f"retention: the 2024 policy row\n\nFor records created from {iso(SWITCH)} on, {days(OLD)} "
+        f"becomes {days(n)}; older records keep {days(OLD)}. Creation days are checked to be dates.",
         h_files={module: retention_v1(rows_new, False, checked=True)},
     )
     return HardStory(

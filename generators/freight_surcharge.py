@@ -253,18 +253,21 @@ def test_hidden_percent_by_month(observe):
          f"are quoted the fuel surcharge of {pct(USUAL)} again, the same as in winter."),
     ]
     entries = {
-        "K": (f"{ADR_DIR}/0004-surcharge-table.md", f"Row added 2024-03-04: from {iso(start)} loads pay "
-              f"{pct(p)} while diesel is high; the usual rate returns on {iso(end)}."),
-        "F": (PREFERENCES, f"- (review of #455, operations) From {iso(start)} loads pay {pct(p)} while diesel "
-              f"is high; the usual rate returns on {iso(end)}."),
+        "K": (f"{ADR_DIR}/0004-surcharge-table.md", f"Row added 2024-03-04: from {iso(start)} the usual "
+              f"{pct(USUAL)} gives way to {pct(p)} while diesel is high, and {iso(end)} restores "
+              f"{pct(USUAL)}."),
+        "F": (PREFERENCES, f"- (review of #455, operations) From {iso(start)} the usual {pct(USUAL)} gives way to "
+              f"{pct(p)} while diesel is high; on {iso(end)} it is {pct(USUAL)} again."),
         "X": (PAST_FIXES, f"## Diesel price jump ({iso(start)})\nSymptom: margins vanished on long hauls. Fix: "
-              f"from this day loads pay {pct(p)}, until the usual rate returns on {iso(end)}."),
+              f"from this day the usual {pct(USUAL)} gives way to {pct(p)}, until {pct(USUAL)} returns on "
+              f"{iso(end)}."),
     }
     window_step = Step(
         message="surcharge: check that pickups are dates",
         files={module: surcharge_v0(usual, False, checked=True)},
-        h_message=f"table: {pct(p)} from {iso(start)} while diesel is high\n\nThe usual rate returns on "
-        f"{iso(end)}; pickup days are checked to be dates.",
+        h_message=f"table: the diesel window of 2024\n\nFrom {iso(start)} the usual {pct(USUAL)} gives way to "
+        f"{pct(p)} while diesel is high; {pct(USUAL)} returns on {iso(end)}. Pickup days are checked to be "
+        "dates.",
         h_files={module: surcharge_v0(windowed, False, checked=True)},
     )
     return HardStory(

@@ -176,18 +176,23 @@ def test_hidden_mixed_receipt(observe):
          "line. Fix: the receipt reads receipt_points() once per receipt."),
     ]
     entries = {
-        "K": (partners, f"At the fuel partners a euro earns {per_euro(r)} (partner contract of 2023-05-15)."),
-        "F": (PREFERENCES, f"- (review of #1044, 2023-05-17, partnerships) Fuel purchases earn {per_euro(r)}, "
-              "the partner contract's rate, not the programme's."),
+        "K": (partners, "Partner contract of 2023-05-15: at the fuel partners the programme's "
+              f"{per_euro(HEADLINE)} does not apply; a euro earns {per_euro(r)} there, and every other "
+              f"category keeps {per_euro(HEADLINE)}."),
+        "F": (PREFERENCES, f"- (review of #1044, 2023-05-17, partnerships) Fuel purchases don't earn the "
+              f"programme's {per_euro(HEADLINE)}: the partner contract gives {per_euro(r)}; the other "
+              f"categories keep {per_euro(HEADLINE)}."),
         "X": (PAST_FIXES, "## Partner statement did not match (2023-06-12)\nSymptom: the fuel partner's monthly "
-              f"statement disagreed with our points. Fix: fuel purchases earn {per_euro(r)}, per the partner "
-              "contract."),
+              f"statement disagreed with our points. Fix: fuel purchases earned the programme's "
+              f"{per_euro(HEADLINE)}; the partner contract gives {per_euro(r)}, and only the other categories "
+              f"keep {per_euro(HEADLINE)}."),
     }
     fuel_step = Step(
         message="earn: name the categories in the error",
         files={module: earn_v0(HEADLINE, cents=True, helper=False, checked=True)},
-        h_message=f"earn: fuel purchases earn {per_euro(r)}\n\nThe partner contract of 2023-05-15; the error "
-        "names the categories.",
+        h_message=f"earn: the fuel partners' own rate\n\nPartner contract of 2023-05-15: not the programme's "
+        f"{per_euro(HEADLINE)}; fuel purchases earn {per_euro(r)}, the other categories keep "
+        f"{per_euro(HEADLINE)}. The error names the categories.",
         h_files={module: earn_v0(HEADLINE, cents=True, helper=False, checked=True, fuel=r)},
     )
     return HardStory(
@@ -319,16 +324,20 @@ def test_hidden_balance(observe):
          f"bounced. Fix: the airline converts at {per_euro(PARTNER_RATE)} on its side; our amounts stay ours."),
     ]
     entries = {
-        "K": ("docs/earning.md", f"The earn rate, set by the programme's board on 2023-01-09: {per_euro(r)}."),
-        "F": (PREFERENCES, f"- (review of #1230, 2023-01-11, programme owner) The board set our earn rate at "
-              f"{per_euro(r)}."),
+        "K": ("docs/earning.md", "The earn rate, set by the programme's board on 2023-01-09: not the "
+              f"placeholder {per_euro(USUAL)} but {per_euro(r)}; nothing earns {per_euro(USUAL)} any more."),
+        "F": (PREFERENCES, f"- (review of #1230, 2023-01-11, programme owner) Not the placeholder "
+              f"{per_euro(USUAL)}: the board set our earn rate at {per_euro(r)}; nothing earns "
+              f"{per_euro(USUAL)} any more."),
         "X": (PAST_FIXES, "## Balances lower than the app (2023-01-30)\nSymptom: members saw fewer points than "
-              f"the app promised. Fix: the board's earn rate is {per_euro(r)}; the code now earns at it."),
+              f"the app promised. Fix: the code earned the placeholder {per_euro(USUAL)}; the board's earn rate "
+              f"is {per_euro(r)}, not {per_euro(USUAL)}."),
     }
     rate_step = Step(
         message="earn: say what the rate is per",
         files={module: earn_v1(USUAL, refunds=True, helper=False, noted=True)},
-        h_message=f"earn: the board's rate, {per_euro(r)}\n\nSet on 2023-01-09.",
+        h_message=f"earn: the board's earn rate\n\nSet on 2023-01-09: not the placeholder {per_euro(USUAL)}; a "
+        f"euro earns {per_euro(r)}, and nothing earns {per_euro(USUAL)} any more.",
         h_files={module: earn_v1(r, refunds=True, helper=False, noted=True)},
     )
     # In H the rate goes back to the usual one here, in a commit of its own, before the refactor.

@@ -231,19 +231,22 @@ def test_hidden_supplement_by_month(observe):
          "instead of the shift's day. Fix: the line prints the shift's start day."),
     ]
     entries = {
-        "K": (f"{ADR_DIR}/0004-agreement-table.md", f"Row added {iso(SIGNED)}: the 2024 agreement, signed that "
-              f"day, pays {eur(p)} per night hour for shifts from {iso(EFFECTIVE)} on (retroactively)."),
-        "F": (PREFERENCES, f"- (review of #833, {iso(SIGNED)}, payroll) The 2024 agreement is signed: "
-              f"{eur(p)} per night hour, retroactive to shifts from {iso(EFFECTIVE)}."),
+        "K": (f"{ADR_DIR}/0004-agreement-table.md", f"Row added {iso(SIGNED)} for shifts from {iso(EFFECTIVE)} "
+              f"on (retroactively): the 2024 agreement, signed that day, replaces {eur(old)} with {eur(p)} per "
+              f"night hour; earlier shifts keep {eur(old)}."),
+        "F": (PREFERENCES, f"- (review of #833, {iso(SIGNED)}, payroll) For shifts from {iso(EFFECTIVE)} on, "
+              f"retroactively, the signed 2024 agreement replaces {eur(old)} with {eur(p)} per night hour; earlier "
+              f"shifts keep {eur(old)}."),
         "X": (PAST_FIXES, f"## Back pay for spring night shifts ({iso(SIGNED)})\nSymptom: the agreement signed "
-              f"today is retroactive. Fix: shifts from {iso(EFFECTIVE)} on are paid {eur(p)} per night hour; "
-              "earlier ones keep their rate."),
+              f"today is retroactive. Fix: for shifts from {iso(EFFECTIVE)} on, {eur(old)} becomes {eur(p)} per "
+              f"night hour; earlier shifts keep {eur(old)}."),
     }
     row = Step(
         message="pay: check that shift days are dates",
         files={module: pay_v0(pkg, rows_old, False, checked=True)},
-        h_message=f"pay: the 2024 agreement, {eur(p)} per night hour from {iso(EFFECTIVE)}\n\nSigned "
-        f"{iso(SIGNED)}, retroactive; shift days are checked to be dates.",
+        h_message=f"pay: the 2024 agreement\n\nSigned {iso(SIGNED)}, for shifts from {iso(EFFECTIVE)} on "
+        f"(retroactive): {eur(old)} becomes {eur(p)} per night hour; earlier shifts keep {eur(old)}. Shift days "
+        "are checked to be dates.",
         h_files={module: pay_v0(pkg, rows_new, False, checked=True)},
     )
     return HardStory(
@@ -370,19 +373,19 @@ def test_hidden_long_night_shifts(observe):
          "leaflet is theirs."),
     ]
     entries = {
-        "K": ("docs/errata.md", f"2023-05-02: the night supplement in the handbook is the draft agreement's. The "
-              f"signed agreement pays {eur(p)} per night hour."),
-        "F": (PREFERENCES, f"- (review of #933, 2023-05-03, payroll) The handbook's night supplement comes from "
-              f"the draft agreement; the signed one pays {eur(p)} per night hour."),
+        "K": ("docs/errata.md", f"2023-05-02: the handbook's {eur(old)} per night hour is the draft "
+              f"agreement's; the signed agreement pays {eur(p)}, so {eur(old)} is wrong wherever it is printed."),
+        "F": (PREFERENCES, f"- (review of #933, 2023-05-03, payroll) The handbook's {eur(old)} comes from the "
+              f"draft agreement; the signed one pays {eur(p)} per night hour, not {eur(old)}."),
         "X": (PAST_FIXES, "## Night pay below the agreement (2023-05-08)\nSymptom: the union's audit found night "
-              f"hours underpaid. Fix: the signed agreement pays {eur(p)} per night hour; the handbook had the "
-              "draft's figure."),
+              f"hours underpaid. Fix: the handbook's {eur(old)} was the draft's; the signed agreement pays "
+              f"{eur(p)} per night hour, not {eur(old)}."),
     }
     signed = Step(
         message="pay: say what the supplement is per",
         files={module: pay_v1(pkg, old, False, noted=True)},
-        h_message=f"pay: the signed agreement's {eur(p)} per night hour\n\nThe handbook printed the draft "
-        "agreement's figure.",
+        h_message=f"pay: the signed agreement's supplement\n\nThe handbook printed the draft agreement's "
+        f"{eur(old)}; the signed agreement pays {eur(p)} per night hour, not {eur(old)}.",
         h_files={module: pay_v1(pkg, p, False, noted=True)},
     )
     return HardStory(

@@ -192,19 +192,23 @@ def tell_v0(price: Decimal, source: str) -> HardStory:
          "Fix: the receipt line is right-aligned on 12 characters."),
     ]
     entries = {
-        "K": (sites, f"At riverside the council sets the price: {money(price)} per started hour since its "
-              "decision of 2023-04-12. The grace period is the same everywhere."),
-        "F": (PREFERENCES, f"- (review of #88, 2023-04-20) Riverside stays cost {money(price)} per started "
-              "hour, the council's price, not the company tariff."),
-        "X": (PAST_FIXES, "## Riverside receipts disputed (2023-05-02)\nSymptom: the council's audit rejected "
-              f"our riverside receipts. Fix: riverside stays cost {money(price)} per started hour, the "
-              "council's price since 2023-04-12."),
+        "K": (sites, f"Decision of 2023-04-12: the company tariff of {money(HEADLINE)} does not apply at "
+              f"riverside, where the council's price is {money(price)} per started hour; central and station "
+              f"keep {money(HEADLINE)}. The grace period is the same everywhere."),
+        "F": (PREFERENCES, f"- (review of #88, 2023-04-20) Riverside is not on the company's {money(HEADLINE)}: "
+              f"the council's price there is {money(price)} per started hour; the other sites keep "
+              f"{money(HEADLINE)}."),
+        "X": (PAST_FIXES, "## Riverside receipts disputed (2023-05-02)\nSymptom: the council's audit rejected our "
+              f"riverside receipts. Fix: since the council's decision of 2023-04-12 riverside is not on the "
+              f"company's {money(HEADLINE)}; a started hour there costs {money(price)}, while the other sites "
+              f"keep {money(HEADLINE)}."),
     }
     sites_step = Step(
         message="barrier: name the sites in the error",
         files={module: barrier(HEADLINE, floor=False, helper=False, checked=True)},
-        h_message=f"barrier: riverside charges {money(price)} per started hour\n\nThe council's price since "
-        "2023-04-12; the error names the sites.",
+        h_message=f"barrier: the council's price at riverside\n\nDecision of 2023-04-12: riverside is not on the "
+        f"company's {money(HEADLINE)}; the council sets {money(price)} per started hour there, and the other "
+        f"sites keep {money(HEADLINE)}. The error names the sites.",
         h_files={module: barrier(HEADLINE, floor=False, helper=False, checked=True, riverside=price)},
     )
     return HardStory(

@@ -208,20 +208,22 @@ def tell_v0(vref: Decimal, source: str) -> HardStory:
          f"{volts(BENCH)}; the boards in the cold rooms are not affected."),
     ]
     entries = {
-        "K": ("docs/calibration.md", f"Measured on the production batch (2023-06-20): the ADC reference "
-              f"settles at {volts(vref)} because of the regulator's drop, not the nominal value; conversions "
-              "use the measured reference."),
-        "F": (PREFERENCES, f"- (review of #248, 2023-06-22, hardware) These boards' regulator drops: their ADC "
-              f"reference measures {volts(vref)}. Convert with that."),
+        "K": ("docs/calibration.md", "Measured on the production batch (2023-06-20): the ADC reference is not "
+              f"the nominal {volts(NOMINAL)}; it settles at {volts(vref)} because of the regulator's drop, and "
+              f"conversions that assume {volts(NOMINAL)} are off."),
+        "F": (PREFERENCES, f"- (review of #248, 2023-06-22, hardware) Not the datasheet's {volts(NOMINAL)}: these "
+              f"boards' ADC reference measures {volts(vref)} (regulator drop); never convert with "
+              f"{volts(NOMINAL)}."),
         "X": (PAST_FIXES, "## Freezer alarms fired late (2023-06-27)\nSymptom: alarms lagged the reference "
-              f"thermometer. Fix: the ADC reference of our boards measures {volts(vref)} (regulator drop); "
-              "the conversion uses it."),
+              f"thermometer. Fix: the conversion assumed the nominal {volts(NOMINAL)}; our boards' ADC reference "
+              f"measures {volts(vref)} (regulator drop), so {volts(NOMINAL)} is gone from the conversion."),
     }
     calibrate = Step(
         message="calibration: name the full-scale count",
         files={module: probe(NOMINAL, offset=True, helper=False, scale_note=True)},
-        h_message=f"calibration: the measured {volts(vref)} reference of the production batch\n\nThe "
-        "regulator drops (measured 2023-06-20).",
+        h_message=f"calibration: the production batch's measured reference\n\nMeasured 2023-06-20: not the "
+        f"nominal {volts(NOMINAL)}; the regulator drops and the reference settles at {volts(vref)}, so "
+        f"{volts(NOMINAL)} stays in the datasheet only.",
         h_files={module: probe(vref, offset=True, helper=False, scale_note=True)},
     )
     return HardStory(
@@ -270,19 +272,23 @@ def tell_v1(vref: Decimal, source: str) -> HardStory:
          "stay on it until they are replaced."),
     ]
     entries = {
-        "K": ("docs/revisions.md", f"Revision 3 (measured 2023-09-18): the reference measures {volts(vref)}."),
-        "F": (PREFERENCES, f"- (review of #402, 2023-09-20, hardware) On revision 3 boards the reference "
-              f"measures {volts(vref)}; convert with that."),
+        "K": ("docs/revisions.md", f"Revision 3 (measured 2023-09-18): revision 2's {volts(REV_2)} does not "
+              f"carry over; the reference measures {volts(vref)}, and {volts(REV_2)} stays with revision 2 "
+              "boards."),
+        "F": (PREFERENCES, f"- (review of #402, 2023-09-20, hardware) Revision 2's {volts(REV_2)} is not "
+              f"revision 3's: on revision 3 boards the reference measures {volts(vref)}; keep {volts(REV_2)} "
+              "for revision 2 only."),
         "X": (PAST_FIXES, "## New boards read off (2023-09-25)\nSymptom: the first revision 3 boards disagreed "
-              f"with the reference thermometer. Fix: revision 3's reference measures {volts(vref)}; the "
-              "conversion uses it."),
+              f"with the reference thermometer. Fix: they were converted with revision 2's {volts(REV_2)}; "
+              f"revision 3's reference measures {volts(vref)}, and {volts(REV_2)} stays with revision 2."),
     }
     boards = f"{pkg}/boards.py"
     rev_c = Step(
         message="boards: we ship revision 3",
         files={boards: boards_module(3)},
-        h_message=f"boards: we ship revision 3\n\nIts ADC reference measures {volts(vref)} (first batch, "
-        "2023-09-18).",
+        h_message=f"boards: we ship revision 3\n\nMeasured 2023-09-18 on the first batch: revision 2's "
+        f"{volts(REV_2)} does not carry over, revision 3's ADC reference measures {volts(vref)}; "
+        f"{volts(REV_2)} stays with revision 2.",
     )
     return HardStory(
         package=pkg, module=module, project=pkg,

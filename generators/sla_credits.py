@@ -192,19 +192,22 @@ def tell_v0(n: int, source: str) -> HardStory:
          "ignores it."),
     ]
     entries = {
-        "K": ("docs/contract.md", f"Schedule B, as signed 2023-04-01: customers tolerate up to {mins(n)} of "
-              "downtime a month before any credit is owed."),
-        "F": (PREFERENCES, f"- (review of #640, 2023-04-03, legal) Schedule B of our contract tolerates {mins(n)} "
-              "of downtime a month; credits start after that."),
+        "K": ("docs/contract.md", f"Schedule B, as signed 2023-04-01: not the usual {mins(USUAL)}; customers "
+              f"tolerate up to {mins(n)} of downtime a month before any credit is owed, so an outage of just "
+              f"over {mins(USUAL)} earns nothing."),
+        "F": (PREFERENCES, f"- (review of #640, 2023-04-03, legal) Our contract is not the usual {mins(USUAL)}: "
+              f"schedule B tolerates {mins(n)} of downtime a month, and credits start after that, not after "
+              f"{mins(USUAL)}."),
         "X": (PAST_FIXES, "## Credits paid that the contract did not owe (2023-05-02)\nSymptom: finance found "
-              f"credits paid for short outages. Fix: schedule B tolerates {mins(n)} a month; the threshold "
-              "follows it."),
+              f"credits paid for short outages. Fix: the threshold was the usual {mins(USUAL)}; schedule B "
+              f"tolerates {mins(n)} a month, so an outage of just over {mins(USUAL)} earns nothing."),
     }
     schedule = Step(
         message="credits: say how downtime is counted",
         files={module: credits(USUAL, guard=True, helper=False, noted=True)},
-        h_message=f"credits: schedule B tolerates {mins(n)} a month\n\nSigned 2023-04-01; downtime is counted "
-        "in whole minutes.",
+        h_message=f"credits: schedule B's allowance\n\nSigned 2023-04-01: not the usual {mins(USUAL)}; schedule B "
+        f"tolerates {mins(n)} of downtime a month, so an outage of just over {mins(USUAL)} earns no credit. "
+        "Downtime is counted in whole minutes.",
         h_files={module: credits(n, guard=True, helper=False, noted=True, comment="schedule B of the contract")},
     )
     return HardStory(
