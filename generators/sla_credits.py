@@ -65,7 +65,7 @@ def credits(allowance: int, *, guard: bool, helper: bool, comment: str = "99.9 %
 from decimal import ROUND_HALF_UP, Decimal
 
 CENT = Decimal("0.01")
-# Minutes of downtime a month the contract tolerates ({comment}).
+# Minutes of downtime a month tolerated before any credit ({comment}).
 ALLOWED_DOWNTIME_MINUTES = {allowance}
 CREDIT_PER_HOUR = Decimal("0.10")
 MAX_CREDIT = Decimal("0.50")
