@@ -14,6 +14,7 @@ import pytest
 
 from sdebench.delivery.memory import MemoryItem, corpus_of, dated_corpus
 from sdebench.generation.facts import CONVENTIONAL_WEIGHT
+from sdebench.generation.fresh import FreshFamily, derive
 from sdebench.generation.generate import discover, load_generator
 from sdebench.generation.readers import READERS, Readers, candidates
 from sdebench.generation.validate import check_placement, find_tokens, head_tree
@@ -96,6 +97,24 @@ def test_the_fact_sentence_spells_the_fact_alone(family):
         assert [values[i] for i in scan.counts] == [gen.fact(v)], (v, specs[(v, "K")].fact)
 
 
+def _fact_items_defeat_readers(gen, variant: int, spec, fact) -> None:
+    """Every item of `spec`'s memory that mentions `fact` leaves each naive reader on another value
+    (a composed fact: no item mentions it)."""
+    readers = _readers(gen, variant)
+    at = gen.space.values().index(fact)
+    commits = [HistoryCommit(f"{i:040x}", c.message, {}, "2023-11-14T00:00:00+00:00") for i, c in enumerate(spec.commits)]
+    stating = [i for i in corpus_of(commits, head_tree(spec)) if at in readers.scan(i).counts]
+    if spec.competency == "synthesis":
+        assert not stating, (spec.task_id, [i.id for i in stating])  # the parts are other values
+        return
+    assert stating or spec.source == "none", spec.task_id
+    for item in stating:
+        for dates in ([None], ["2023-11-14"]):
+            for reader in READERS:
+                pick = readers.pick(reader, [item], dates, spec.statement)
+                assert pick is not None and pick.value != fact, (spec.task_id, reader, item.id)
+
+
 def _readers(gen, variant: int) -> Readers:
     values = gen.space.values()
     return Readers(candidates(values, [gen.spellings(variant, c) for c in values]))
@@ -108,23 +127,21 @@ def test_every_item_stating_the_fact_defeats_the_readers_alone(family):
     A composed fact (synthesis) is mentioned by no item at all."""
     gen, specs = family
     for v in gen.variants:
-        readers, fact = _readers(gen, v), gen.fact(v)
-        at = gen.space.values().index(fact)
         for source in ("H", "K", "F", "X"):
-            spec = specs[(v, source)]
-            commits = [HistoryCommit(f"{i:040x}", c.message, {}, "2023-11-14T00:00:00+00:00")
-                       for i, c in enumerate(spec.commits)]
-            items = corpus_of(commits, head_tree(spec))
-            stating = [i for i in items if at in readers.scan(i).counts]
-            if spec.competency == "synthesis":
-                assert not stating, (v, source, [i.id for i in stating])  # the parts are other values
-                continue
-            assert stating, (v, source)
-            for item in stating:
-                for dates in ([None], ["2023-11-14"]):
-                    for reader in READERS:
-                        pick = readers.pick(reader, [item], dates, spec.statement)
-                        assert pick is not None and pick.value != fact, (v, source, reader, item.id)
+            _fact_items_defeat_readers(gen, v, specs[(v, source)], gen.fact(v))
+
+
+def test_a_fresh_set_keeps_the_rules_and_the_structure(family):
+    """A fresh set (new facts, names and entry order from a seed) keeps rule 1 and the readers'
+    defeat item by item: the structure does not depend on the published draw."""
+    gen, _ = family
+    fresh = FreshFamily(gen, derive("hard-tier test seed: " + "k9Qz" * 12))
+    for v in gen.variants:
+        assert fresh.fact(v) != gen.fact(v)
+        for source in SOURCES:
+            spec = fresh.build(v, source)
+            assert check_placement(spec) == [], (v, source)
+            _fact_items_defeat_readers(fresh, v, spec, fresh.fact(v))
 
 
 TASKS = [t for t in (load(d) for d in discover_tasks(ROOT / "tasks")) if t.competency in HARD_TIER]
