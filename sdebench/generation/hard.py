@@ -14,6 +14,14 @@ A hard family tells its variant as a `Story` like any family, with three differe
   family declares how a candidate value is spelled in memory (`spell`), which the naive readers of
   rule 8 and the leak checks share.
 
+Rule 8 must hold in whatever a delivery shows (the whole corpus, five search hits, an injected
+top ten, at any scale), so it cannot rest on how search ranks the items. A hard family therefore
+writes every item that states the fact so that it defeats the naive readers *alone*: on one line,
+a decoy value before the fact and again after it, any date written before the values. Such an item
+gives top1 the decoy (first on its best line), latest the decoy (same date, later position) and
+majority the decoy (more mentions); a composed fact (`synthesis`) is stated by no item at all.
+`tests/generators/test_hard_families.py` checks this item by item, published and fresh.
+
 The kit's history shape is kept: c0 initial import, c1 the rule's module appears (the same text in
 every placement: a hard story's fact is never the first statement), the `before` steps, the
 refactor that leaves the bug at HEAD, the `after` steps, the repro. Dates the statements carry
