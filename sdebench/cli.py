@@ -50,10 +50,12 @@ def tasks_main(argv: list[str]) -> int:
 
     ap = argparse.ArgumentParser(prog="sdebench tasks", description=tasks_main.__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    ls = sub.add_parser("list", help="one line per task: id, source, bottleneck, repo size")
+    ls = sub.add_parser("list", help="one line per task: id, source, competency, bottleneck, repo size")
     ls.add_argument("--tasks-dir", default="tasks")
     ls.add_argument("--source")
     ls.add_argument("--family")
+    ls.add_argument("--competency", help="a comma list of competencies (recall, conflict, ...)")
+    ls.add_argument("--tier", help="recall or hard")
     show = sub.add_parser("show", help="statement, placement, sizes, memory artifacts (the fact only with --reveal)")
     show.add_argument("id")
     show.add_argument("--tasks-dir", default="tasks")
@@ -62,18 +64,19 @@ def tasks_main(argv: list[str]) -> int:
     root = tasks_dir_or_exit(args.tasks_dir)
     try:
         if args.cmd == "list":
-            tasks = select(root, source=args.source, family=args.family,
+            tasks = select(root, source=args.source, family=args.family, competency=args.competency, tier=args.tier,
                            on_error=lambda m: print(f"skipping: {m}", file=sys.stderr))
-            print(f"{'id':40} {'source':6} {'bottleneck':22} modules commits")
+            print(f"{'id':40} {'source':6} {'competency':10} {'bottleneck':22} modules commits")
             for t in tasks:
-                print(f"{t.id:40} {t.source:6} {t.bottleneck:22} {t.modules:7} {t.commits:7}")
+                print(f"{t.id:40} {t.source:6} {t.competency:10} {t.bottleneck:22} {t.modules:7} {t.commits:7}")
             print(f"{len(tasks)} tasks")
             return 0
         (task,) = select(root, ids=args.id)
     except (TaskError, ValueError) as e:
         print(f"sdebench tasks: error: {e}", file=sys.stderr)
         return 2
-    print(f"{task.id}: family {task.family}, variant {task.variant}, bottleneck {task.bottleneck}")
+    print(f"{task.id}: family {task.family}, variant {task.variant}, bottleneck {task.bottleneck}, "
+          f"competency {task.competency} ({task.tier} tier)")
     print(f"placement: the fact lives in {task.source}")
     print(f"repo: {task.modules} modules, {task.commits} commits, HEAD {task.head_sha[:12]}")
     print("memory artifacts: " + (", ".join(task.memory_artifacts) or "-"))

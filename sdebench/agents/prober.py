@@ -77,38 +77,14 @@ class ProberAgent(ScriptedAgent):
         self.last_feedback = text
 
     def _family(self):
-        """The declared family and variant whose HEAD the workspace shows."""
-        from sdebench.generation.generate import discover, load_generator
-        from sdebench.generation.probe import declares_space
+        """The declared family and variant whose HEAD the workspace shows (sdebench.agents.families)."""
+        from sdebench.agents.families import identify
 
-        found, _ = discover(self.generators)
-        for path in found.values():
-            gen = load_generator(path)
-            if declares_space(gen):
-                v = self._variant(gen)
-                if v is not None:
-                    return gen, path, v
-        raise ValueError(f"the workspace matches no family declaring a fact space in {self.generators}")
+        def call(name, args):
+            self._steps += 1
+            return self.ctx.toolbox.call(name, args)
 
-    def _variant(self, gen) -> int | None:
-        """The variant whose HEAD matches the workspace at the files a fix touches."""
-        from sdebench.generation.probe import render
-        from sdebench.generation.validate import head_tree
-
-        first = gen.space.values()[0]
-        for v in gen.variants:
-            head = head_tree(gen.build(v, "none", fact=first))
-            paths = sorted(render(gen, v, first))
-            ok = True
-            for p in paths:
-                res = self.ctx.toolbox.call("read_file", {"path": p})
-                self._steps += 1
-                if res.error or res.output != head.get(p):
-                    ok = False
-                    break
-            if ok:
-                return v
-        return None
+        return identify(self.generators, call)
 
     def _model(self, gen, path: Path, variant: int):
         from sdebench.generation.probe import variant_model

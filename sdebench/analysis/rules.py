@@ -7,6 +7,7 @@ no pandas, so a single run's summary stays light).
 - interventions: failing grades fed back; an unresolved episode counts as the cap, whatever ended
   it (a turn, cost or format limit included), so a cell that gives up early does not look cheap.
 - intervals: Wilson score intervals (95 %) for proportions.
+- tier: `recall` (the task's competency is recall, or the record predates competencies) or `hard`.
 - errors: an episode that ended in error (`stop_reason == "error"`: a dead model server, a crashed
   agent, a grade that could not run) has no outcome. Every rate, mean and paired comparison is over
   the episodes that did not end in error (`episodes`); the errored ones are counted apart (`errors`).
@@ -48,6 +49,17 @@ def resolved_at(rec: Any) -> int | None:
 def resolved_first(rec: Any) -> bool:
     """resolve@1: resolved at the first submit."""
     return resolved_at(rec) == 1
+
+
+def competency(rec: Any) -> str:
+    """The competency of an episode's task (`recall` for records written before the field existed)."""
+    value = _get(rec, "competency")
+    return value if isinstance(value, str) and value else "recall"  # NaN in a DataFrame row means missing
+
+
+def tier(rec: Any) -> str:
+    """The tier of an episode's task: `recall`, or `hard` for any other competency (sdebench.tasks.artifacts)."""
+    return "recall" if competency(rec) == "recall" else "hard"
 
 
 PUBLISHED = "published"

@@ -227,8 +227,9 @@ def declares_space(gen: Any) -> bool:
 class FreshFamily:
     """A family seen through a set key: same variants and rules, fresh facts, names and draws.
 
-    Satisfies what the engine and the prober need (`build(variant, source, fact=)`, `fact`,
-    `space`, `render`), so rules 1-7 are checked on the fresh tasks exactly as on the published ones.
+    Satisfies what the engine, the prober and the readers need (`build(variant, source, fact=)`,
+    `fact`, `space`, `render`, `spellings`), so rules 1-8 are checked on the fresh tasks exactly as
+    on the published ones.
     """
 
     def __init__(self, gen: Any, setkey: SetKey):
@@ -284,6 +285,15 @@ class FreshFamily:
             sub = renamer(self.names(variant))
             return {sub(p): sub(t) for p, t in files.items()}
         return dict(self.build(variant, "none", fact=value).oracle_files)
+
+    def spellings(self, variant: int, value: Any) -> tuple[str, ...]:
+        """How the candidate `value` is written in the fresh set's memory text (the family's spellings, renamed)."""
+        if callable(getattr(self.gen, "spellings", None)):
+            with salted(self._salt(variant)):
+                words = self.gen.spellings(variant, value)
+            sub = renamer(self.names(variant))
+            return tuple(sub(w) for w in words)
+        return tuple(self.build(variant, "none", fact=value).fact_tokens)
 
 
 def _key(value: Any) -> str:

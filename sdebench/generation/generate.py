@@ -31,6 +31,7 @@ from sdebench.generation.observe import (
     written_path,
 )
 from sdebench.generation.probe import DEFAULT_SUBMITS, ProbeResult, declares_space, probe_family
+from sdebench.generation.readers import READERS, VIEWS, Judged, judge
 from sdebench.generation.scale import LEVELS, SCALE_HELP, Scale, enlarge, parse_scale
 from sdebench.generation.spec import Generator, TaskSpec
 from sdebench.grading import rules
@@ -38,7 +39,7 @@ from sdebench.grading.testrun import TestRun, module_names
 from sdebench.sandbox import make_factory
 from sdebench.sandbox.scratch import scratch_dir
 from sdebench.tasks import repo
-from sdebench.tasks.artifacts import SOURCES
+from sdebench.tasks.artifacts import RECALL, SOURCES
 from sdebench.tasks.record import (
     CONVENTIONAL_PATCH,
     ORACLE_PATCH,
@@ -114,6 +115,9 @@ class Outcome:
     violations: list[str] = field(default_factory=list)
     seconds: float = 0.0
     written: bool = False
+    competency: str = RECALL
+    source: str = ""
+    readers: list[Judged] = field(default_factory=list)  # the naive readers' picks per view (rule 8)
 
 
 def is_test_file(path: str) -> bool:
@@ -222,6 +226,7 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
     try:
         gen = family_of(gen_path, fresh)
         spec = enlarge(gen.build(variant, source), scale, gen)
+        outcome.competency, outcome.source = spec.competency, source
         violations = validate.check_structure(spec, gen.family, variant, source)
         if probed is not None:
             violations += [validate.Violation(7, v) for v in probed.violations()]
@@ -230,9 +235,13 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
         if not violations:
             violations += validate.check_placement(spec)
             violations += validate.check_no_future_leak(spec)
+        if not violations and spec.competency != RECALL and (probed is None or probed.readers is None):
+            violations.append(validate.Violation(8, "a hard-tier family must declare its fact space (the readers "
+                                                    "pick among its candidates)"))
         if not violations:
             with scratch_dir(f"sdebench-gen-{tid}-") as tmp:
-                violations += _build_and_write(spec, Path(tmp), out_dir, sandbox_cfg)
+                violations += _build_and_write(spec, Path(tmp), out_dir, sandbox_cfg,
+                                               probed.readers if probed is not None else None, outcome)
         outcome.violations = [str(v) for v in violations]
         outcome.written = not violations
     except Exception as e:  # noqa: BLE001 - a crashing generator is a reported failure
@@ -241,7 +250,8 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
     return outcome
 
 
-def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict) -> list[validate.Violation]:
+def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict, readers=None,
+                     outcome: Outcome | None = None) -> list[validate.Violation]:
     head = validate.head_tree(spec)
     try:
         tests = ObservationTests.of(visible_files(spec, head), spec.hidden_tests)
@@ -257,6 +267,10 @@ def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict
     violations = validate.check_repo(repo.refs(git_dir), repo.all_objects(git_dir), fix_blobs)
     if violations:
         return violations
+    if readers is not None:
+        violations = _rule8(spec, git_dir, readers, outcome)
+        if violations:
+            return violations
     oracle_patch = repo.diff_files({p: head.get(p) for p in spec.oracle_files}, spec.oracle_files)
     conv_patch = repo.diff_files({p: head.get(p) for p in spec.conventional_files}, spec.conventional_files)
     # The patches must apply to the real checkout exactly as the validated files say.
@@ -277,6 +291,20 @@ def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict
     save_meta(task, staging)
     _replace_dir(staging, out_dir / spec.task_id)
     return []
+
+
+def _rule8(spec: TaskSpec, git_dir: Path, readers, outcome: Outcome | None) -> list[validate.Violation]:
+    """Rule 8 over the built repo: the naive readers' picks in every delivery's view, judged by the
+    probe's runs (`readers`: the variant's ReaderSpace); on a recall task they are only recorded."""
+    from sdebench.delivery.memory import dated_corpus
+
+    if readers.problem:
+        return [validate.Violation(8, readers.problem)] if spec.competency != RECALL else []
+    items, dates = dated_corpus(git_dir)
+    judged = judge(readers, items, dates, spec.statement, spec.fact)
+    if outcome is not None:
+        outcome.readers = judged
+    return validate.check_readers(spec.competency, judged)
 
 
 def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str, test_time_limit_s: float | None = None) -> Task:
@@ -304,6 +332,7 @@ def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str, test_time_l
         description=spec.description,
         test_time_limit_s=test_time_limit_s,
         set_digest=spec.set_digest,
+        competency=spec.competency,
     )
 
 
@@ -385,6 +414,30 @@ def generate(
     return outcomes
 
 
+def reader_calibration(outcomes: list[Outcome]) -> list[str]:
+    """Rule 8's figures: per tier, how often each naive reader resolves from each delivery's view,
+    over the tasks whose fact lives in memory (H, K, F, X). On the recall tier this is the
+    calibration (readers should mostly succeed there); on the hard tier rule 8 allows none outside
+    `oracle`."""
+    lines = []
+    for tier, label in ((RECALL, "recall tier (calibration)"), ("hard", "hard tier")):
+        judged = [j for o in outcomes if o.source in "HKFX" and o.source and o.readers
+                  and (o.competency == RECALL) == (tier == RECALL) for j in o.readers]
+        if not judged:
+            continue
+        tasks = sum(1 for o in outcomes if o.source in "HKFX" and o.source and o.readers
+                    and (o.competency == RECALL) == (tier == RECALL))
+        parts = []
+        for reader in READERS:
+            cells = []
+            for view in VIEWS:
+                js = [j for j in judged if j.reader == reader and j.view == view]
+                cells.append(f"{view} {sum(j.resolves for j in js) / len(js):.0%}" if js else f"{view} -")
+            parts.append(f"{reader}: " + ", ".join(cells))
+        lines.append(f"rule 8, {label}: readers resolve over {tasks} tasks with memory: " + "; ".join(parts))
+    return lines
+
+
 def compare_dirs(a: Path, b: Path) -> list[str]:
     """Relative paths that differ between two trees (missing on either side included)."""
     diffs = []
@@ -421,7 +474,8 @@ def render_index(tasks_dir: Path) -> str:
         "# The sdebench tasks",
         "",
         "Generated by `python -m sdebench.generate`; do not edit. Each family is emitted per variant in every",
-        "placement (H, K, F, X, none). Sizes are ranges over the family's tasks.",
+        "placement (H, K, F, X, none). Sizes are ranges over the family's tasks. The competency says how the fact",
+        "must be worked out of memory (`recall`: one item states it; any other: the hard tier, docs/hard.md).",
         "",
     ]
     if digests:
@@ -433,16 +487,17 @@ def render_index(tasks_dir: Path) -> str:
     lines += [
         f"{sum(len(v) for v in fams.values())} tasks, {len(fams)} families.",
         "",
-        "| family | bottleneck | tags | variants | tasks | modules | commits | fact space |",
-        "|---|---|---|---|---|---|---|---|",
+        "| family | competency | bottleneck | tags | variants | tasks | modules | commits | fact space |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for fam, tasks in sorted(fams.items()):
         t0 = tasks[0]
         mods = sorted({t.modules for t in tasks})
         coms = sorted({t.commits for t in tasks})
         variants = ",".join(str(v) for v in sorted({t.variant for t in tasks}))
+        competencies = ", ".join(dict.fromkeys(t.competency for t in sorted(tasks, key=lambda t: t.variant)))
         lines.append(
-            f"| {fam} | {t0.bottleneck} | {', '.join(t0.tags)} | {variants} | {len(tasks)} | {_span(mods)} | "
+            f"| {fam} | {competencies} | {t0.bottleneck} | {', '.join(t0.tags)} | {variants} | {len(tasks)} | {_span(mods)} | "
             f"{_span(coms)} | {t0.description} |"
         )
     return "\n".join(lines) + "\n"
@@ -520,6 +575,8 @@ def main(argv: list[str] | None = None) -> int:
         for o in failed:
             for v in o.violations:
                 print(f"{o.task_id}: {v}", file=sys.stderr)
+        for line in reader_calibration(outcomes):
+            print(line, file=sys.stderr)
         elapsed = time.monotonic() - start
         print(f"{len(outcomes) - len(failed)}/{len(outcomes)} tasks valid in {elapsed:.1f}s -> {target}", file=sys.stderr)
         if fresh is not None:

@@ -46,6 +46,7 @@ class TaskSpec:
     description: str = ""
     names: tuple[str, ...] = ()  # the project's own names (package, project), which a fresh set renames
     set_digest: str | None = None  # the digest of the fresh set's seed (None: the published set)
+    competency: str = "recall"  # how the fact must be worked out of memory (sdebench.tasks.artifacts.COMPETENCIES)
 
     @property
     def task_id(self) -> str:

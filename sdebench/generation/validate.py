@@ -16,7 +16,7 @@ from functools import cache
 from sdebench.generation.spec import TaskSpec
 from sdebench.grading.rules import is_protected, observed_verdict
 from sdebench.grading.testrun import TestRun
-from sdebench.tasks.artifacts import SOURCES, artifact_kind
+from sdebench.tasks.artifacts import COMPETENCIES, RECALL, SOURCES, artifact_kind
 
 RULES = {
     1: "decisive on exactly one source",
@@ -26,6 +26,7 @@ RULES = {
     5: "no future leak",
     6: "deterministic",
     7: "not searchable",
+    8: "naive memory readers fail (hard tier)",
     "shape": "same shape in every placement",
 }
 SHAPE = "shape"  # checked across the placements of a variant (check_shape), not on one task
@@ -56,7 +57,8 @@ def _normal_token(token: str) -> str:
 
 
 @cache
-def _token_re(token: str) -> re.Pattern[str]:
+def token_pattern(token: str) -> re.Pattern[str]:
+    """The pattern that finds `token` in normalised text at word boundaries (the fact-token rule)."""
     # A token must not be glued to more word characters, except that a number may carry a unit:
     # '417' is found in '417s' but not in '4170' or 'a417'; 'half_down' is not in 'round_half_down'.
     t = normalise(token)
@@ -81,7 +83,7 @@ def find_tokens(text: str, tokens: Iterable[str]) -> list[str]:
         else:
             hay = folded
         # The substring test first: the regex only decides word boundaries, and is slow on long texts.
-        if nt in hay and _token_re(t).search(hay):
+        if nt in hay and token_pattern(t).search(hay):
             found.append(t)
     return found
 
@@ -183,6 +185,8 @@ def check_structure(spec: TaskSpec, family: str, variant: int, source: str) -> l
         problems.append(f"built {spec.family}/{spec.variant}/{spec.source} when asked for {family}/{variant}/{source}")
     if spec.source not in SOURCES:
         problems.append(f"unknown source {spec.source!r}")
+    if spec.competency not in COMPETENCIES:
+        problems.append(f"unknown competency {spec.competency!r} (choose {', '.join(COMPETENCIES)})")
     if not spec.fact_tokens:
         problems.append("no fact tokens declared")
     if not spec.fail_to_pass or not spec.hidden_to_pass:
@@ -281,6 +285,23 @@ def check_runs(spec: TaskSpec, runs: Mapping[str, TestRun], hidden_sources: Mapp
         if leaked := answers_in_source(decisive, texts[path]):
             out.append(Violation(5, f"hidden test {key} spells out its expected value {leaked[0]!r} in its source"))
     return out, expected
+
+
+def check_readers(competency: str, judged: Iterable) -> list[Violation]:
+    """Rule 8 on a hard-tier task (any competency but recall): no naive reader's pick resolves from
+    the memory of the full, memtool or inject delivery, and each resolves from the fact sentence
+    (oracle delivery). `judged`: `sdebench.generation.readers.Judged` of every reader and view."""
+    if competency == RECALL:
+        return []
+    out = []
+    for j in judged:
+        if j.view != "oracle" and j.resolves:
+            out.append(Violation(8, f"{j.reader} resolves from the memory the {j.view} delivery shows "
+                                    f"(it picks {j.pick})"))
+        elif j.view == "oracle" and not j.resolves:
+            out.append(Violation(8, f"{j.reader} does not resolve from the fact sentence (oracle delivery; it "
+                                    f"picks {j.pick or 'nothing'}): the fact sentence must spell the fact"))
+    return out
 
 
 def check_determinism(first: TaskSpec, second: TaskSpec) -> list[Violation]:

@@ -79,6 +79,7 @@ def identity(task: Task, cfg: dict[str, Any]) -> Identity:
         agent=_name(cfg, "agent"),
         model=_name(cfg, "model"),
         seed=int(cfg.get("seed") or 0),
+        competency=task.competency,
     )
 
 

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 DEFAULTS = {"turns": 10, "output_tokens": 400, "tool_output_tokens": 1000, "overhead_tokens": 1500}
-ORACLE_PREFIX = "A fact about this project that matters here: "  # as sdebench.delivery.modes.Oracle words it
 
 
 @dataclass
@@ -67,10 +66,11 @@ def estimate_options(cfg: dict[str, Any]) -> dict[str, int]:
 def addition_chars(task: Any, delivery: dict[str, Any]) -> int:
     """The characters a delivery adds to the first prompt (inject: its token budget, an upper bound)."""
     from sdebench.agents.accounting import CHARS_PER_TOKEN
+    from sdebench.delivery.modes import oracle_addition
 
     name = delivery.get("name")
     if name == "oracle":
-        return len(ORACLE_PREFIX) + len(task.fact)
+        return len(oracle_addition(task.fact))
     if name == "inject":
         return int(delivery.get("token_budget") or 8000) * CHARS_PER_TOKEN
     return 0

@@ -3,10 +3,10 @@ every reader (results, analysis, report, findings, streams, interop) reads it.
 
 On disk a record is one JSON object with `schema_version` (2 now). Version 1 records (written
 before the version field existed, marked `"schema": "sdebench.episode/1"`) load too: their fields
-are the same, and the ones they lack (`max_interventions`, `feedback`, `grade_reused`) take the
-defaults below. Keys this version does not know are kept in `extra` and written back unchanged,
-so a record from a newer minor change is not silently cut down. Every field is described in
-docs/records.md.
+are the same, and the ones they lack (`max_interventions`, `feedback`, `grade_reused`, `competency`)
+take the defaults below (a record without `competency` is of a recall task). Keys this version
+does not know are kept in `extra` and written back unchanged, so a record from a newer minor
+change is not silently cut down. Every field is described in docs/records.md.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ class Identity:
     agent: str
     model: str
     seed: int
+    competency: str = "recall"  # how the task's fact must be worked out of memory (recall, or a hard competency)
 
 
 @dataclass
@@ -65,11 +66,12 @@ class Attempt:
 class EpisodeRecord:
     """One episode: task x delivery x agent x seed, its outcome, effort, cost and time.
 
-    The fields group as: identity (task_id ... seed) and the task set (set_digest, memory_scale); outcome (resolved, interventions,
-    max_interventions, stop_reason, error, attempts, feedback, final_diff); effort and cost
-    (turns, tool_calls, tool_errors, model_calls, tokens, cost_usd); time (wall_s and its parts);
-    delivery_info; retrieval; storage (task_hash, config_hash, key, trajectory, workspace); stream position
-    (stream_* and memory_*, None outside a stream).
+    The fields group as: identity (task_id ... seed, competency) and the task set (set_digest,
+    memory_scale); outcome (resolved, interventions, max_interventions, stop_reason, error,
+    attempts, feedback, final_diff); effort and cost (turns, tool_calls, tool_errors, model_calls,
+    tokens, cost_usd); time (wall_s and its parts); delivery_info; retrieval; storage (task_hash,
+    config_hash, key, trajectory, workspace); stream position (stream_* and memory_*, None outside
+    a stream).
     """
 
     SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
@@ -84,6 +86,7 @@ class EpisodeRecord:
     agent: str
     model: str
     seed: int
+    competency: str = "recall"  # the task's competency (records written before it existed: recall); tier = recall | hard
     set_digest: str | None = None  # the task set: digest of a fresh private set's seed (None: the published set)
     memory_scale: str | None = None  # the task set's memory scale (`generate --scale`; None: as the families emit it)
     # outcome

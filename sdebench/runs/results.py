@@ -330,17 +330,42 @@ def manifest_records(root: Path) -> list[EpisodeRecord]:
 
 # --- checks and command line --------------------------------------------------------------------
 PROBER_UNRESOLVED = 0.95  # generation rule 7 seen from the episodes
+READERS = ("reader-top1", "reader-latest", "reader-majority")  # sdebench.generation.readers.READERS
+MEMORY_DELIVERIES = ("full", "memtool", "inject")  # the deliveries that show the task's memory
+# The naive readers' least resolve@1 on recall tasks whose fact lives in memory, per reader and
+# memory delivery (docs/hard.md, "Calibration": measured 32-63 % over variant 0 of the 21 recall
+# families; the margin absorbs a regenerated family, not a broken reader).
+READER_RECALL_MIN = 0.25
+
+
+def reader_calibration(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
+    """The naive readers' resolve@1 per tier, reader and delivery over the tasks whose fact lives in
+    memory (H, K, F, X), errored episodes left out: on the recall tier, the calibration."""
+    from sdebench.analysis.rules import is_error, resolved_first, tier
+
+    cells: dict[tuple[str, str, str], list[bool]] = {}
+    for r in records:
+        if r.agent in READERS and r.source in ("H", "K", "F", "X") and not is_error(r):
+            cells.setdefault((tier(r), r.agent, r.delivery), []).append(resolved_first(r))
+    return [{"tier": t, "agent": a, "delivery": d, "episodes": len(v), "resolved_1": sum(v),
+             "resolve_1": sum(v) / len(v)} for (t, a, d), v in sorted(cells.items())]
 
 
 def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5) -> list[str]:
     """Problems with reference-agent outcomes: oracle resolves at once, conventional fails after
     exactly the cap, noop never resolves, the prober (no memory) stays unresolved in at least
-    PROBER_UNRESOLVED of the episodes of every squashed or `none` cell, no episode errors (an errored
+    PROBER_UNRESOLVED of the episodes of every squashed or `none` cell, the naive readers as rule 8
+    and their calibration say (`_reader_problem`, READER_RECALL_MIN), no episode errors (an errored
     episode is reported as such, never judged as an outcome)."""
-    from sdebench.analysis.rules import is_error
+    from sdebench.analysis.rules import is_error, resolved_first
 
     problems = []
     records = list(records)
+    for row in reader_calibration(records):
+        if row["tier"] == "recall" and row["delivery"] in MEMORY_DELIVERIES and row["resolve_1"] < READER_RECALL_MIN:
+            problems.append(f"delivery={row['delivery']} agent={row['agent']} recall tier: resolved at the first submit "
+                            f"in {row['resolve_1']:.0%} of {row['episodes']} episodes with memory (at least "
+                            f"{READER_RECALL_MIN:.0%} required: the reader does not read the memory it is shown)")
     cells: dict[tuple, list[bool]] = {}
     for r in records:
         if r.agent == "prober" and not is_error(r) and (r.delivery == "squashed" or r.source == "none"):
@@ -361,7 +386,28 @@ def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5
             problems.append(f"{where}: expected unresolved after {max_interventions} interventions, got resolved={resolved} interventions={n}")
         elif agent == "noop" and resolved:
             problems.append(f"{where}: noop resolved")
+        elif agent in READERS:
+            problems += _reader_problem(r, where, resolved_first(r))
     return problems
+
+
+def _reader_problem(r: EpisodeRecord, where: str, first: bool) -> list[str]:
+    """What a naive reader's episode must show: on a hard task, no resolve at the first submit but
+    under oracle (the fact sentence, given whatever the placement), where it resolves at once;
+    anywhere, no resolve without memory (squashed, or a fact that lives nowhere and is not given)."""
+    from sdebench.analysis.rules import tier
+
+    if r.delivery == "squashed" or (r.source == "none" and r.delivery != "oracle"):
+        return [f"{where}: resolved without memory"] if r.resolved else []
+    if tier(r) == "recall":
+        return []
+    if r.delivery == "oracle" and not first:
+        return [f"{where}: hard task ({r.competency}): expected resolved at the first submit from the fact sentence, "
+                f"got resolved={r.resolved} interventions={r.interventions}"]
+    if r.delivery != "oracle" and first:
+        return [f"{where}: hard task ({r.competency}): the naive reader resolved at the first submit "
+                "(generation rule 8 says it must not)"]
+    return []
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -392,6 +438,12 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             return 1
         print("reference agents: all outcomes as expected")
+    if rows := reader_calibration(records):
+        print("\nnaive readers, resolve@1 over the tasks whose fact lives in memory (recall tier: the calibration, "
+              f"at least {READER_RECALL_MIN:.0%} in full, memtool and inject; hard tier: 0 but oracle):")
+        for row in rows:
+            print(f"  {row['tier']:6} {row['agent']:15} {row['delivery']:8} {row['resolved_1']}/{row['episodes']} "
+                  f"({row['resolve_1']:.0%})")
     return 0
 
 

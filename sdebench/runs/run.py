@@ -52,6 +52,7 @@ def select_tasks(cfg: dict[str, Any]) -> list:
     try:
         return select(root, source=sources(cfg), family=sel.get("family"),
                       variant=sel.get("variant"), bottleneck=sel.get("bottleneck"), ids=sel.get("ids"),
+                      competency=sel.get("competency"), tier=sel.get("tier"),
                       on_error=lambda msg: (log.warning("skipping: %s", msg), sweep.report("malformed_task", msg)))
     except (ConfigError, TaskError) as e:
         raise RunError(str(e)) from None

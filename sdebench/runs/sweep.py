@@ -36,7 +36,8 @@ SWEEP_PID_ENV = "SDEBENCH_SWEEP_PID"
 STATUS_ENV = "SDEBENCH_STATUS_FILE"
 EXIT_PROBLEMS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
 # Keys taking comma lists as one value (filters); in a single run `select.family=a,b` means the list.
-LIST_KEYS = ("source", "select.family", "select.variant", "select.ids", "select.bottleneck")
+LIST_KEYS = ("source", "select.family", "select.variant", "select.ids", "select.bottleneck", "select.competency",
+             "select.tier")
 
 
 # --- claims ----------------------------------------------------------------------------------------

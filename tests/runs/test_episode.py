@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from sdebench.agents.base import RunResult, Usage
@@ -134,6 +136,8 @@ def test_workspace_is_removed_unless_kept(mini, tmp_path):
 
 def test_identity_and_limits(mini):
     assert identity(mini["X"], cfg("noop", seed=3)).seed == 3
+    assert identity(mini["X"], cfg("noop")).competency == "recall"
+    assert identity(dataclasses.replace(mini["X"], competency="scope"), cfg("noop")).competency == "scope"
     lim = limits_from({"limits": {"max_turns": 7, "max_wall_s": None}})
     assert lim.max_turns == 7 and lim.max_wall_s == 1800.0
 

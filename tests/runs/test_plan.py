@@ -32,7 +32,7 @@ def test_ablation_sweep_is_expanded_like_hydra(tmp_path, tasks):
     first = 1500 + len(task.statement) // 3 + 1
     by_hand = (10 * first + 1400 * 45) * 3e-6 + 4000 * 15e-6
     assert p.cells[("squashed", "llm", "testmodel", "K")].estimate_usd == pytest.approx(2 * by_hand)
-    fact = len(plan.ORACLE_PREFIX) + len(task.fact)
+    fact = len("A fact about this project that matters here: ") + len(task.fact)
     oracle = (10 * (1500 + (len(task.statement) + fact) // 3 + 1) + 1400 * 45) * 3e-6 + 4000 * 15e-6
     assert p.cells[("oracle", "llm", "testmodel", "K")].estimate_usd == pytest.approx(2 * oracle)
     assert p.cells[("inject", "llm", "testmodel", "K")].estimate_usd > p.cells[("full", "llm", "testmodel", "K")].estimate_usd
