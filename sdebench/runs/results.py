@@ -351,8 +351,13 @@ def reader_calibration(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]
     for r in records:
         if r.agent in READERS and r.source in ("H", "K", "F", "X") and not is_error(r):
             cells.setdefault((tier(r), r.agent, r.delivery), []).append(resolved_first(r))
+    order = ("recall", "hard", *READERS, "full", "squashed", "memtool", "inject", "oracle")
+
+    def rank(key: tuple[str, str, str]) -> tuple:
+        return tuple((order.index(k) if k in order else len(order), k) for k in key)
+
     return [{"tier": t, "agent": a, "delivery": d, "episodes": len(v), "resolved_1": sum(v),
-             "resolve_1": sum(v) / len(v)} for (t, a, d), v in sorted(cells.items())]
+             "resolve_1": sum(v) / len(v)} for (t, a, d), v in sorted(cells.items(), key=lambda kv: rank(kv[0]))]
 
 
 def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5) -> list[str]:
