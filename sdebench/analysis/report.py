@@ -149,7 +149,7 @@ def render_event(ev: dict[str, Any]) -> str:
 def episode_page(rec: EpisodeRecord, events: list[dict[str, Any]] | None) -> str:
     """The HTML page of one episode."""
     title = f"{rec.task_id} {rec.delivery} {rec.agent}/{rec.model} seed {rec.seed}"
-    fields = ["task_id", "family", "variant", "source", "bottleneck", "delivery", "agent", "model", "seed",
+    fields = ["task_id", "family", "variant", "source", "bottleneck", "competency", "delivery", "agent", "model", "seed",
               "resolved", "interventions", "stop_reason", "error", "turns", "cost_usd", "prompt_tokens",
               "completion_tokens", "wall_s", "tool_calls", "key"]
     values = {f: getattr(rec, f) for f in fields}
@@ -210,6 +210,10 @@ def build(dirs: list[Path], out: Path) -> Path:
             pngs = plots.write_all(df, Path(tmp))
             body.append("<h2>Plots</h2>" + "".join(f"<p>{img(p, p.stem)}</p>" for p in pngs))
         for name, t in (("Resolve rate and costs by source x delivery", analysis.by_cell(df)),
+                        ("By tier and competency (recall: one memory item states the fact; hard: it must be "
+                         "worked out of memory, docs/hard.md)", analysis.by_competency(df)),
+                        ("Naive memory readers: resolve@1 over the tasks whose fact lives in memory (recall tier: "
+                         "the calibration; hard tier: rule 8)", pd.DataFrame(results.reader_calibration(recs))),
                         ("By bottleneck", analysis.by_bottleneck(df)),
                         ("By family", analysis.by_family(df)),
                         ("Intervention counts", analysis.intervention_distribution(df)),

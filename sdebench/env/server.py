@@ -187,7 +187,7 @@ def create_app(
                        "diff": "a unified diff instead of patched_code"},
             "observation": sorted(openenv.CodeFixObservation.model_fields),
             "tasks": [{"id": t.id, "family": t.family, "source": t.source, "bottleneck": t.bottleneck,
-                       "grader": t.grader, "tags": list(t.tags)} for t in tasks],
+                       "competency": t.competency, "grader": t.grader, "tags": list(t.tags)} for t in tasks],
             "task_errors": list(store.errors),
         }
 

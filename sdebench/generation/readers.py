@@ -122,7 +122,7 @@ def candidates(values: Sequence[Any], spellings: Sequence[Sequence[str]]) -> lis
         for sp in sorted(ss):
             # The fewest components; among as few, those the most candidates agree on (a candidate
             # alone with its value of a component would have every spelling "revealed" by it).
-            fits = [(len(j), -size[j][keys[j]], n, j) for n, j in enumerate(subsets) if sp in shared[j][keys[j]]]
+            fits = [(len(j), -size[j][keys[j]], k, j) for k, j in enumerate(subsets) if sp in shared[j][keys[j]]]
             scopes[sp] = min(fits)[3] if fits else everything
         required = frozenset(next(iter(j)) for j in scopes.values() if len(j) == 1) if n > 1 else \
             (everything if ss else frozenset())
@@ -267,17 +267,10 @@ class Readers:
                     best = (score[line_of(start)], start, owners)
             _, start, owners = best
             line = line_of(start)
-            on_line = {i: sum(1 for a, _, s in scan.mentions if line_of(a) == line and i in self.by_spelling_set(s))
+            on_line = {i: sum(1 for a, _, s in scan.mentions if line_of(a) == line and s in self.spelled[i])
                        for i in owners}
             return self.cands[min(owners, key=lambda i: (-on_line[i], -scan.counts[i], i))]
         return None
-
-    def by_spelling_set(self, spelling: str) -> frozenset[int]:
-        """The candidates that have `spelling` (memoised)."""
-        memo = self.__dict__.setdefault("_sets", {})
-        if spelling not in memo:
-            memo[spelling] = frozenset(self.by_spelling[spelling])
-        return memo[spelling]
 
     def pick(self, reader: str, items: Sequence[MemoryItem], dates: Sequence[str | None], statement: str,
              ranked: bool = False) -> Candidate | None:

@@ -37,7 +37,8 @@ def samples(tasks_dir: Path, delivery: str, **filters: Any) -> list[Sample]:
     out = []
     for t in select(tasks_dir, **filters):
         meta = {"task_id": t.id, "family": t.family, "variant": t.variant, "source": t.source,
-                "bottleneck": t.bottleneck, "delivery": delivery, "tags": list(t.tags)}
+                "bottleneck": t.bottleneck, "competency": t.competency, "tier": t.tier, "delivery": delivery,
+                "tags": list(t.tags)}
         text = f"{t.statement.rstrip()}\n\nThe repository is checked out in ./{WORKDIR}. Fix the bug there, then submit."
         out.append(Sample(input=text, id=t.id, metadata=meta))
     if not out:

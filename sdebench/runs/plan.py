@@ -6,7 +6,8 @@ sweeper does it (the cartesian product of the comma lists on the command line an
 `hydra.sweeper.params`, e.g. from `experiment=ablation`); other sweepers (Optuna, ranges) are not
 expanded. For every job it selects the tasks and prints, per cell (delivery x agent x model x
 source), the episodes, how many already have a record (reused, free), the worst case (the
-per-episode cap `limits.max_cost_usd` x the episodes to run) and an estimate.
+per-episode cap `limits.max_cost_usd` x the episodes to run) and an estimate; then the same
+episodes per competency of their tasks (and its tier, recall or hard).
 
 The estimate prices, at the model's prices (configured, else litellm's map: the pricing code the
 agents use), an episode of `estimate.turns` model calls (at most `limits.max_turns`): each call
@@ -44,6 +45,7 @@ class Plan:
 
     jobs: int = 0
     cells: dict[tuple[str, str, str, str], Cell] = field(default_factory=lambda: defaultdict(Cell))
+    competencies: dict[str, Cell] = field(default_factory=lambda: defaultdict(Cell))  # the same episodes by competency
     budget_usd: float | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -130,13 +132,15 @@ def add_job(plan: Plan, cfg: dict[str, Any]) -> None:
         key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
         done = results.read_record(results.record_path(results_dir, ident, key))
         fresh = cfg.get("rerun") or done is None or (done.stop_reason == "error" and cfg.get("retry_errors", True))
-        cell = plan.cells[(ident.delivery, ident.agent, ident.model, task.source)]
-        cell.episodes += 1
-        if fresh:
-            cell.to_run += 1
-            cell.worst_usd += cap
-            chars = len(task.statement) + addition_chars(task, dict(cfg.get("delivery") or {}))
-            cell.estimate_usd += episode_estimate(prices, chars, cfg)
+        cells = (plan.cells[(ident.delivery, ident.agent, ident.model, task.source)], plan.competencies[task.competency])
+        chars = len(task.statement) + addition_chars(task, dict(cfg.get("delivery") or {}))
+        estimate = episode_estimate(prices, chars, cfg) if fresh else 0.0
+        for cell in cells:
+            cell.episodes += 1
+            if fresh:
+                cell.to_run += 1
+                cell.worst_usd += cap
+                cell.estimate_usd += estimate
     if cfg.get("budget_usd") is not None:
         plan.budget_usd = float(cfg["budget_usd"])
 
@@ -148,10 +152,17 @@ def render(plan: Plan, cfg: dict[str, Any]) -> str:
             "|---|---|---|---|---:|---:|---:|---:|"]
     for (d, a, m, s), c in sorted(plan.cells.items()):
         rows.append(f"| {d} | {a} | {m} | {s} | {c.episodes} | {c.to_run} | {c.worst_usd:.2f} | {c.estimate_usd:.2f} |")
+    from sdebench.tasks.artifacts import COMPETENCIES, tier_of
+
     t = plan.totals()
     cap = (cfg.get("limits") or {}).get("max_cost_usd")
+    # The same episodes by the competency of their tasks (tier recall or hard): a study reads the tiers apart.
+    by_comp = ["| competency | tier | episodes | to run | worst case $ | estimate $ |", "|---|---|---:|---:|---:|---:|"]
+    for comp, c in sorted(plan.competencies.items(), key=lambda kv: COMPETENCIES.index(kv[0])):
+        by_comp.append(f"| {comp} | {tier_of(comp)} | {c.episodes} | {c.to_run} | {c.worst_usd:.2f} | {c.estimate_usd:.2f} |")
     out = [f"plan, nothing is run: {plan.jobs} job(s), {t.episodes} episode(s), {t.to_run} to run "
-           f"({t.episodes - t.to_run} already recorded)", "", *rows, "",
+           f"({t.episodes - t.to_run} already recorded)", "", *rows, "", *(by_comp if plan.competencies else []),
+           *([""] if plan.competencies else []),
            f"worst case: ${t.worst_usd:.2f} (the per-episode cap limits.max_cost_usd={cap} x each episode to run "
            "that calls a model)",
            f"estimate:   ${t.estimate_usd:.2f} (assumes {opt['turns']} turns, {opt['output_tokens']} output and "

@@ -160,26 +160,26 @@ def load(*dirs: str | Path):
 
 
 # --- summaries -------------------------------------------------------------------------------
-GROUP = ("task_set", "feedback_hidden", "agent", "model", "source", "delivery")
+GROUP = ("task_set", "feedback_hidden", "tier", "agent", "model", "source", "delivery")
 
 
 def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
-    """Resolve rate and interventions by task set, feedback policy, agent, model, source and delivery
-    (one row per group).
+    """Resolve rate and interventions by task set, feedback policy, tier (recall or hard), agent, model,
+    source and delivery (one row per group).
 
     Rates and per-episode means are over the group's valid episodes (`episodes`: those that did not
     end in error; None when there are none); `errors` counts the others. `cost_usd` totals every
     episode, errored ones included: that money was spent.
     """
-    from sdebench.analysis.rules import feedback_policy, is_error, task_set
+    from sdebench.analysis.rules import feedback_policy, is_error, task_set, tier
 
     groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
         # Stream records (earned memory carried between tasks) are never pooled with static ones, nor
-        # episodes of two task sets (a private set, another memory scale) or feedback policies with each other.
+        # episodes of two task sets (a private set, another memory scale), feedback policies or tiers with each other.
         kind = "stream" if r.stream_id else "static"
-        values = {"task_set": task_set(r), "feedback_hidden": feedback_policy(r),
-                  **{k: str(getattr(r, k)) for k in GROUP[2:]}}
+        values = {"task_set": task_set(r), "feedback_hidden": feedback_policy(r), "tier": tier(r),
+                  **{k: str(getattr(r, k)) for k in GROUP[3:]}}
         groups.setdefault((kind, *(values[k] for k in GROUP)), []).append(r)
 
     rows = []
@@ -225,8 +225,8 @@ def _outcomes(valid: list[EpisodeRecord], errors: int) -> dict[str, Any]:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The summary as markdown: per task set, feedback policy, agent and model, sources x deliveries, each cell
-    `resolved/episodes (mean interventions)`."""
+    """The summary as markdown: per task set, feedback policy, tier, agent and model, sources x deliveries,
+    each cell `resolved/episodes (mean interventions)`."""
     from sdebench.analysis.rules import PUBLISHED, rate_ci
 
     if not rows:
@@ -236,12 +236,14 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     kinds = sorted({r["kind"] for r in rows}, key=lambda k: k != "static")
     sets = sorted({r["task_set"] for r in rows}, key=lambda s: (s != PUBLISHED, s))
     policies = sorted({r["feedback_hidden"] for r in rows}, key=lambda p: (p != "binary", p))
-    for kind, tset, policy, agent, model in [
-            (k, t, p, a, m) for k in kinds for t in sets for p in policies
+    tiers = sorted({r["tier"] for r in rows}, key=lambda t: (t != "recall", t))
+    for kind, tset, policy, tier, agent, model in [
+            (k, t, p, h, a, m) for k in kinds for t in sets for p in policies for h in tiers
             for a, m in sorted({(r["agent"], r["model"]) for r in rows
-                                if r["kind"] == k and r["task_set"] == t and r["feedback_hidden"] == p})]:
+                                if r["kind"] == k and r["task_set"] == t and r["feedback_hidden"] == p
+                                and r["tier"] == h})]:
         sub = [r for r in rows if r["agent"] == agent and r["model"] == model and r["kind"] == kind
-               and r["task_set"] == tset and r["feedback_hidden"] == policy]
+               and r["task_set"] == tset and r["feedback_hidden"] == policy and r["tier"] == tier]
         deliveries = sorted({r["delivery"] for r in sub}, key=lambda d: (order.index(d) if d in order else 99, d))
         sources = sorted({r["source"] for r in sub}, key=lambda s: ("HKFX".find(s) if s in "HKFX" else 9, s))
         cells = {(r["source"], r["delivery"]): r for r in sub}
@@ -249,6 +251,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         label += "" if tset == PUBLISHED else f" task set={tset}"
         # feedback beyond one bit lets a memoryless searcher resolve (docs/grading.md): said in the heading
         label += "" if policy == "binary" else f" feedback_hidden={policy}"
+        # the hard tier (tasks whose fact must be worked out of memory) is never pooled with recall tasks
+        label += "" if tier == "recall" and tiers == ["recall"] else f" tier={tier}"
         out.append(f"### agent={agent} model={model}{label}\n")
         out.append("resolve@1 (first submit, before any feedback: the headline), resolve@cap and interventions "
                    "(unresolved = the cap), with Wilson 95 % intervals, over the episodes that did not end in error; "
@@ -347,8 +351,13 @@ def reader_calibration(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]
     for r in records:
         if r.agent in READERS and r.source in ("H", "K", "F", "X") and not is_error(r):
             cells.setdefault((tier(r), r.agent, r.delivery), []).append(resolved_first(r))
+    order = ("recall", "hard", *READERS, "full", "squashed", "memtool", "inject", "oracle")
+
+    def rank(key: tuple[str, str, str]) -> tuple:
+        return tuple((order.index(k) if k in order else len(order), k) for k in key)
+
     return [{"tier": t, "agent": a, "delivery": d, "episodes": len(v), "resolved_1": sum(v),
-             "resolve_1": sum(v) / len(v)} for (t, a, d), v in sorted(cells.items())]
+             "resolve_1": sum(v) / len(v)} for (t, a, d), v in sorted(cells.items(), key=lambda kv: rank(kv[0]))]
 
 
 def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5) -> list[str]:
