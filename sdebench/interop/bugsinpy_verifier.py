@@ -100,19 +100,12 @@ def _result(task: Task, start: float, resolved: bool, guards: dict[str, str], te
         pass_ratio=passed / len(tests) if tests else 0.0,
         guards=list(guards),
         duration_s=time.monotonic() - start,
-        feedback=rules_redact("\n".join(lines), task),
+        feedback="\n".join(lines),
         reward=_reward(resolved, tests, guards, opts),
         error=error,
         notes=notes,
         feedback_policy=opts.feedback_hidden,
     )
-
-
-def rules_redact(text: str, task: Task) -> str:
-    """The feedback with fact tokens removed (imported tasks declare none; kept for uniformity)."""
-    from sdebench.grading.grade import redact
-
-    return redact(text, [], task.fact_tokens)
 
 
 class BugsInPyGrader:

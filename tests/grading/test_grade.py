@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from sdebench.grading.grade import HELD_OUT_FAIL, grade, pristine_tree, redact
+from sdebench.grading.grade import HELD_OUT_FAIL, grade, pristine_tree
 from sdebench.grading.rules import is_protected, is_source, is_test_path
 from sdebench.sandbox import make_factory
 from sdebench.tasks import record as task_mod
@@ -54,14 +54,6 @@ def test_path_classes():
     assert not is_source("docs/adr.md") and not is_source(".agent/preferences.md")
 
 
-def test_redact_removes_hidden_lines_and_fact_tokens():
-    hidden = ["def test_secret():\n    assert member_price(100.0) == 93.0\n"]
-    text = "E   assert member_price(100.0) == 93.0\nmembers get 7% off, HALF-down"
-    out = redact(text, hidden, ("7%", "half-down"))
-    assert "93.0" not in out and "7%" not in out and "HALF-down" not in out
-    assert out.count("[redacted]") == 3
-
-
 def test_pristine_tree_is_cached_per_bundle_content(sample, tmp_path):
     a = pristine_tree(sample)
     assert pristine_tree(sample) is a
@@ -83,7 +75,7 @@ def test_oracle_resolves(sample, factory, tmp_path):
     }
     assert g.pass_ratio == 1.0
     assert g.reward["binary"] == 1.0 and g.reward["shaped"] == pytest.approx(0.9375)
-    assert g.feedback == "Resolved: all 5 graded tests pass."
+    assert g.feedback == "Resolved: every graded test passes."
     json.dumps(g.to_dict())
 
 

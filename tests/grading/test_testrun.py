@@ -139,7 +139,8 @@ def test_the_report_is_read_from_the_stream_only_from_the_runners_own_lines():
     clock.feed(b"y" * 100 + b'\x1eabc {"k": "end", "exit": 0}')
     clock.feed(b'\x1eabc {"k": "end", "exit": 0}\n')
     clock.feed(b'\n\x1eabc {"k": "test", "id": "t::a", "outcome": "passed"}\n\x1eother {"k": "end"}\n[1, 2]\n')
-    assert clock.records == [{"k": "start"}, {"k": "test", "id": "t::a", "outcome": "passed"}]
+    assert clock.records == [{"k": "start"}, {"k": "test", "id": "t::a", "outcome": "passed", "message": "",
+                                              "duration": 0.0, "obs": None}]
     assert clock.phase == {"p": "test", "id": "t::a"}
 
 
