@@ -88,6 +88,7 @@ class TestRun:
     timed_out_tests: list[str] = field(default_factory=list)
     reruns: int = 0
     malformed: int = 0  # lines with the runner's prefix that were not records (forged or torn)
+    forged: list[str] = field(default_factory=list)  # how the report broke its form (a second start, ...)
     output: str = ""  # the runner's stdout and stderr, progress markers removed (capped)
     exec: ExecResult | None = None
     code_ran: bool = False  # workspace code may have run (from then on, nothing is an error)
@@ -300,7 +301,16 @@ def run_tests(
     finally:
         if gate is not None:
             gate.ready.set()
+    _check_form(run)
     return run
+
+
+def _check_form(run: TestRun) -> None:
+    """A report out of its form (malformed lines with the runner's prefix, a second start, records
+    after the end) was written by the code under test: the run is not trusted, a fault."""
+    why = ([f"{run.malformed} malformed lines"] if run.malformed else []) + run.forged
+    if why and run.code_ran and run.error is None and run.fault is None:
+        run.fault = "the test report was forged or torn: " + "; ".join(why[:3])
 
 
 def _run_all(sandbox: Sandbox, run: TestRun, paths: list[str], modules: list[str], timeout: float, mode: str,
@@ -390,12 +400,20 @@ def _one(sandbox: Sandbox, run: TestRun, clock: RunClock, paths: list[str], modu
 
 def _merge(run: TestRun, recs: list[dict]) -> bool:
     """Add one report's checked records (sdebench.grading.records) to `run`, up to its first
-    `end` (nothing after the end is part of the report); whether the runner started."""
-    started = False
+    `end` (nothing after the end is part of the report; what breaks the report's form is noted in
+    `run.forged`); whether the runner started."""
+    started = ended = False
     for rec in recs:
         kind = rec["k"]
+        if ended:
+            run.forged.append(f"a {kind} record after the end")
+            break
         if kind == "start":
+            if started:
+                run.forged.append("a second start")
             run.started = started = True
+        elif not started:
+            run.forged.append(f"a {kind} record before the start")
         elif kind == "test":
             obs = rec["obs"]
             run.tests[rec["id"]] = TestResult(rec["outcome"], rec["message"], rec["duration"],
@@ -411,7 +429,6 @@ def _merge(run: TestRun, recs: list[dict]) -> bool:
         elif kind == "crash":
             run.fault = f"pytest crashed: {rec['message'][-300:]}"
         elif kind == "end":
-            run.finished = True
+            run.finished = ended = True
             run.exit = rec["exit"]
-            break
     return started
