@@ -185,7 +185,7 @@ def _WRAP(fn):
 '''
 
 
-def probe_attack(ws: Path, cands: list[str], *, send_s: float = 0.6, listen_s: float = 0.8,
+def probe_attack(ws: Path, cands: list[str], *, send_s: float = 0.5, listen_s: float = 0.6,
                  lines: bool = True) -> None:
     """Apply the attack to workspace `ws` (see the module docstring)."""
     digests = visible_digests(ws)
