@@ -427,6 +427,8 @@ class TwoPhaseGrader:
                 return _error_grade(task, start, f"visible phase: cannot start the tests: {e}", opts, st.notes)
             st.stage = "visible"  # submitted code runs from here on: nothing after is an error
             p1 = runs["visible"].result()
+            if p1.error and not p1.code_ran:
+                return _error_grade(task, start, f"visible phase: {p1.error}", opts, st.notes)
         st.stage = "visible"
         _end(boxes["visible"])  # no process of phase 1 is left when phase 2's workspace code starts
         st.times["visible"] = round(time.monotonic() - t1, 4)

@@ -136,9 +136,13 @@ class Gate:
         self.cancelled = False
 
     def open(self, sandbox: Sandbox) -> None:
-        """Let the runner go on (raises what the sandbox's write_file raises)."""
-        self.opened_at = time.monotonic()
-        sandbox.write_file(self.rel, "")
+        """Let the runner go on (raises what the sandbox's write_file raises; the gate stays shut)."""
+        self.opened_at = time.monotonic()  # before the write: the runner's time counts from here
+        try:
+            sandbox.write_file(self.rel, "")
+        except BaseException:
+            self.opened_at = None
+            raise
 
     def cancel(self) -> None:
         """Stop a runner that was never let through (its sandbox's processes are killed)."""
