@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 MAX_LINE = 4 << 20  # bytes of one payload (a test's observations are capped at 256 KiB by the runner)
-MAX_DEPTH = 128  # JSON nesting (the runner's deepest: observations 40 values deep, 2 levels each)
+MAX_DEPTH = 256  # JSON nesting (the runner's deepest: observations 40 values deep, up to 3 levels each)
 MAX_NODES = 1 << 20  # JSON values in one payload
 MAX_DIGITS = 18  # a JSON integer longer than this is not one the runner writes
 MAX_NUMBER = 1e9  # durations (s) and exit codes are far below this

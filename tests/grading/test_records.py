@@ -61,11 +61,12 @@ def test_records_come_out_normalised_and_bounded():
     # The deepest the runner writes (observations 40 values deep) is well within the bounds.
     from sdebench.grading import _runner
 
-    value: list = []
-    for _ in range(_runner.MAX_DEPTH):
-        value = [value]
-    line = json.dumps({"k": "test", "id": "t", "outcome": "passed", "obs": [_runner.encode(value)]}).encode()
-    assert parse(line)["obs"] == [_runner.encode(value)]
+    for wrap in (lambda v: [v], lambda v: {"k": v}):
+        value: object = 1
+        for _ in range(_runner.MAX_DEPTH):
+            value = wrap(value)
+        line = json.dumps({"k": "test", "id": "t", "outcome": "passed", "obs": [_runner.encode(value)]}).encode()
+        assert parse(line)["obs"] == [_runner.encode(value)]
 
 
 def test_clean_text_is_a_fixed_transform():
