@@ -5,11 +5,11 @@ two-phase grader copies the submitted workspace, puts every test file, conftest.
 config back to its pristine HEAD content and strips bytecode and start-up hooks (the rules live
 in `sdebench.grading.rules`), then grades it in two sandboxes, one phase after the other:
 
-- both sandboxes are opened and both runners started at once; each stops, before any workspace
-  code runs, at a gate only the host opens (`testrun.Gate`);
-- phase 1 (visible): the visible tests as written, plus a honeypot in a graded module. Its gate
-  opens once both runners wait; when it is over, its sandbox's processes are gone and its part of
-  the feedback is fixed (`sdebench.grading.feedback`);
+- both copies are put in their sandboxes, then both runners start at once; phase 2's stops,
+  before any workspace code runs, at a gate only the host opens (`testrun.Gate`);
+- phase 1 (visible): the visible tests as written, plus a honeypot in a graded module. When it is
+  over, its sandbox's processes are gone and its part of the feedback is fixed
+  (`sdebench.grading.feedback`);
 - phase 2 (held out): only then is its gate opened. A fresh copy with the visible tests replaced
   by their observation versions and the hidden observation tests added; the runner reports
   observed values, which are compared here, on the host, with the oracle's (never sent into any
@@ -18,9 +18,10 @@ in `sdebench.grading.rules`), then grades it in two sandboxes, one phase after t
 A visible test passes only if it passed in phase 1 and its re-check in phase 2 matched; a hidden
 test only if its observations match. The grader never raises. Error or outcome is decided by
 where a failure comes from: `error` (the episode is an error, not an outcome) only for what is
-shown before any submitted code runs (options, a broken task, a sandbox or runner that cannot
-start, a host disk that is full); once submitted code may have run, whatever goes wrong is an
-unresolved outcome with its reason kept on the host.
+shown independently of the submission: before any submitted code runs (options, a broken task,
+a sandbox or runner that cannot start, a host disk that is full), or a held-out runner that
+cannot start even alone, once nothing of phase 1 runs or is left. Once submitted code may have
+run, anything else that goes wrong is an unresolved outcome with its reason kept on the host.
 """
 
 from __future__ import annotations
@@ -380,21 +381,19 @@ class TwoPhaseGrader:
                 if failures:
                     return _error_grade(task, start, failures[0], opts, st.notes)
                 t0 = time.monotonic()
-                gates = {"visible": Gate(), "held_out": Gate()}
-                runs = {
-                    "visible": pool.submit(run_tests, boxes["visible"], p1_paths, modules, timeout=opts.timeout,
-                                           mode="visible", shadow_check=prep.added_names,
-                                           test_time_limit=opts.visible_limit(), gate=gates["visible"]),
-                    "held_out": pool.submit(run_tests, boxes["held_out"], p2_paths, modules, timeout=opts.timeout,
-                                            mode="observe", shadow_check=prep.added_names,
-                                            test_time_limit=opts.test_limit(task.test_time_limit_s),
-                                            gate=gates["held_out"]),
-                }
+                gate = Gate()
+                held_out = pool.submit(run_tests, boxes["held_out"], p2_paths, modules, timeout=opts.timeout,
+                                       mode="observe", shadow_check=prep.added_names,
+                                       test_time_limit=opts.test_limit(task.test_time_limit_s), gate=gate)
+                st.stage = "visible"  # submitted code runs from here on: nothing after is an error
+                visible = pool.submit(run_tests, boxes["visible"], p1_paths, modules, timeout=opts.timeout,
+                                      mode="visible", shadow_check=prep.added_names,
+                                      test_time_limit=opts.visible_limit())
                 try:
-                    return self._phases(task, start, st, opts, expected, pot, boxes, runs, gates, t0)
+                    return self._phases(task, start, st, opts, expected, pot, factory, boxes, visible, held_out,
+                                        gate, t0, ws1, ws2, p2_paths, modules, prep.added_names)
                 finally:
-                    for gate in gates.values():
-                        gate.cancel()  # a runner never let through is stopped (a no-op once its gate is open)
+                    gate.cancel()  # a runner never let through is stopped (a no-op once its gate is open)
         finally:
             # After every run is over (the pool waited for them): each phase's box was ended in _phases.
             for box in boxes.values():
@@ -402,36 +401,15 @@ class TwoPhaseGrader:
                     box.close()
 
     def _phases(self, task: Task, start: float, st: _State, opts: GradeOptions, expected: dict[str, list], pot,
-                boxes: dict[str, Sandbox], runs: dict[str, Future], gates: dict[str, Gate], t0: float) -> Grade:
-        """Both runners start at once and wait at their gates; then phase 1 runs, and only once it is
-        over, its processes are gone and its feedback is fixed, phase 2 is let through."""
-        # Until phase 1's gate opens no submitted code runs anywhere: a runner that cannot start is
-        # the infrastructure's failure, shown independently of the submission.
-        for name, gate in gates.items():
-            if not gate.ready.wait(READY_WAIT_S):
-                gate.cancel()
-                return _error_grade(task, start, f"{name} phase: the test runner did not start", opts, st.notes)
-        early = {name: runs[name].result() for name, gate in gates.items() if not gate.reached}
-        for name, run in early.items():
-            if run.error:
-                return _error_grade(task, start, f"{name} phase: {run.error}", opts, st.notes)
-        t1 = time.monotonic()
-        st.times["start"] = round(t1 - t0, 4)
-
-        if "visible" in early:  # it found a name that shadows an installed module (no workspace code ran)
-            p1 = early["visible"]
-        else:
-            try:
-                gates["visible"].open(boxes["visible"])
-            except (SandboxError, OSError) as e:
-                return _error_grade(task, start, f"visible phase: cannot start the tests: {e}", opts, st.notes)
-            st.stage = "visible"  # submitted code runs from here on: nothing after is an error
-            p1 = runs["visible"].result()
-            if p1.error and not p1.code_ran:
-                return _error_grade(task, start, f"visible phase: {p1.error}", opts, st.notes)
-        st.stage = "visible"
+                factory: SandboxFactory, boxes: dict[str, Sandbox], visible: Future, held_out: Future, gate: Gate,
+                t0: float, ws1: Path, ws2: Path, p2_paths: list[str], modules: list[str], added: list[str]) -> Grade:
+        """Phase 1, then phase 2: its runner starts beside phase 1 and waits at `gate` until phase 1
+        is over, its processes are gone and its feedback is fixed."""
+        p1 = visible.result()
+        if p1.error and not p1.code_ran:
+            return _error_grade(task, start, f"visible phase: {p1.error}", opts, st.notes)
         _end(boxes["visible"])  # no process of phase 1 is left when phase 2's workspace code starts
-        st.times["visible"] = round(time.monotonic() - t1, 4)
+        st.times["visible"] = round(time.monotonic() - t0, 4)
         st.held["visible_ended_at"] = time.time()
         guards: dict[str, str] = {}
         for name, where in sorted(p1.shadowed.items()):
@@ -455,15 +433,25 @@ class TwoPhaseGrader:
 
         st.stage = "held_out"
         t2 = time.monotonic()
-        if "held_out" in early:  # it found a name that shadows (the visible phase did not: not one environment)
-            p2 = early["held_out"]
-        else:
+        gate.ready.wait(READY_WAIT_S)
+        if gate.reached:
             st.held["released_at"] = time.time()
             try:
-                gates["held_out"].open(boxes["held_out"])
-                p2 = runs["held_out"].result()
+                gate.open(boxes["held_out"])
+                p2 = held_out.result()
             except (SandboxError, OSError) as e:
                 p2 = TestRun(fault=f"the held-out phase could not be let through: {e}")
+        else:
+            gate.cancel()
+            p2 = held_out.result()
+            if not p2.started:
+                # Its runner started while submitted code ran in phase 1, which may have starved it:
+                # once more, alone, with nothing of phase 1 left. If it cannot start then, the
+                # cause is not the submission.
+                st.held["held_out_restarted"] = p2.error or "its runner did not start"
+                p2 = self._held_out_alone(factory, boxes, ws1, ws2, p2_paths, modules, added, task, opts)
+                if p2.error and not p2.code_ran:
+                    return _error_grade(task, start, f"held-out phase: {p2.error}", opts, st.notes)
         with contextlib.suppress(Exception):
             _end(boxes["held_out"])
         st.times["held_out"] = round(time.monotonic() - t2, 4)
@@ -473,6 +461,27 @@ class TwoPhaseGrader:
                         "recheck_failed": v.recheck_failed, "timed_out": len(p2.timed_out_tests),
                         "reruns": p2.reruns, "malformed_lines": p2.malformed})
         return self._finish(task, start, st, v.tests, {}, opts, visible_fault=fault)
+
+    @staticmethod
+    def _held_out_alone(factory: SandboxFactory, boxes: dict[str, Sandbox], ws1: Path, ws2: Path, paths: list[str],
+                        modules: list[str], added: list[str], task: Task, opts: GradeOptions) -> TestRun:
+        """Phase 2 in a fresh sandbox on its copy `ws2`, once nothing of phase 1 is running or left
+        behind (its copy, with what it wrote, removed; its sandbox gone)."""
+        for name in ("visible", "held_out"):
+            box = boxes.pop(name, None)
+            if box is not None:
+                with contextlib.suppress(Exception):
+                    box.close()
+                removal = getattr(box, "removal", None)
+                if removal is not None:
+                    removal.join(READY_WAIT_S)
+        shutil.rmtree(ws1, ignore_errors=True)
+        try:
+            boxes["held_out"] = factory.open(ws2, read_only=True)
+        except SandboxError as e:
+            return TestRun(error=f"sandbox failure: {e}")
+        return run_tests(boxes["held_out"], paths, modules, timeout=opts.timeout, mode="observe", shadow_check=added,
+                         test_time_limit=opts.test_limit(task.test_time_limit_s))
 
     def _finish(self, task: Task, start: float, st: _State, tests: list[TestOutcome], guards: dict[str, str],
                 opts: GradeOptions, visible_fault: str | None = None) -> Grade:

@@ -330,21 +330,32 @@ def test_a_held_out_phase_that_cannot_be_let_through_is_an_outcome(sample, facto
 
     monkeypatch.setattr(testrun.Gate, "open", refuse)
     g = grade(sample, _ws(sample, tmp_path, sample.oracle_patch), factory)
-    # Nothing ran (the visible phase's gate did not open either): the infrastructure's failure.
-    assert g.error and "engine went away" in g.error
-
-    monkeypatch.undo()
-    opened: list = []
-    real = testrun.Gate.open
-
-    def once(self, sandbox):
-        if opened:
-            raise SandboxError("the engine went away")
-        opened.append(self)
-        return real(self, sandbox)
-
-    monkeypatch.setattr(testrun.Gate, "open", once)
-    g = grade(sample, _ws(sample, tmp_path / "again", sample.oracle_patch), factory)
     # Phase 1 ran submitted code: phase 2's failure may be its doing, an outcome.
     assert g.error is None and not g.resolved and "engine went away" in g.held_out["fault"]
     assert g.feedback == "Not resolved.\n\nHeld-out tests fail."
+
+
+@needs_bwrap
+@pytest.mark.parametrize("alone", ["starts", "fails"])
+def test_a_held_out_runner_that_did_not_start_beside_phase_1_is_tried_alone(alone, sample, factory, tmp_path,
+                                                                          monkeypatch):
+    from sdebench.grading import grade as grade_mod
+    from sdebench.grading.testrun import TestRun
+
+    real = grade_mod.run_tests
+
+    def starved(box, paths, modules=(), timeout=60.0, *, gate=None, **kw):
+        # Phase 2's runner "did not start" while phase 1 ran (as if starved by it); alone, as asked.
+        if kw.get("mode") == "observe" and (gate is not None or alone == "fails"):
+            if gate is not None:
+                gate.ready.set()
+            return TestRun(error="the test runner did not start within its time")
+        return real(box, paths, modules, timeout, gate=gate, **kw)
+
+    monkeypatch.setattr(grade_mod, "run_tests", starved)
+    g = grade(sample, _ws(sample, tmp_path, sample.oracle_patch), factory)
+    if alone == "starts":
+        assert g.error is None and g.resolved and g.held_out["held_out_restarted"], g.feedback
+    else:
+        # Alone, with nothing of phase 1 running or left, the failure is not the submission's.
+        assert g.error and "held-out phase: the test runner did not start" in g.error
