@@ -431,12 +431,9 @@ def _evaluation(g) -> Evaluation:
     """What the environment shows of a grade: its public view (the feedback policy applies)."""
     pub = g.public()
     visible = {t["id"]: t["outcome"] == "passed" for t in pub["visible"]}
-    counts = g.counts
+    counts = pub.get("counts") or {}  # as the agent may know them (held-out tests as the policy says)
     held = pub["held_out"]
-    hidden_passed = counts.get("HIDDEN_TO_PASS", {}).get("passed", 0)
-    if g.feedback_policy == "binary" and not (held or {}).get("pass"):
-        hidden_passed = 0
-    newly = counts.get("FAIL_TO_PASS", {}).get("passed", 0) + hidden_passed
+    newly = counts.get("FAIL_TO_PASS", {}).get("passed", 0) + counts.get("HIDDEN_TO_PASS", {}).get("passed", 0)
     p2p = counts.get("PASS_TO_PASS", {"passed": 0, "total": 0})
     return Evaluation(visible, held, list(g.guards), g.feedback, bool(g.resolved), float(g.reward.get("shaped") or 0.0),
                       g.reward.get("shaped_breakdown"), newly, p2p["total"] - p2p["passed"])

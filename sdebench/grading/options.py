@@ -10,6 +10,9 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 POLICIES = ("binary", "counts", "tests")
+# The per-test limit of the visible phase when none is configured: fixed, never the task's figure,
+# which is measured on the oracle fix (what phase 1 enforces and says must not depend on it).
+VISIBLE_TEST_LIMIT_S = 10.0
 
 
 class OptionError(ValueError):
@@ -22,7 +25,7 @@ class GradeOptions:
 
     feedback_hidden: str = "binary"  # what the feedback says about held-out tests: binary | counts | tests
     timeout: float = 300.0  # s: the whole test run of one phase
-    test_time_limit_s: float | None = None  # per test; None: the task's (from its oracle's test times)
+    test_time_limit_s: float | None = None  # per test; None: VISIBLE_TEST_LIMIT_S in phase 1, the task's in phase 2
     test_time_floor_s: float = 5.0  # the per-test limit is never below this
     per_test_chars: int = 1500  # feedback: failure text kept per visible test
     feedback_chars: int = 6000  # feedback: total size
@@ -47,9 +50,15 @@ class GradeOptions:
         return opts
 
     def test_limit(self, task_limit: float | None) -> float:
-        """The per-test time limit: configured, else the task's, never below the floor."""
+        """The per-test time limit of held-out tests: configured, else the task's, never below the floor."""
         chosen = self.test_time_limit_s if self.test_time_limit_s is not None else task_limit
         return max(float(chosen or 0.0), float(self.test_time_floor_s))
+
+    def visible_limit(self) -> float:
+        """The per-test time limit of the visible phase: configured, else a fixed figure, never below the
+        floor; never the task's, which is measured on the oracle fix."""
+        chosen = self.test_time_limit_s if self.test_time_limit_s is not None else VISIBLE_TEST_LIMIT_S
+        return max(float(chosen), float(self.test_time_floor_s))
 
     def to_dict(self) -> dict[str, Any]:
         """The options as plain values."""

@@ -16,7 +16,7 @@ OUT_DIR = ".sdebench-out"
 # so nothing in the working directory names the task.
 WORKDIR = "/repo"
 # How often a running command's watch is polled.
-WATCH_POLL_S = 0.05
+WATCH_POLL_S = 0.01
 
 
 class SandboxError(RuntimeError):
