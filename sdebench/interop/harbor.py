@@ -21,7 +21,7 @@ from pathlib import Path
 
 import tomli_w
 
-from sdebench.grading import rules
+from sdebench.grading import records, rules
 from sdebench.grading.testrun import runner_source
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import container, nodeids
@@ -132,6 +132,7 @@ def verifier_files(task: Task, ids: dict[str, list[str]]) -> dict[str, bytes]:
         "_runner.py": runner_source().encode(),
         # The grading rules themselves, not a copy of them: the verifier imports these.
         "rules.py": Path(rules.__file__).read_bytes(),
+        "records.py": Path(records.__file__).read_bytes(),
         "artifacts.py": Path(artifacts.__file__).read_bytes(),
     }
     for rel, content in tree.items():

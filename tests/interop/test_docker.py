@@ -70,7 +70,7 @@ def test_harbor_verifier_in_a_container(client, tasks_dir, tmp_path):
     details = json.loads((tmp_path / "l2" / "details.json").read_text())
     assert details["runs_as"] == "a fresh unprivileged user per phase"
     assert sorted(p.name for p in (tmp_path / "tests-l2").iterdir()) == [
-        "_runner.py", "artifacts.py", "pristine", "rules.py", "test.sh", "verify.py"]  # the key is gone
+        "_runner.py", "artifacts.py", "pristine", "records.py", "rules.py", "test.sh", "verify.py"]  # the key is gone
     # A read-only /tests: the key cannot be removed and stays readable, so the verifier fails closed.
     assert run_verifier(client, dest / "tests", app, tmp_path / "l3", mode="ro") == "0"
     error = json.loads((tmp_path / "l3" / "details.json").read_text())["error"]

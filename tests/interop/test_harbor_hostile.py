@@ -249,7 +249,10 @@ def test_the_forged_records_would_fool_a_naive_reading():
     report = harbor_verify.Report(marker)
     for i in range(0, len(stream), 7):  # in pieces, as a pipe delivers it
         report.feed(stream[i:i + 7])
-    assert report.records == real and report.after_end == 1
+    # records come out normalised by the one bounded parser (sdebench.grading.records)
+    assert [(r["k"], r.get("id"), r.get("outcome")) for r in report.records] == [
+        ("start", None, None), ("test", "t::a", "failed"), ("end", None, None)]
+    assert report.records[-1]["exit"] == 1 and report.after_end == 1
     assert harbor_verify.outcomes(report.records, False) == ({"t::a": "failed"}, False)
 
 
