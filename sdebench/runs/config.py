@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from sdebench.runs import schema
 from sdebench.tasks.artifacts import SOURCES
 from sdebench.tasks.selection import ANY, comma_list
 
@@ -18,6 +19,7 @@ from sdebench.tasks.selection import ANY, comma_list
 # `conf/`), so an installed wheel finds it from any directory; an absolute path, because the entry
 # points run as `python -m sdebench.<name>`.
 CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
+schema.register()  # the tree's options extend these (`- /schema/<name>@_here_`)
 SOURCE_CHOICES = (*SOURCES, ANY)
 # Top-level keys that moved under `model`; still accepted, with a warning.
 MOVED_TO_MODEL = ("cost_tracking",)
