@@ -96,7 +96,8 @@ def _event_line(e: dict) -> str:
 
 def episode_main(argv: list[str]) -> int:
     """`sdebench episode show RECORD`: an episode's outcome and its trajectory, one event a line."""
-    from sdebench.runs import results, trajectory
+    from sdebench.agents import trajectory
+    from sdebench.runs import results
     from sdebench.runs.record import RecordError
 
     ap = argparse.ArgumentParser(prog="sdebench episode", description=episode_main.__doc__)

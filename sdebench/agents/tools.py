@@ -22,9 +22,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from sdebench.agents.base import ToolResult
+from sdebench.agents.trajectory import Trajectory
 from sdebench.delivery.memory import MemoryIndex, format_hits
 from sdebench.grading.testrun import run_tests
-from sdebench.runs.trajectory import Trajectory
 from sdebench.sandbox.base import Sandbox
 
 TRUNCATED = "\n[... {n} chars truncated ...]\n"

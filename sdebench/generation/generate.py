@@ -33,7 +33,7 @@ from sdebench.generation.observe import (
 from sdebench.generation.probe import DEFAULT_SUBMITS, ProbeResult, declares_space, probe_family
 from sdebench.generation.readers import READERS, VIEWS, Judged, judge
 from sdebench.generation.scale import LEVELS, SCALE_HELP, Scale, enlarge, parse_scale
-from sdebench.generation.spec import Generator, TaskSpec
+from sdebench.generation.spec import Generator, TaskSpec, visible_files
 from sdebench.grading import rules
 from sdebench.grading.testrun import TestRun, module_names
 from sdebench.sandbox import make_factory
@@ -130,12 +130,6 @@ def _write_tree(root: Path, files: dict[str, str]) -> None:
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(content)
-
-
-def visible_files(spec: TaskSpec, head: dict[str, str]) -> dict[str, str]:
-    """The test files holding the visible tests (FAIL_TO_PASS and PASS_TO_PASS)."""
-    paths = {i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass}
-    return {p: head[p] for p in sorted(paths) if p in head}
 
 
 def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,

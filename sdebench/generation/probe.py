@@ -837,8 +837,8 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
     """Render and run every candidate of a family variant over `head` (default: the HEAD built with
     the first candidate; filler may differ, code under test does not); the fact is not used.
     `spec`: the variant already built with the first candidate (built here if not given)."""
-    from sdebench.generation.generate import visible_files
     from sdebench.generation.observe import ObservationTests
+    from sdebench.generation.spec import visible_files
     from sdebench.generation.validate import head_tree
     from sdebench.sandbox import make_factory
     from sdebench.sandbox.scratch import scratch_dir
@@ -859,8 +859,8 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
 
 def _independent(spec, other) -> list[str]:
     """What the prober's view (built with another candidate) differs in from the task: nothing may."""
-    from sdebench.generation.generate import visible_files
     from sdebench.generation.observe import ObservationTests
+    from sdebench.generation.spec import visible_files
     from sdebench.generation.validate import head_tree
 
     out = []

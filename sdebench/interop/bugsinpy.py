@@ -28,11 +28,11 @@ import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sdebench.generation.spec import Commit
 from sdebench.interop import bugsinpy_observe
 from sdebench.interop.bugsinpy_checks import FORMAT, judge, row_of
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.commits import Commit
 from sdebench.tasks.record import (
     BUNDLE,
     CONVENTIONAL_PATCH,

@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.agents.base import STOP_SUBMITTED, Agent, AgentContext, AnswerKey, Limits
+from sdebench.agents.trajectory import Trajectory, TrajectoryView
 from sdebench.delivery.carried import CarriedMemory
 from sdebench.grading.grade import Grade
 from sdebench.runs.record import Attempt, EpisodeRecord, Identity
-from sdebench.runs.trajectory import Trajectory, TrajectoryView
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import Task

@@ -126,7 +126,7 @@ class Tracker:
 
     def finish(self, final_diff: str, fact_tokens: tuple[str, ...]) -> Retrieval:
         """The episode's diagnostics, once its final diff is known."""
-        from sdebench.generation.validate import find_tokens
+        from sdebench.tasks.tokens import find_tokens
 
         r = self.result
         added = "\n".join(line[1:] for line in final_diff.splitlines() if line.startswith("+") and not line.startswith("+++"))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import tomli_w
 
-from sdebench.components import DEFAULT_GRADER, GRADERS, is_target
+from sdebench.tasks.graders import DEFAULT_GRADER, GRADERS, is_target
 from sdebench.tasks.artifacts import BOTTLENECKS, COMPETENCIES, RECALL, SOURCES, tier_of
 
 TASK_FILE = "task.toml"
@@ -31,7 +31,7 @@ EXPECTED = "expected.json"
 ORACLE_PATCH = "oracle.patch"
 CONVENTIONAL_PATCH = "conventional.patch"
 FORMAT_VERSION = 2
-# The `grader` field names a grader registered in sdebench.components ("sdebench": two-phase grading
+# The `grader` field names a grader registered in sdebench.tasks.graders ("sdebench": two-phase grading
 # of the test groups with observed hidden tests; "bugsinpy": the BugsInPy-v2 verifier rules for
 # imported single-file tasks, which carry no FAIL_TO_PASS ids) or gives one as `package.module:Name`.
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdebench.generation.spec import Commit
+from sdebench.tasks.commits import Commit
 
 AUTHOR = "Dev Team <dev@example.invalid>"
 EPOCH = 1_700_000_000  # fixed base time; commit i is EPOCH + i * STEP

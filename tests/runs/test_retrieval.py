@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from sdebench.agents.trajectory import read
 from sdebench.delivery.decisive import decisive_items, fact_lines, in_workspace
 from sdebench.delivery.memory import corpus_from_repo, render_inject
 from sdebench.runs.episode import run_episode
 from sdebench.runs.record import EpisodeRecord, RecordError
 from sdebench.runs.retrieval import Retrieval, Search, Tracker
-from sdebench.runs.trajectory import read
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo as repo_mod
 from tests.minitask import FACT_TOKENS, build_all
