@@ -28,6 +28,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from sdebench.errors import ConfigError
 from sdebench.tasks.graders import DEFAULT_GRADER, GRADERS, is_target
 
 AGENTS: dict[str, str] = {
@@ -66,13 +67,13 @@ REGISTRIES: dict[str, dict[str, str]] = {"agent": AGENTS, "delivery": DELIVERIES
 _NOUN = {"agent": "agent", "delivery": "delivery", "sandbox": "sandbox backend", "grader": "grader"}
 
 
-class ComponentError(ValueError):
+class ComponentError(ConfigError):
     """A component that cannot be found or built; the message is one line."""
 
 
 def _error(kind: str, message: str) -> Exception:
     if kind == "sandbox":
-        from sdebench.sandbox.base import SandboxError  # a light module: no backend is imported
+        from sdebench.errors import SandboxError
 
         return SandboxError(message)
     return ComponentError(message)

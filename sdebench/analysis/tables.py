@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from sdebench.analysis import paired as paired_stats
+from sdebench.errors import AnalysisError
 from sdebench.runs import rules
 
 DEFAULT_CAP = rules.DEFAULT_CAP
@@ -50,7 +51,7 @@ N_BOOT = 2000
 STREAM_RESULTS = "stream_results"  # the stream runner's default results_dir (conf/stream_run.yaml)
 
 
-class MixedRecords(ValueError):
+class MixedRecords(AnalysisError, ValueError):
     """Stream and static records in one frame."""
 
 

@@ -19,6 +19,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdebench.errors import GenerationError
 from sdebench.generation import validate
 from sdebench.generation.bytecode import bytecode_files
 from sdebench.generation.fresh import FreshFamily, SeedError, SetKey, derive, new_seed, read_seed
@@ -53,7 +54,7 @@ DEFAULT_GENERATORS = Path("generators")
 DEFAULT_OUT = Path("tasks")
 
 
-class GeneratorError(RuntimeError):
+class GeneratorError(GenerationError, RuntimeError):
     """A generator module cannot be loaded or is not a valid family."""
 
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdebench.errors import GenerationError
 from sdebench.generation.facts import FactSpace
 from sdebench.grading.rules import FLOAT_ABS, FLOAT_REL, observations_match
 from sdebench.grading.testrun import runner_source
@@ -42,6 +43,7 @@ sys.dont_write_bytecode = True
 ws = os.path.abspath(os.getcwd())
 sys.path.append(ws)
 import pytest  # noqa: E401 - the tests use pytest.mark and pytest.raises
+from sdebench.errors import GenerationError
 cfg = json.load(open(sys.argv[1]))
 out = open(cfg["report"], "w")
 
@@ -317,7 +319,7 @@ def stable_modules(tree: Mapping[str, str], changing: set[str]) -> list[str]:
     return sorted(n for n in names if n not in unstable)
 
 
-class ProbeError(RuntimeError):
+class ProbeError(GenerationError, RuntimeError):
     """The candidates could not be run (a sandbox or driver failure): an error, not a verdict."""
 
 

@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from sdebench import CONF_DIR  # noqa: F401 - re-exported: the run commands read it from here
+from sdebench.errors import ConfigError
 from sdebench.tasks.artifacts import SOURCES
 from sdebench.tasks.selection import ANY, comma_list
 
@@ -19,10 +20,6 @@ SOURCE_CHOICES = (*SOURCES, ANY)
 MOVED_TO_MODEL = ("cost_tracking",)
 
 log = logging.getLogger("sdebench.config")
-
-
-class ConfigError(ValueError):
-    """A config value that cannot be used; the message is one line naming the choices."""
 
 
 def sources(cfg: dict[str, Any]) -> tuple[str, ...] | None:

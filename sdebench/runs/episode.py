@@ -131,10 +131,10 @@ class _Grading:
 def _tracker(task: Task, prepared, agent_obj, traj: Trajectory):
     """The host-side retrieval tracker of an episode (sdebench.runs.retrieval), or None if it cannot be built."""
     from sdebench.delivery.decisive import decisive_items
-    from sdebench.runs.retrieval import Tracker
+    from sdebench.runs.retrieval import RetrievalTracker
 
     try:
-        return Tracker(decisive_items(task), workspace=prepared.workspace, index=prepared.memory,
+        return RetrievalTracker(decisive_items(task), workspace=prepared.workspace, index=prepared.memory,
                        injected_ids=prepared.injected, partial=bool(getattr(agent_obj, "runs_in_sandbox", False)))
     except Exception as e:  # noqa: BLE001 - diagnostics never cost the episode its record
         traj.log("error", error=f"retrieval diagnostics unavailable: {type(e).__name__}: {e}")

@@ -9,11 +9,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from sdebench.errors import RunError
+
 log = logging.getLogger("sdebench.run")
-
-
-class RunError(Exception):
-    """Bad input for a whole run; reported as one line."""
 
 
 def select_tasks(cfg: dict[str, Any]) -> list:

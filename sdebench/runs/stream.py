@@ -30,13 +30,14 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from sdebench.errors import RunError
 from sdebench.runs.config import CONF_DIR
 
 log = logging.getLogger("sdebench.stream")
 STREAM_JSON = "stream.json"
 
 
-class StreamError(Exception):
+class StreamError(RunError):
     """Bad input for a whole stream; reported as one line."""
 
 

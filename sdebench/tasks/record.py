@@ -9,6 +9,8 @@ sandbox), `oracle.patch` and `conventional.patch`.
 
 from __future__ import annotations
 
+from sdebench.errors import TaskError
+
 import hashlib
 import json
 import re
@@ -36,10 +38,6 @@ FORMAT_VERSION = 2
 # imported single-file tasks, which carry no FAIL_TO_PASS ids) or gives one as `package.module:Name`.
 
 
-class TaskError(ValueError):
-    """A task dir is malformed or incomplete."""
-
-
 @dataclass(frozen=True)
 class Tests:
     """Test node ids per group."""
@@ -51,7 +49,6 @@ class Tests:
     def groups(self) -> dict[str, tuple[str, ...]]:
         """Group name -> ids, in grading order."""
         return {"FAIL_TO_PASS": self.fail_to_pass, "PASS_TO_PASS": self.pass_to_pass, "HIDDEN_TO_PASS": self.hidden_to_pass}
-
 
 
 SCALE_TAG = "memory-scale="  # the tag a task generated at a non-default memory scale carries

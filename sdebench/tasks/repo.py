@@ -10,6 +10,8 @@ worktree diffs run `git` itself.
 
 from __future__ import annotations
 
+from sdebench.errors import SdebenchError
+
 import os
 import re
 import shutil
@@ -43,7 +45,7 @@ GIT_ENV = {
 }
 
 
-class RepoError(RuntimeError):
+class RepoError(SdebenchError, RuntimeError):
     """A git operation on a task repo failed."""
 
 
