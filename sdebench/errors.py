@@ -38,10 +38,6 @@ class SandboxError(SdebenchError, RuntimeError):
     """The sandbox could not be created, started or cleaned up (never the command's own failure)."""
 
 
-class GradingError(SdebenchError):
-    """A grading input that cannot be used."""
-
-
 class AgentError(SdebenchError):
     """An agent, its model seam, its tools or its gateway that cannot do what was asked."""
 
