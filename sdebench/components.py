@@ -25,9 +25,11 @@ sandboxes SandboxError, which the sandbox callers already handle).
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Mapping
 from typing import Any
+
+from sdebench.errors import ConfigError
+from sdebench.tasks.graders import DEFAULT_GRADER, GRADERS, is_target
 
 AGENTS: dict[str, str] = {
     "noop": "sdebench.agents.reference:NoopAgent",
@@ -60,29 +62,18 @@ SANDBOXES: dict[str, str] = {
     "docker": "sdebench.sandbox:docker_factory",
     "unsafe_local": "sdebench.sandbox:unsafe_local_factory",
 }
-DEFAULT_GRADER = "sdebench"
-GRADERS: dict[str, str] = {
-    DEFAULT_GRADER: "sdebench.grading.grade:grade_two_phase",
-    "bugsinpy": "sdebench.interop.bugsinpy_verifier:grade_bugsinpy",
-}
 REGISTRIES: dict[str, dict[str, str]] = {"agent": AGENTS, "delivery": DELIVERIES, "sandbox": SANDBOXES, "grader": GRADERS}
 # How each kind is named in messages ("unknown sandbox backend 'x'").
 _NOUN = {"agent": "agent", "delivery": "delivery", "sandbox": "sandbox backend", "grader": "grader"}
-_TARGET = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
-class ComponentError(ValueError):
+class ComponentError(ConfigError):
     """A component that cannot be found or built; the message is one line."""
-
-
-def is_target(value: Any) -> bool:
-    """Whether `value` has the form `package.module:Name` (the name may be dotted: `mod:Outer.Inner`)."""
-    return isinstance(value, str) and bool(_TARGET.match(value))
 
 
 def _error(kind: str, message: str) -> Exception:
     if kind == "sandbox":
-        from sdebench.sandbox.base import SandboxError  # a light module: no backend is imported
+        from sdebench.errors import SandboxError
 
         return SandboxError(message)
     return ComponentError(message)

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from sdebench.runs import schema
 from tests import tiers
+
+schema.register()  # tests that compose the config tree themselves meet its schemas too
 
 ROOT = Path(__file__).resolve().parents[1]
 

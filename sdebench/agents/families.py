@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.agents.base import ToolResult
+from sdebench.errors import AgentError
 
 Call = Callable[[str, dict[str, Any]], ToolResult]  # a toolbox call: (tool name, arguments) -> result
 DUMP = ".git/reference-agent.out"  # scratch file in the workspace's git dir (never graded)
@@ -29,7 +30,7 @@ _GENERATORS: dict[tuple, Any] = {}
 _HEADS: dict[tuple, Any] = {}
 
 
-class WorkspaceError(RuntimeError):
+class WorkspaceError(AgentError, RuntimeError):
     """The workspace could not be read through the toolbox (an error of the episode, not an outcome)."""
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.agents.base import STOP_SUBMITTED, AgentContext, AnswerKey, RunResult, Usage
+from sdebench.errors import AgentError
 
 NO_NEWLINE = "\\ No newline at end of file"
 
@@ -32,7 +33,7 @@ class FileChange:
     hunks: list[tuple[str, str]] = field(default_factory=list)  # (old text, new text)
 
 
-class PatchError(ValueError):
+class PatchError(AgentError, ValueError):
     """A patch that cannot be parsed."""
 
 

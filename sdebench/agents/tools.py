@@ -22,9 +22,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from sdebench.agents.base import ToolResult
+from sdebench.agents.trajectory import Trajectory
 from sdebench.delivery.memory import MemoryIndex, format_hits
+from sdebench.errors import AgentError
 from sdebench.grading.testrun import run_tests
-from sdebench.runs.trajectory import Trajectory
 from sdebench.sandbox.base import Sandbox
 
 TRUNCATED = "\n[... {n} chars truncated ...]\n"
@@ -39,7 +40,7 @@ def truncate(text: str, limit: int) -> str:
     return text[:half] + TRUNCATED.format(n=len(text) - 2 * half) + text[-half:]
 
 
-class ToolError(Exception):
+class ToolError(AgentError):
     """A rejected tool call; its message goes back to the agent."""
 
 

@@ -25,13 +25,13 @@ from typing import Any
 
 import pandas as pd
 
+from sdebench.agents import trajectory as traj_mod
 from sdebench.analysis import paired as paired_stats
 from sdebench.analysis import retrieval as retrieval_analysis
 from sdebench.analysis import tables as analysis
-from sdebench.analysis.rules import is_error
 from sdebench.runs import results
-from sdebench.runs import trajectory as traj_mod
 from sdebench.runs.record import EpisodeRecord
+from sdebench.runs.rules import is_error
 
 STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1200px}table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px;text-align:left}th{background:#eee}

@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from sdebench.analysis import paired as paired_stats
-from sdebench.analysis import rules
+from sdebench.errors import AnalysisError
+from sdebench.runs import rules
 
 DEFAULT_CAP = rules.DEFAULT_CAP
 DELIVERIES = ("full", "squashed", "memtool", "inject", "oracle")
@@ -40,7 +41,7 @@ SOURCES = ("H", "K", "F", "X", "none")
 # The headline ablation gaps, each (minuend, subtrahend) delivery: a positive oracle - squashed
 # gap means the fact matters; memtool/inject/full - oracle says how much of it delivery loses.
 GAPS = (("oracle", "squashed"), ("memtool", "oracle"), ("inject", "oracle"), ("full", "oracle"))
-# `task_set` (sdebench.analysis.rules.task_set): the published set, a private fresh set or another
+# `task_set` (sdebench.runs.rules.task_set): the published set, a private fresh set or another
 # memory scale; `feedback_hidden`: the grading feedback policy. Episodes of two sets or two
 # policies are never pooled in one cell.
 CELL = ("task_set", "feedback_hidden", "tier", "agent", "model", "source", "delivery")
@@ -50,7 +51,7 @@ N_BOOT = 2000
 STREAM_RESULTS = "stream_results"  # the stream runner's default results_dir (conf/stream_run.yaml)
 
 
-class MixedRecords(ValueError):
+class MixedRecords(AnalysisError, ValueError):
     """Stream and static records in one frame."""
 
 
@@ -97,7 +98,7 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     out["resolved"] = out["resolved"].astype(bool)
     out["interventions"] = out["interventions"].astype(int)
     out["tokens"] = (out["prompt_tokens"] + out["completion_tokens"]).astype(int)
-    # the one definition (sdebench.analysis.rules): unresolved episodes count at their cap, errored ones not at all
+    # the one definition (sdebench.runs.rules): unresolved episodes count at their cap, errored ones not at all
     recs = out.to_dict("records")
     out["errored"] = np.array([rules.is_error(r) for r in recs], dtype=bool)
     out["interventions_capped"] = np.array([rules.counted_interventions(r, cap) for r in recs], dtype=float)

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdebench.errors import SdebenchError
 from sdebench.grading.grade import grade
 from sdebench.grading.options import GradeOptions
 from sdebench.grading.rewards import shaped
@@ -39,7 +40,7 @@ MAX_LISTED = 30
 _DIFF_PATH = re.compile(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)")
 
 
-class EnvError(ValueError):
+class EnvError(SdebenchError, ValueError):
     """A request the environment cannot serve (the message says why)."""
 
 

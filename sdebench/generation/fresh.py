@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from sdebench.errors import GenerationError
 from sdebench.generation.seeded import salted
 from sdebench.generation.spec import Commit, TaskSpec
 from sdebench.tasks.record import DIGEST_SCHEME
@@ -43,7 +44,7 @@ _SCRYPT = {"n": 2**15, "r": 8, "p": 1, "maxmem": 64 * 2**20, "dklen": 32}
 MIN_BITS = 128  # a seed must carry at least this much estimated entropy
 
 
-class SeedError(ValueError):
+class SeedError(GenerationError, ValueError):
     """A seed that cannot key a private set (the message never contains the seed)."""
 
 

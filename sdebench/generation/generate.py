@@ -19,6 +19,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdebench.errors import GenerationError
 from sdebench.generation import validate
 from sdebench.generation.bytecode import bytecode_files
 from sdebench.generation.fresh import FreshFamily, SeedError, SetKey, derive, new_seed, read_seed
@@ -33,7 +34,7 @@ from sdebench.generation.observe import (
 from sdebench.generation.probe import DEFAULT_SUBMITS, ProbeResult, declares_space, probe_family
 from sdebench.generation.readers import READERS, VIEWS, Judged, judge
 from sdebench.generation.scale import LEVELS, SCALE_HELP, Scale, enlarge, parse_scale
-from sdebench.generation.spec import Generator, TaskSpec
+from sdebench.generation.spec import Generator, TaskSpec, visible_files
 from sdebench.grading import rules
 from sdebench.grading.testrun import TestRun, module_names
 from sdebench.sandbox import make_factory
@@ -53,7 +54,7 @@ DEFAULT_GENERATORS = Path("generators")
 DEFAULT_OUT = Path("tasks")
 
 
-class GeneratorError(RuntimeError):
+class GeneratorError(GenerationError, RuntimeError):
     """A generator module cannot be loaded or is not a valid family."""
 
 
@@ -130,12 +131,6 @@ def _write_tree(root: Path, files: dict[str, str]) -> None:
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(content)
-
-
-def visible_files(spec: TaskSpec, head: dict[str, str]) -> dict[str, str]:
-    """The test files holding the visible tests (FAIL_TO_PASS and PASS_TO_PASS)."""
-    paths = {i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass}
-    return {p: head[p] for p in sorted(paths) if p in head}
 
 
 def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,

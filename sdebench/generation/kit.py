@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from sdebench.generation.observe import ObservationTests, observation_files  # noqa: F401 - the families' kit
 from sdebench.generation.seeded import salted_key
 from sdebench.generation.spec import Commit, Memory, TaskSpec
-from sdebench.generation.validate import find_tokens
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.tasks.tokens import find_tokens
 
 CONVENTIONS = "docs/CONVENTIONS.md"
 AGENTS = "AGENTS.md"

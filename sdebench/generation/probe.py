@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdebench.errors import GenerationError
 from sdebench.generation.facts import FactSpace
 from sdebench.grading.rules import FLOAT_ABS, FLOAT_REL, observations_match
 from sdebench.grading.testrun import runner_source
@@ -42,6 +43,7 @@ sys.dont_write_bytecode = True
 ws = os.path.abspath(os.getcwd())
 sys.path.append(ws)
 import pytest  # noqa: E401 - the tests use pytest.mark and pytest.raises
+from sdebench.errors import GenerationError
 cfg = json.load(open(sys.argv[1]))
 out = open(cfg["report"], "w")
 
@@ -317,7 +319,7 @@ def stable_modules(tree: Mapping[str, str], changing: set[str]) -> list[str]:
     return sorted(n for n in names if n not in unstable)
 
 
-class ProbeError(RuntimeError):
+class ProbeError(GenerationError, RuntimeError):
     """The candidates could not be run (a sandbox or driver failure): an error, not a verdict."""
 
 
@@ -837,8 +839,8 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
     """Render and run every candidate of a family variant over `head` (default: the HEAD built with
     the first candidate; filler may differ, code under test does not); the fact is not used.
     `spec`: the variant already built with the first candidate (built here if not given)."""
-    from sdebench.generation.generate import visible_files
     from sdebench.generation.observe import ObservationTests
+    from sdebench.generation.spec import visible_files
     from sdebench.generation.validate import head_tree
     from sdebench.sandbox import make_factory
     from sdebench.sandbox.scratch import scratch_dir
@@ -859,8 +861,8 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
 
 def _independent(spec, other) -> list[str]:
     """What the prober's view (built with another candidate) differs in from the task: nothing may."""
-    from sdebench.generation.generate import visible_files
     from sdebench.generation.observe import ObservationTests
+    from sdebench.generation.spec import visible_files
     from sdebench.generation.validate import head_tree
 
     out = []

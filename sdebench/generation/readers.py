@@ -12,7 +12,7 @@ is about, not a memory of the fact. Any other item is read whole.
 
 Mentions. A candidate's spelling occurs in an item where its normalised form (case-folded,
 whitespace collapsed) is found in the item's normalised text at word boundaries: the leak checks'
-rule (`sdebench.generation.validate.token_pattern`). Occurrences inside an ISO date (`2024-03-01`)
+rule (`sdebench.tasks.tokens.token_pattern`). Occurrences inside an ISO date (`2024-03-01`)
 are not mentions (a date's digits are no value). Where occurrences of several spellings overlap,
 the longest wins (ties: the earlier start, then the spelling's text); each surviving occurrence is a
 *mention* of its spelling.
@@ -59,7 +59,7 @@ from datetime import date as _date
 from typing import Any
 
 from sdebench.delivery.memory import MemoryIndex, MemoryItem, tokenize
-from sdebench.generation.validate import normalise, token_pattern
+from sdebench.tasks.tokens import normalise, token_pattern
 
 READERS = ("reader-top1", "reader-latest", "reader-majority")
 _ISO = re.compile(r"(?<![0-9])(\d{4})-(\d{2})-(\d{2})(?![0-9])")

@@ -44,9 +44,10 @@ from typing import Any
 from sdebench.generation.kit import FILLER_TEST, Filler, FillerVocab, make_filler
 from sdebench.generation.seeded import salt
 from sdebench.generation.spec import Commit, TaskSpec
-from sdebench.generation.validate import find_tokens, head_tree
+from sdebench.generation.validate import head_tree
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES, artifact_kind
 from sdebench.tasks.record import SCALE_TAG
+from sdebench.tasks.tokens import find_tokens
 
 ADR_DIR = "docs/adr"
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from sdebench.generation.kit import Filler, FillerVocab, Story, filler_size, make_filler
 from sdebench.generation.seeded import per_set_cache
-from sdebench.generation.validate import normalise
+from sdebench.tasks.tokens import normalise
 
 Size = str | tuple[int, int]
 

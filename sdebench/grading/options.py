@@ -9,13 +9,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from sdebench.errors import ConfigError
+
 POLICIES = ("binary", "counts", "tests")
 # The per-test limit of the visible phase when none is configured: fixed, never the task's figure,
 # which is measured on the oracle fix (what phase 1 enforces and says must not depend on it).
 VISIBLE_TEST_LIMIT_S = 10.0
 
 
-class OptionError(ValueError):
+class OptionError(ConfigError):
     """An unknown grading option or a bad value."""
 
 

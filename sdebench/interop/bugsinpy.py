@@ -28,11 +28,12 @@ import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sdebench.generation.spec import Commit
+from sdebench.errors import InteropError
 from sdebench.interop import bugsinpy_observe
 from sdebench.interop.bugsinpy_checks import FORMAT, judge, row_of
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.commits import Commit
 from sdebench.tasks.record import (
     BUNDLE,
     CONVENTIONAL_PATCH,
@@ -64,11 +65,11 @@ MAX_MEMBER_BYTES = 20 * 1024 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-class MalformedRow(ValueError):
+class MalformedRow(InteropError, ValueError):
     """A parquet row that cannot become a task (the reason is the message)."""
 
 
-class FormatError(ValueError):
+class FormatError(InteropError, ValueError):
     """A file that is not a BugsInPy-v2 parquet at all."""
 
 
@@ -460,7 +461,7 @@ build_timeout_sec = 600.0
 """
 
 
-class NotExportable(ValueError):
+class NotExportable(InteropError, ValueError):
     """A task that has no single-file BugsInPy form."""
 
 

@@ -32,6 +32,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
+from sdebench.errors import InteropError
 from sdebench.grading.rules import values_match
 
 FORMAT = "bugsinpy-checks-1"
@@ -47,7 +48,7 @@ _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_
 BUILTIN_EXCEPTIONS = frozenset(k for k, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
 
 
-class NotLiteral(ValueError):
+class NotLiteral(InteropError, ValueError):
     """An expression the host evaluator does not evaluate (it is not a bounded literal)."""
 
 
@@ -139,7 +140,7 @@ def is_literal(node: ast.AST, names: dict[str, ast.AST] | None = None) -> bool:
 
 
 # --- decoding observed values (the runner's encoding, sdebench/grading/_runner.py) -----------------
-class Undecodable(ValueError):
+class Undecodable(InteropError, ValueError):
     """An observation that is not a well-formed plain encoding."""
 
 
@@ -196,7 +197,7 @@ class Opaque:
     __iter__ = __len__ = _refuse
 
 
-class _Raised(Exception):
+class _Raised(InteropError):
     """A leaf whose evaluation raised: reaching it fails the check, as the original assert would."""
 
 

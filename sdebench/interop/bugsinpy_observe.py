@@ -30,6 +30,7 @@ import copy
 from collections import Counter
 from dataclasses import dataclass, field
 
+from sdebench.errors import InteropError
 from sdebench.interop.bugsinpy_checks import FORMAT, call_name, is_literal
 
 PFX = "_sdebench_"
@@ -43,6 +44,7 @@ import datetime as {PFX}datetime
 import decimal as {PFX}decimal
 
 import pytest as {PFX}pytest
+from sdebench.errors import InteropError
 
 {OBSERVE} = None
 {PFX}PLAIN = (type(None), bool, int, float, str, bytes, list, tuple, set, frozenset, dict, {PFX}decimal.Decimal,
@@ -144,7 +146,7 @@ _FUNC = (ast.FunctionDef, ast.AsyncFunctionDef)
 MAX_SOURCE = 256 * 1024  # characters of a test module the rewrite takes (a dataset's are a few KiB)
 
 
-class RewriteError(ValueError):
+class RewriteError(InteropError, ValueError):
     """A test module that cannot be rewritten at all (the message says why)."""
 
 

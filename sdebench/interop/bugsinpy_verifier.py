@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sdebench.errors import InteropError
 from sdebench.grading import rules
 from sdebench.grading.grade import HELD_OUT_FAIL, Grade, TestOutcome, pristine_tree
 from sdebench.grading.honeypot import make_honeypot
@@ -51,7 +52,7 @@ from sdebench.tasks.record import EXPECTED, Task
 GROUP = "HIDDEN_TO_PASS"
 
 
-class OldTask(ValueError):
+class OldTask(InteropError, ValueError):
     """An imported task without a host table (imported by an older importer)."""
 
 

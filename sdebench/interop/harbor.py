@@ -21,6 +21,7 @@ from pathlib import Path
 
 import tomli_w
 
+from sdebench.errors import InteropError
 from sdebench.grading import records, rules
 from sdebench.grading.testrun import runner_source
 from sdebench.interop import bugsinpy as bp
@@ -47,10 +48,8 @@ exit 0
 """
 
 
-class HarborError(ValueError):
+class HarborError(InteropError, ValueError):
     """A task that cannot be exported (the message says why)."""
-
-
 
 
 def task_toml(task: Task) -> str:

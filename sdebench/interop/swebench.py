@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from sdebench.errors import InteropError
 from sdebench.interop import container, nodeids
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import repo as repo_mod
@@ -41,7 +42,7 @@ START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
 PATCH_EOF = "SDEBENCH_TEST_PATCH_EOF"
 
 
-class ExportError(ValueError):
+class ExportError(InteropError, ValueError):
     """Input that cannot be exported (the message says why)."""
 
 

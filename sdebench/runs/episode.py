@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.agents.base import STOP_SUBMITTED, Agent, AgentContext, AnswerKey, Limits
+from sdebench.agents.trajectory import Trajectory, TrajectoryView
 from sdebench.delivery.carried import CarriedMemory
 from sdebench.grading.grade import Grade
 from sdebench.runs.record import Attempt, EpisodeRecord, Identity
-from sdebench.runs.trajectory import Trajectory, TrajectoryView
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import Task
@@ -131,10 +131,10 @@ class _Grading:
 def _tracker(task: Task, prepared, agent_obj, traj: Trajectory):
     """The host-side retrieval tracker of an episode (sdebench.runs.retrieval), or None if it cannot be built."""
     from sdebench.delivery.decisive import decisive_items
-    from sdebench.runs.retrieval import Tracker
+    from sdebench.runs.retrieval import RetrievalTracker
 
     try:
-        return Tracker(decisive_items(task), workspace=prepared.workspace, index=prepared.memory,
+        return RetrievalTracker(decisive_items(task), workspace=prepared.workspace, index=prepared.memory,
                        injected_ids=prepared.injected, partial=bool(getattr(agent_obj, "runs_in_sandbox", False)))
     except Exception as e:  # noqa: BLE001 - diagnostics never cost the episode its record
         traj.log("error", error=f"retrieval diagnostics unavailable: {type(e).__name__}: {e}")

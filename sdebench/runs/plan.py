@@ -112,7 +112,7 @@ def add_job(plan: Plan, cfg: dict[str, Any]) -> None:
     from sdebench.runs.budget import episode_worst_case
     from sdebench.runs.config import check
     from sdebench.runs.episode import identity
-    from sdebench.runs.run import select_tasks
+    from sdebench.runs.jobs import select_tasks
 
     cfg = check(cfg)
     plan.jobs += 1
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None, prog: str = "sdebench plan") -> int:
     """`sdebench plan [-m] OVERRIDE...`: print the plan of `sdebench run` with the same overrides; run nothing."""
     from sdebench.runs import sweep
     from sdebench.runs.config import CONF_DIR, ConfigError
-    from sdebench.runs.run import RunError
+    from sdebench.runs.jobs import RunError
 
     args = [a for a in (sys.argv[1:] if argv is None else argv) if a not in ("--plan", "plan=true", "plan=True")]
     if any(a in ("-h", "--help") for a in args):

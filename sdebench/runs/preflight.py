@@ -18,12 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sdebench.errors import RunError
+
 # The text of the pre-flight call; the test model server answers it without using up its script.
 PROBE_TEXT = "sdebench preflight: reply with one token."
 DEFAULT_TIMEOUT_S = 20.0
 
 
-class PreflightError(Exception):
+class PreflightError(RunError):
     """A pre-flight check failed; the message is one line."""
 
 

@@ -15,13 +15,14 @@ import json
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
+from sdebench.errors import RunError
 from sdebench.runs.retrieval import Retrieval
 
 SCHEMA_VERSION = 2
 LEGACY_SCHEMA = "sdebench.episode/1"  # how version 1 records mark themselves
 
 
-class RecordError(ValueError):
+class RecordError(RunError, ValueError):
     """JSON that is not an episode record this version can read (the message says why)."""
 
 

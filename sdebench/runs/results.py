@@ -171,7 +171,7 @@ def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     end in error; None when there are none); `errors` counts the others. `cost_usd` totals every
     episode, errored ones included: that money was spent.
     """
-    from sdebench.analysis.rules import feedback_policy, is_error, task_set, tier
+    from sdebench.runs.rules import feedback_policy, is_error, task_set, tier
 
     groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
@@ -201,7 +201,7 @@ def _mean(values: list[float]) -> float | None:
 
 def _outcomes(valid: list[EpisodeRecord], errors: int) -> dict[str, Any]:
     """The outcome columns of a summary row over `valid` episodes (none ended in error), `errors` beside them."""
-    from sdebench.analysis.rules import counted_interventions, resolved_first, wilson
+    from sdebench.runs.rules import counted_interventions, resolved_first, wilson
 
     n = len(valid)
     solved = [r for r in valid if r.resolved]
@@ -218,7 +218,7 @@ def _outcomes(valid: list[EpisodeRecord], errors: int) -> dict[str, Any]:
         "resolve_1": first / n if n else None,
         "resolve_1_lo": first_ci[0],
         "resolve_1_hi": first_ci[1],
-        # unresolved episodes count at the cap, whatever ended them (sdebench.analysis.rules)
+        # unresolved episodes count at the cap, whatever ended them (sdebench.runs.rules)
         "mean_interventions": _mean([counted_interventions(r) for r in valid]),
         "mean_interventions_resolved": _mean([r.interventions for r in solved]),
     }
@@ -227,7 +227,7 @@ def _outcomes(valid: list[EpisodeRecord], errors: int) -> dict[str, Any]:
 def markdown(rows: list[dict[str, Any]]) -> str:
     """The summary as markdown: per task set, feedback policy, tier, agent and model, sources x deliveries,
     each cell `resolved/episodes (mean interventions)`."""
-    from sdebench.analysis.rules import PUBLISHED, rate_ci
+    from sdebench.runs.rules import PUBLISHED, rate_ci
 
     if not rows:
         return "No episodes.\n"
@@ -345,7 +345,7 @@ READER_RECALL_MIN = 0.25
 def reader_calibration(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     """The naive readers' resolve@1 per tier, reader and delivery over the tasks whose fact lives in
     memory (H, K, F, X), errored episodes left out: on the recall tier, the calibration."""
-    from sdebench.analysis.rules import is_error, resolved_first, tier
+    from sdebench.runs.rules import is_error, resolved_first, tier
 
     cells: dict[tuple[str, str, str], list[bool]] = {}
     for r in records:
@@ -366,7 +366,7 @@ def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5
     PROBER_UNRESOLVED of the episodes of every squashed or `none` cell, the naive readers as rule 8
     and their calibration say (`_reader_problem`, READER_RECALL_MIN), no episode errors (an errored
     episode is reported as such, never judged as an outcome)."""
-    from sdebench.analysis.rules import is_error, resolved_first
+    from sdebench.runs.rules import is_error, resolved_first
 
     problems = []
     records = list(records)
@@ -404,7 +404,7 @@ def _reader_problem(r: EpisodeRecord, where: str, first: bool) -> list[str]:
     """What a naive reader's episode must show: on a hard task, no resolve at the first submit but
     under oracle (the fact sentence, given whatever the placement), where it resolves at once;
     anywhere, no resolve without memory (squashed, or a fact that lives nowhere and is not given)."""
-    from sdebench.analysis.rules import tier
+    from sdebench.runs.rules import tier
 
     if r.delivery == "squashed" or (r.source == "none" and r.delivery != "oracle"):
         return [f"{where}: resolved without memory"] if r.resolved else []
@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"sdebench.results: error: no such dir: {', '.join(missing)}", file=sys.stderr)
         return 2
-    from sdebench.analysis.rules import is_error
+    from sdebench.runs.rules import is_error
 
     records = read_records(*args.dirs)
     errors = sum(is_error(r) for r in records)

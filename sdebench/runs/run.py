@@ -30,32 +30,9 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from sdebench.runs.config import CONF_DIR
+from sdebench.runs.jobs import RunError, select_tasks
 
 log = logging.getLogger("sdebench.run")
-
-
-class RunError(Exception):
-    """Bad input for a whole run; reported as one line."""
-
-
-def select_tasks(cfg: dict[str, Any]) -> list:
-    """The tasks of `cfg['tasks_dir']` matching `cfg['source']` and `cfg['select']`; bad task dirs are skipped with a warning."""
-    from sdebench.runs import sweep
-    from sdebench.runs.config import ConfigError, sources
-    from sdebench.tasks.record import TaskError
-    from sdebench.tasks.selection import select
-
-    sel = dict(cfg.get("select") or {})
-    root = Path(cfg.get("tasks_dir") or "tasks")
-    if not root.is_dir():
-        raise RunError(f"no tasks dir at {root.resolve()} (run where ./tasks is, or pass tasks_dir=DIR)")
-    try:
-        return select(root, source=sources(cfg), family=sel.get("family"),
-                      variant=sel.get("variant"), bottleneck=sel.get("bottleneck"), ids=sel.get("ids"),
-                      competency=sel.get("competency"), tier=sel.get("tier"),
-                      on_error=lambda msg: (log.warning("skipping: %s", msg), sweep.report("malformed_task", msg)))
-    except (ConfigError, TaskError) as e:
-        raise RunError(str(e)) from None
 
 
 def start_up(cfg: dict[str, Any], build_agent: bool, check: bool = False) -> Any:

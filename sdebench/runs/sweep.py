@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sdebench.errors import RunError
+
 SWEEP_PID_ENV = "SDEBENCH_SWEEP_PID"
 STATUS_ENV = "SDEBENCH_STATUS_FILE"
 EXIT_PROBLEMS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
@@ -159,7 +161,7 @@ def read_problems(path: Path) -> list[str]:
 
 
 # --- the command line --------------------------------------------------------------------------
-class UsageError(ValueError):
+class UsageError(RunError, ValueError):
     """A command-line override that names no option or key; the message is one line."""
 
 

@@ -9,6 +9,8 @@ sandbox), `oracle.patch` and `conventional.patch`.
 
 from __future__ import annotations
 
+from sdebench.errors import TaskError
+
 import hashlib
 import json
 import re
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import tomli_w
 
-from sdebench.components import DEFAULT_GRADER, GRADERS, is_target
+from sdebench.tasks.graders import DEFAULT_GRADER, GRADERS, is_target
 from sdebench.tasks.artifacts import BOTTLENECKS, COMPETENCIES, RECALL, SOURCES, tier_of
 
 TASK_FILE = "task.toml"
@@ -31,13 +33,9 @@ EXPECTED = "expected.json"
 ORACLE_PATCH = "oracle.patch"
 CONVENTIONAL_PATCH = "conventional.patch"
 FORMAT_VERSION = 2
-# The `grader` field names a grader registered in sdebench.components ("sdebench": two-phase grading
+# The `grader` field names a grader registered in sdebench.tasks.graders ("sdebench": two-phase grading
 # of the test groups with observed hidden tests; "bugsinpy": the BugsInPy-v2 verifier rules for
 # imported single-file tasks, which carry no FAIL_TO_PASS ids) or gives one as `package.module:Name`.
-
-
-class TaskError(ValueError):
-    """A task dir is malformed or incomplete."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,6 @@ class Tests:
     def groups(self) -> dict[str, tuple[str, ...]]:
         """Group name -> ids, in grading order."""
         return {"FAIL_TO_PASS": self.fail_to_pass, "PASS_TO_PASS": self.pass_to_pass, "HIDDEN_TO_PASS": self.hidden_to_pass}
-
 
 
 SCALE_TAG = "memory-scale="  # the tag a task generated at a non-default memory scale carries

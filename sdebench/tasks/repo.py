@@ -10,6 +10,8 @@ worktree diffs run `git` itself.
 
 from __future__ import annotations
 
+from sdebench.errors import SdebenchError
+
 import os
 import re
 import shutil
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdebench.generation.spec import Commit
+from sdebench.tasks.commits import Commit
 
 AUTHOR = "Dev Team <dev@example.invalid>"
 EPOCH = 1_700_000_000  # fixed base time; commit i is EPOCH + i * STEP
@@ -43,7 +45,7 @@ GIT_ENV = {
 }
 
 
-class RepoError(RuntimeError):
+class RepoError(SdebenchError, RuntimeError):
     """A git operation on a task repo failed."""
 
 

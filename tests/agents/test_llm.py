@@ -15,7 +15,7 @@ import yaml
 
 from sdebench.agents.base import AgentContext, Limits, ToolResult
 from sdebench.agents.llm import AgentSettings, ConfigError, LLMAgent, parse_arguments
-from sdebench.runs.trajectory import Trajectory, TrajectoryView, read
+from sdebench.agents.trajectory import Trajectory, TrajectoryView, read
 from sdebench.testing.scripted import PRICES, ScriptedClient
 
 CONF = Path(__file__).resolve().parents[2] / "conf"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sdebench.runs.trajectory import read
+from sdebench.agents.trajectory import read
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
 

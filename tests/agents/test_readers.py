@@ -10,9 +10,9 @@ import pytest
 from sdebench.agents.families import dump
 from sdebench.agents.readers import LatestReader, MajorityReader, TopOneReader
 from sdebench.agents.tools import Toolbox
+from sdebench.agents.trajectory import read
 from sdebench.generation import generate
 from sdebench.runs.episode import run_episode
-from sdebench.runs.trajectory import read
 from sdebench.sandbox import make_factory
 from sdebench.tasks.record import load
 from tests.hardfixture import write_conflict_family

@@ -16,11 +16,11 @@ from sdebench.agents.reference import (
     parse_patch,
 )
 from sdebench.agents.tools import Toolbox
+from sdebench.agents.trajectory import Trajectory, TrajectoryView, read
 from sdebench.components import AGENTS, ComponentError, build_agent, build_delivery, resolve
-from sdebench.generation.spec import Commit
-from sdebench.runs.trajectory import Trajectory, TrajectoryView, read
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo
+from sdebench.tasks.commits import Commit
 from sdebench.tasks.record import load
 from tests.minitask import build_all, repo_tasks
 

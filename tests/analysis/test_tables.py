@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdebench.analysis import rules
 from sdebench.analysis import tables as analysis
-from sdebench.runs import results
+from sdebench.runs import results, rules
 
 
 def rec(task, seed, delivery, resolved, interventions, stop=None, **kw):

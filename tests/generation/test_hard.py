@@ -17,8 +17,9 @@ from sdebench.generation.hard import (
     non_round,
 )
 from sdebench.generation.kit import CONVENTIONS, assemble
-from sdebench.generation.validate import check_placement, find_tokens
+from sdebench.generation.validate import check_placement
 from sdebench.tasks.artifacts import COMPETENCIES, PREFERENCES, SOURCES
+from sdebench.tasks.tokens import find_tokens
 
 
 def test_hard_is_every_competency_but_recall():

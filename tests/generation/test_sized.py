@@ -2,7 +2,7 @@ import pytest
 
 from sdebench.generation.kit import FillerVocab, Story
 from sdebench.generation.sized import SizedStory, with_filler
-from sdebench.generation.validate import find_tokens
+from sdebench.tasks.tokens import find_tokens
 
 VOCAB = FillerVocab("shop", ("order", "invoice", "parcel"), ("amount", "count"), ("region", "status"),
                     ("billing", "shipping", "reports", "exports"))

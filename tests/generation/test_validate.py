@@ -5,8 +5,9 @@ import pytest
 from sdebench.generation import generate, validate
 from sdebench.generation.fresh import FreshFamily, derive
 from sdebench.generation.scale import LEVELS, enlarge
-from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import SOURCES
+from sdebench.tasks.commits import Commit
+from sdebench.tasks.tokens import find_tokens
 from tests.generation import shape_fixture
 from tests.helpers import ROOT, billing_spec
 
@@ -24,7 +25,7 @@ from tests.helpers import ROOT, billing_spec
     ],
 )
 def test_find_tokens_boundaries(text, tokens, found):
-    assert validate.find_tokens(text, tokens) == found
+    assert find_tokens(text, tokens) == found
 
 
 def test_clean_spec_passes_static_checks():

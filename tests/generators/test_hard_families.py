@@ -17,12 +17,13 @@ from sdebench.generation.facts import CONVENTIONAL_WEIGHT
 from sdebench.generation.fresh import FreshFamily, derive
 from sdebench.generation.generate import discover, load_generator
 from sdebench.generation.readers import READERS, Readers, candidates
-from sdebench.generation.validate import check_placement, find_tokens, head_tree
+from sdebench.generation.validate import check_placement, head_tree
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import RECALL, SOURCES, artifact_kind, competencies_of
 from sdebench.tasks.record import discover as discover_tasks
 from sdebench.tasks.record import load
 from sdebench.tasks.repo import HistoryCommit
+from sdebench.tasks.tokens import find_tokens
 from tests.helpers import ROOT
 
 

@@ -8,6 +8,7 @@ import pytest
 from sdebench.generation import validate
 from sdebench.generation.generate import load_generator
 from sdebench.tasks.artifacts import SOURCES
+from sdebench.tasks.tokens import find_tokens
 
 from ..helpers import ROOT
 
@@ -26,6 +27,6 @@ def test_the_k_fact_file_is_a_distractor_of_its_kind_elsewhere():
     k, none = (validate.head_tree(gen.build(0, s)) for s in ("K", "none"))
     path = "docs/adr/0006-multi-role-users.md"
     assert k[path].startswith(none[path]) and none[path].startswith("# ADR-0006:")
-    assert validate.find_tokens(k[path], gen.build(0, "K").fact_tokens)
-    assert not validate.find_tokens(none[path], gen.build(0, "K").fact_tokens)
+    assert find_tokens(k[path], gen.build(0, "K").fact_tokens)
+    assert not find_tokens(none[path], gen.build(0, "K").fact_tokens)
     assert "Superseded by" not in none["docs/adr/0004-role-precedence.md"]

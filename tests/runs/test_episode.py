@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 from sdebench.agents.base import RunResult, Usage
+from sdebench.agents.trajectory import read
 from sdebench.runs.episode import identity, limits_from, run_episode
-from sdebench.runs.trajectory import read
 from sdebench.sandbox import make_factory
 from tests.minitask import build_all
 

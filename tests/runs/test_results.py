@@ -7,8 +7,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from sdebench.analysis import rules
-from sdebench.runs import results
+from sdebench.runs import results, rules
 from sdebench.runs.record import Identity
 from tests.helpers import record
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from sdebench.agents.trajectory import read
 from sdebench.analysis import retrieval as analysis
 from sdebench.runs import results
-from sdebench.runs.trajectory import read
 from sdebench.testing import testmodel
 from tests.agents.test_llm_episode import KEY_ENV, PLANTED, ROOT, SUBMIT, _post_script, _requests, patch_edits
 from tests.minitask import build_all

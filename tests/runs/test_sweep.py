@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from sdebench.agents import trajectory as traj_mod
 from sdebench.runs import results, sweep
-from sdebench.runs import trajectory as traj_mod
 from tests.minitask import build_all
 from tests.runs.test_run import ROOT, common, env, sandbox_args
 

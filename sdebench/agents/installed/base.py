@@ -41,6 +41,7 @@ from sdebench.agents.installed.install import (
 )
 from sdebench.agents.model import ConfigError, ModelSettings
 from sdebench.agents.prompts import additions_block
+from sdebench.errors import AgentError
 from sdebench.sandbox.base import Mount
 
 INSIDE = "/tmp/agent"  # where the agent's own dirs appear in the sandbox (a fresh tmpfs on both backends)
@@ -60,7 +61,7 @@ DEFAULT_PROMPTS = {
 }
 
 
-class InstalledAgentError(RuntimeError):
+class InstalledAgentError(AgentError, RuntimeError):
     """An installed agent cannot run in this episode (no sandbox isolation, no install)."""
 
 

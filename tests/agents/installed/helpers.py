@@ -7,7 +7,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from sdebench.runs.trajectory import read
+from sdebench.agents.trajectory import read
 
 ROOT = Path(__file__).resolve().parents[3]
 KEY_ENV = "SDEBENCH_TESTMODEL_KEY"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sdebench.analysis.streams import (
+from sdebench.runs.stream_metrics import (
     forward_transfer,
     learning_curve,
     load_streams,

@@ -1,7 +1,6 @@
 """The one definition of resolve@1, resolve@cap, interventions and their intervals."""
 
-from sdebench.analysis import rules
-from sdebench.runs import results
+from sdebench.runs import results, rules
 from tests.helpers import record
 
 

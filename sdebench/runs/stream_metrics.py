@@ -5,7 +5,7 @@ received (items, tokens) and, if run, the same task's fresh outcome. Forward tra
 position is fresh minus in-stream interventions (positive: carried memory saved feedback
 rounds) and in-stream minus fresh resolved (1: memory turned a failure into a fix).
 
-An episode that ended in error has no outcome (sdebench.analysis.rules.is_error): a position whose
+An episode that ended in error has no outcome (sdebench.runs.rules.is_error): a position whose
 in-stream or fresh episode errored has no transfer, and the learning curve's rates and means are
 over the runs that did not error (`runs`), with `errors` counting the others.
 """
@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sdebench.analysis.rules import is_error
+from sdebench.runs.rules import is_error
 
 STREAM_JSON = "stream.json"
 
