@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sdebench.agents.base import STOP_SUBMITTED, Agent, AgentContext, AnswerKey, Limits
+from sdebench.agents.base import STOP_SUBMITTED, Agent, AgentContext, AnswerKey, Limits, capabilities_of
 from sdebench.delivery.carried import CarriedMemory
 from sdebench.grading.grade import Grade
 from sdebench.runs.record import Attempt, EpisodeRecord, Identity
@@ -135,7 +135,7 @@ def _tracker(task: Task, prepared, agent_obj, traj: Trajectory):
 
     try:
         return Tracker(decisive_items(task), workspace=prepared.workspace, index=prepared.memory,
-                       injected_ids=prepared.injected, partial=bool(getattr(agent_obj, "runs_in_sandbox", False)))
+                       injected_ids=prepared.injected, partial=capabilities_of(agent_obj).runs_in_sandbox)
     except Exception as e:  # noqa: BLE001 - diagnostics never cost the episode its record
         traj.log("error", error=f"retrieval diagnostics unavailable: {type(e).__name__}: {e}")
         return None
@@ -204,8 +204,9 @@ def run_episode(
         agent_obj = agent if agent is not None else build_agent(cfg)
         tracker = _tracker(task, prepared, agent_obj, traj)
         # An agent that runs its own program in the sandbox (an installed CLI) names what to bind into it.
-        mounts = tuple(agent_obj.sandbox_mounts(work)) if hasattr(agent_obj, "sandbox_mounts") else ()
-        space = getattr(agent_obj, "address_space_mb", None)  # a runtime that reserves more than it uses (Bun)
+        caps = capabilities_of(agent_obj)
+        mounts = tuple(agent_obj.sandbox_mounts(work)) if caps.runs_in_sandbox else ()
+        space = caps.address_space_mb  # a runtime that reserves more than it uses (Bun)
         opts = {**({"mounts": mounts} if mounts else {}), **({"address_space_mb": space} if space else {})}
         sandbox = factory.open(prepared.workspace, **opts)
         tool_opts = dict(cfg.get("tools") or {})
@@ -224,9 +225,9 @@ def run_episode(
             limits=limits,
             seed=rec.seed,
             started_at=started,
-            answer_key=AnswerKey.of(task) if getattr(agent_obj, "needs_answer_key", False) else None,
+            answer_key=AnswerKey.of(task) if caps.needs_answer_key else None,
             # Only an agent that runs its own program there (an installed CLI) holds the sandbox itself.
-            sandbox=sandbox if getattr(agent_obj, "runs_in_sandbox", False) else None,
+            sandbox=sandbox if caps.runs_in_sandbox else None,
         )
         agent_obj.start(ctx)
         grading = _Grading(task, sandbox, prepared.workspace, work, factory, grade_fn,
@@ -272,7 +273,7 @@ def run_episode(
         rec.error = f"{type(e).__name__}: {e}"
         traj.log("error", error=rec.error, traceback=traceback.format_exc())
     finally:
-        if agent_obj is not None and hasattr(agent_obj, "close"):
+        if agent_obj is not None:
             try:
                 agent_obj.close()
             except Exception as e:  # noqa: BLE001 - closing must not lose the record
