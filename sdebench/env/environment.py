@@ -265,7 +265,7 @@ class CodeFixEnv:
             return self._finish(ep, b.normalized, asdict(b), self._info(ep.last, False, error))
         before = {rel: (ep.repo / rel).read_text() if (ep.repo / rel).is_file() else None for rel in edits}
         _write(ep.repo, edits)
-        g = grade(ep.task, ep.repo, self.factory, **self.grading.to_dict())
+        g = grade(ep.task, ep.repo, self.factory, options=self.grading)
         if g.error:
             # Nothing was graded: undo the step so the client can retry once the sandbox is back.
             _write(ep.repo, before)

@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from sdebench.agents.base import Capabilities, RunResult, Usage
-from sdebench.runs.episode import identity, limits_from, run_episode
+from sdebench.runs.assemble import limits_from
+from sdebench.runs.episode import identity, run_episode
 from sdebench.runs.trajectory import read
 from sdebench.sandbox import make_factory
 from tests.minitask import build_all
