@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdebench.generation.facts import FactSpace
+from sdebench.grading.options import POLICIES
 from sdebench.grading.rules import FLOAT_ABS, FLOAT_REL, observations_match
 from sdebench.grading.testrun import runner_source
 
-POLICIES = ("binary", "counts", "tests")
 LIMIT = 0.05  # rule 7: the prober resolves with probability at most 5 %
 CONFIG = ".probe/candidates.json"
 REPORT = ".probe/report.jsonl"
