@@ -15,6 +15,7 @@ from sdebench.interop.bugsinpy_verifier import grade_bugsinpy
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
+from tests import tiers
 from tests.interop import bugsinpy_fixture as fx
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -26,6 +27,7 @@ def client():
     """A docker client with the test image; skips (fails in CI) without an engine."""
     from sdebench.sandbox.docker import unavailable_reason
 
+    tiers.skip_unless("docker")
     reason = unavailable_reason(IMAGE)
     if reason:
         message = f"docker unavailable: {reason} (run .ci/docker-setup.sh)"

@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 from sdebench import components
 from sdebench.runs.config import ConfigError, check, sources
+from tests import tiers
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
@@ -88,6 +89,7 @@ def test_every_sandbox_option_builds(name, tmp_path):
     if name == "docker":
         from sdebench.sandbox.docker import unavailable_reason
 
+        tiers.skip_unless("docker")
         reason = unavailable_reason(TEST_IMAGE)
         if reason:
             (pytest.fail if os.environ.get("SDEBENCH_REQUIRE_DOCKER") else pytest.skip)(f"docker unavailable: {reason}")
