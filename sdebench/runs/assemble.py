@@ -151,4 +151,7 @@ def build(
     except Exception as e:  # noqa: BLE001 - an episode failure is a record, never a crash of the sweep
         ep.failed = True
         ep.fail(e)
+    except BaseException:
+        ep.release()  # interrupted while assembling: leave no sandbox or workspace behind
+        raise
     return ep
