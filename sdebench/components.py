@@ -15,7 +15,9 @@ How each kind is built from its config section:
 - delivery (`delivery.name`): `cls(**options)`, the section's other keys as options.
 - sandbox (`sandbox.backend`): `target(**options)`; `target.from_config(options)` if it has one.
 - grader (the task's `grader` field): a callable `grader(task, workspace, factory, **options)
-  -> Grade`; a class is instantiated once with no arguments and then called so.
+  -> Grade`; a class is instantiated once with no arguments and then called so. The episode
+  passes one keyword, `options`, a `sdebench.grading.options.GradeOptions`; the built-in graders
+  also take its fields as keywords (`GradeOptions.given`).
 
 An unknown name, a malformed `module:Class`, a module that does not import or lacks the name, and
 options the component rejects are each one line naming what is wrong (ComponentError; for

@@ -77,6 +77,10 @@ class ModelClient(Protocol):
         """Values that must never be written anywhere (the API key)."""
         ...
 
+    def worst_case_usd(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> float:
+        """The most the next call with `messages` and `tools` could cost (the agent never crosses its cost cap)."""
+        ...
+
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int,
                  deadline: float, log: Log) -> Completion:
         """One reply to `messages` with `tools` offered; `deadline` is the time.monotonic() at which the

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sdebench.agents.base import RunResult
 from sdebench.agents.reference import ScriptedAgent
+from sdebench.grading.options import DEFAULT_FEEDBACK
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNT_RE = re.compile(r"Held-out tests: (\d+) of \d+ fail\.(?: (\d+) visible tests failed their held-out re-check\.)?")
@@ -53,7 +54,7 @@ class ProberAgent(ScriptedAgent):
 
     name = "prober"
 
-    def __init__(self, generators: Path, policy: str = "binary", sandbox_cfg: dict | None = None,
+    def __init__(self, generators: Path, policy: str = DEFAULT_FEEDBACK, sandbox_cfg: dict | None = None,
                  cache_dir: Path | None = None) -> None:
         super().__init__()
         self.generators, self.policy = Path(generators), policy
@@ -69,7 +70,7 @@ class ProberAgent(ScriptedAgent):
         """Build from the agent's config: `agent.generators` (default: the project's), `agent.cache_dir`."""
         agent = cfg.get("agent") or {}
         cache = agent.get("cache_dir") or os.path.join(os.path.expanduser("~"), ".cache", "sdebench", "prober")
-        return cls(Path(agent.get("generators") or ROOT / "generators"), "binary",
+        return cls(Path(agent.get("generators") or ROOT / "generators"), DEFAULT_FEEDBACK,
                    {"backend": "unsafe_local"}, Path(cache))
 
     def feedback(self, text: str) -> None:

@@ -337,6 +337,11 @@ class Toolbox:
         """Calls per tool, rejected calls and time spent in tools."""
         return {"tool_calls": dict(self.counts), "tool_errors": self.errors, "tools_s": self.seconds}
 
+    @property
+    def logs_calls(self) -> bool:
+        """Whether every call is written to the episode's trajectory."""
+        return self.trajectory is not None
+
     def view(self) -> ToolView:
         """The agent's handle on this toolbox."""
         return ToolView(self)
@@ -351,7 +356,7 @@ class ToolView:
 
     def __init__(self, toolbox: Toolbox):
         self._toolbox = toolbox
-        self.logs_calls = toolbox.trajectory is not None
+        self.logs_calls = toolbox.logs_calls
 
     def names(self) -> list[str]:
         """Tool names available in this episode."""

@@ -147,7 +147,7 @@ class Observation:
 
 
 @dataclass
-class Episode:
+class EnvEpisode:
     """The state of the running episode."""
 
     episode_id: str
@@ -218,7 +218,7 @@ class CodeFixEnv:
         self.work_root = work_root
         # The grading options (the `grading` config group); `timeout` bounds each grading phase.
         self.grading = GradeOptions.from_mapping({"timeout": self.timeout, **(grading or {})})
-        self.episode: Episode | None = None
+        self.episode: EnvEpisode | None = None
 
     # --- the OpenEnv contract ------------------------------------------------------------
     def reset(self, seed: int | None = None, task_id: str | None = None) -> Observation:
@@ -233,7 +233,7 @@ class CodeFixEnv:
         except Exception:
             shutil.rmtree(work, ignore_errors=True)
             raise
-        self.episode = Episode(
+        self.episode = EnvEpisode(
             episode_id=secrets.token_hex(8),
             task=task,
             seed=seed,
@@ -266,7 +266,7 @@ class CodeFixEnv:
             return self._finish(ep, b.normalized, asdict(b), self._info(ep.last, False, error))
         before = {rel: (ep.repo / rel).read_text() if (ep.repo / rel).is_file() else None for rel in edits}
         _write(ep.repo, edits)
-        g = grade(ep.task, ep.repo, self.factory, **self.grading.to_dict())
+        g = grade(ep.task, ep.repo, self.factory, options=self.grading)
         if g.error:
             # Nothing was graded: undo the step so the client can retry once the sandbox is back.
             _write(ep.repo, before)
@@ -298,12 +298,12 @@ class CodeFixEnv:
             self.episode = None
 
     # --- internals -----------------------------------------------------------------------
-    def _require(self) -> Episode:
+    def _require(self) -> EnvEpisode:
         if self.episode is None:
             raise NoEpisode("no episode: call reset first")
         return self.episode
 
-    def _parse(self, ep: Episode, action: Any) -> dict[str, str] | str:
+    def _parse(self, ep: EnvEpisode, action: Any) -> dict[str, str] | str:
         if not isinstance(action, dict):
             raise BadAction("an action is an object with 'patched_code' (and optional 'path') or 'diff'")
         unknown = sorted(set(action) - {"patched_code", "path", "diff"})
@@ -329,11 +329,11 @@ class CodeFixEnv:
         self._check_editable(ep, rel)
         return {rel: action["patched_code"]}
 
-    def _check_editable(self, ep: Episode, rel: str) -> None:
+    def _check_editable(self, ep: EnvEpisode, rel: str) -> None:
         if is_test_path(rel, ep.task.test_files):
             raise BadAction(f"{rel} is a test or pytest-config file; only source files can be changed")
 
-    def _diff_edits(self, ep: Episode, patch: str) -> tuple[dict[str, str], str | None]:
+    def _diff_edits(self, ep: EnvEpisode, patch: str) -> tuple[dict[str, str], str | None]:
         """The files a diff produces, applied to a scratch copy (the repo is untouched)."""
         scratch = ep.workdir / "scratch"
         shutil.rmtree(scratch, ignore_errors=True)
@@ -363,7 +363,7 @@ class CodeFixEnv:
         lines += [f"- {i}" for i in task.tests.fail_to_pass[:MAX_LISTED]]
         return Evaluation(visible, held, [], "\n".join(lines) + "\nHeld-out tests fail.")
 
-    def _finish(self, ep: Episode, reward: float, breakdown: dict | None, info: dict[str, Any]) -> Observation:
+    def _finish(self, ep: EnvEpisode, reward: float, breakdown: dict | None, info: dict[str, Any]) -> Observation:
         ep.rewards.append(reward)
         ep.done = bool(info["all_tests_pass"]) or ep.step_number >= self.max_steps
         return self._observation(reward, breakdown, info)

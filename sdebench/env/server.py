@@ -39,7 +39,7 @@ from sdebench.env.environment import (
     UnknownTask,
     refuse_unsafe,
 )
-from sdebench.grading.options import POLICIES
+from sdebench.grading.options import DEFAULT_FEEDBACK, POLICIES
 from sdebench.sandbox import SandboxError, make_factory
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks.record import TaskError
@@ -182,7 +182,7 @@ def create_app(
             "description": openenv.DESCRIPTION,
             "sandbox": factory.name,
             "max_steps": max_steps,
-            "feedback_hidden": (grading or {}).get("feedback_hidden", "binary"),
+            "feedback_hidden": (grading or {}).get("feedback_hidden", DEFAULT_FEEDBACK),
             "action": {"patched_code": "full new file content", "path": "file to replace (optional when one)",
                        "diff": "a unified diff instead of patched_code"},
             "observation": sorted(openenv.CodeFixObservation.model_fields),
@@ -229,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
     ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per test run")
     ap.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS)
-    ap.add_argument("--feedback-hidden", default="binary", choices=POLICIES,
-                    help="what an observation says about held-out tests (default: binary)")
+    ap.add_argument("--feedback-hidden", default=DEFAULT_FEEDBACK, choices=POLICIES,
+                    help=f"what an observation says about held-out tests (default: {DEFAULT_FEEDBACK})")
     args = ap.parse_args(argv)
     if not args.tasks_dir.is_dir():
         print(f"error: tasks dir {args.tasks_dir} does not exist", file=sys.stderr)

@@ -25,10 +25,10 @@ from pathlib import Path
 
 from sdebench.errors import GenerationError
 from sdebench.generation.facts import FactSpace
+from sdebench.grading.options import POLICIES
 from sdebench.grading.rules import FLOAT_ABS, FLOAT_REL, observations_match
 from sdebench.grading.testrun import runner_source
 
-POLICIES = ("binary", "counts", "tests")
 LIMIT = 0.05  # rule 7: the prober resolves with probability at most 5 %
 CONFIG = ".probe/candidates.json"
 REPORT = ".probe/report.jsonl"

@@ -50,7 +50,7 @@ from sdebench.grading.feedback import (
     visible_feedback,
 )
 from sdebench.grading.honeypot import make_honeypot
-from sdebench.grading.options import GradeOptions, OptionError
+from sdebench.grading.options import DEFAULT_FEEDBACK, GradeOptions, OptionError
 from sdebench.grading.records import clean_text
 from sdebench.grading.rewards import rewards
 from sdebench.grading.rules import is_protected, is_source, is_test_path  # noqa: F401 - re-exported
@@ -95,7 +95,7 @@ class Grade:
     reward: dict[str, Any] = field(default_factory=dict)  # counts held-out tests only as the policy reveals them
     error: str | None = None  # infrastructure failure: the episode is an error
     notes: list[str] = field(default_factory=list)  # what the pristine copy changed or dropped
-    feedback_policy: str = "binary"
+    feedback_policy: str = DEFAULT_FEEDBACK
     held_out: dict[str, Any] = field(default_factory=dict)  # host-only facts about phase 2 (never fed back)
     phases_s: dict[str, float] = field(default_factory=dict)
 
@@ -239,7 +239,8 @@ def _judge(task: Task, visible: list[TestOutcome], p2: TestRun, expected: dict[s
 def grade(task: Task, workspace: Path, sandbox: SandboxFactory, **options: Any):
     """Grade the host dir `workspace` for `task` with the grader its `grader` field names; never raises.
 
-    Options: the fields of sdebench.grading.options.GradeOptions (the `grading` config group).
+    Options: `options=GradeOptions(...)` (sdebench.grading.options, the `grading` config group), or
+    its fields as keywords.
     """
     from sdebench.components import ComponentError, grader_for
 
@@ -298,11 +299,12 @@ def _end(box: Sandbox) -> None:
 class TwoPhaseGrader:
     """The grader of generated tasks (registry name `sdebench`)."""
 
-    def grade(self, task: Task, workspace: Path, factory: SandboxFactory, **options: Any) -> Grade:
+    def grade(self, task: Task, workspace: Path, factory: SandboxFactory, options: GradeOptions | None = None,
+              **values: Any) -> Grade:
         """Grade `workspace` for `task`; never raises (see the module docstring)."""
         start = time.monotonic()
         try:
-            opts = GradeOptions.from_mapping(options)
+            opts = GradeOptions.given(options, values)
         except (OptionError, TypeError) as e:
             return _error_grade(task, start, str(e), GradeOptions())
         st = _State()

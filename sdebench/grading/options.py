@@ -6,12 +6,13 @@ the environment and the adapters pass them as keyword options to `grade()`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from sdebench.errors import ConfigError
 
-POLICIES = ("binary", "counts", "tests")
+DEFAULT_FEEDBACK = "binary"  # the feedback policy when none is configured (and of records before the field)
+POLICIES = (DEFAULT_FEEDBACK, "counts", "tests")
 # The per-test limit of the visible phase when none is configured: fixed, never the task's figure,
 # which is measured on the oracle fix (what phase 1 enforces and says must not depend on it).
 VISIBLE_TEST_LIMIT_S = 10.0
@@ -25,7 +26,7 @@ class OptionError(ConfigError):
 class GradeOptions:
     """What a grade may use and reveal."""
 
-    feedback_hidden: str = "binary"  # what the feedback says about held-out tests: binary | counts | tests
+    feedback_hidden: str = DEFAULT_FEEDBACK  # what the feedback says about held-out tests: binary | counts | tests
     timeout: float = 300.0  # s: the whole test run of one phase
     test_time_limit_s: float | None = None  # per test; None: VISIBLE_TEST_LIMIT_S in phase 1, the task's in phase 2
     test_time_floor_s: float = 5.0  # the per-test limit is never below this
@@ -51,6 +52,21 @@ class GradeOptions:
                 raise OptionError(f"grading.{name} must be a positive number, got {getattr(opts, name)!r}")
         return opts
 
+    @classmethod
+    def of_config(cls, cfg: dict[str, Any]) -> GradeOptions:
+        """The options of a run config's `grading` group (validated: a bad one raises OptionError)."""
+        return cls.from_mapping(dict(cfg.get("grading") or {}))
+
+    @classmethod
+    def given(cls, options: GradeOptions | None, values: dict[str, Any]) -> GradeOptions:
+        """What a grader was handed: the options object as it is, else options from keyword values
+        (OptionError for both at once, or for a bad value)."""
+        if options is None:
+            return cls.from_mapping(values)
+        if values or not isinstance(options, GradeOptions):
+            raise OptionError("give a grader either options=GradeOptions(...) or keyword options, not both")
+        return options
+
     def test_limit(self, task_limit: float | None) -> float:
         """The per-test time limit of held-out tests: configured, else the task's, never below the floor."""
         chosen = self.test_time_limit_s if self.test_time_limit_s is not None else task_limit
@@ -61,7 +77,3 @@ class GradeOptions:
         floor; never the task's, which is measured on the oracle fix."""
         chosen = self.test_time_limit_s if self.test_time_limit_s is not None else VISIBLE_TEST_LIMIT_S
         return max(float(chosen), float(self.test_time_floor_s))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The options as plain values."""
-        return asdict(self)

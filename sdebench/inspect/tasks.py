@@ -21,13 +21,14 @@ from inspect_ai.util import SandboxEnvironmentSpec, sandbox, store
 from sdebench.components import build_delivery
 from sdebench.delivery.memory import format_hits
 from sdebench.grading.grade import grade
+from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS
 from sdebench.sandbox import make_factory
 from sdebench.tasks import record as task_mod
 from sdebench.tasks.selection import select
 
 WORKDIR = "repo"  # relative to the sandbox's working directory
 ARCHIVE = ".sdebench-workspace.tar"
-DEFAULT_ATTEMPTS = 6  # the first submission plus the five interventions of the design
+DEFAULT_ATTEMPTS = 1 + DEFAULT_MAX_INTERVENTIONS  # the first submission plus the interventions of the design
 _RUNS = itertools.count()
 _MEMORY: dict[str, Any] = {}  # sample uuid -> MemoryIndex of a memtool delivery (host side, never in the sandbox)
 

@@ -133,11 +133,12 @@ def _result(task: Task, start: float, resolved: bool, guards: dict[str, str], te
 class BugsInPyGrader:
     """The grader of imported BugsInPy-v2 tasks."""
 
-    def grade(self, task: Task, workspace: Path, factory: SandboxFactory, **options: Any) -> Grade:
+    def grade(self, task: Task, workspace: Path, factory: SandboxFactory, options: GradeOptions | None = None,
+              **values: Any) -> Grade:
         """Grade `workspace` for an imported BugsInPy task (see the module docstring); never raises."""
         start = time.monotonic()
         try:
-            opts = GradeOptions.from_mapping(options)
+            opts = GradeOptions.given(options, values)
         except (OptionError, TypeError) as e:
             return _result(task, start, False, {}, [], str(e), GradeOptions(), [])
         tmp = Path(tempfile.mkdtemp(prefix="g-"))

@@ -22,7 +22,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sdebench.runs.record import EpisodeRecord, Identity, RecordError
+from sdebench.grading.options import DEFAULT_FEEDBACK
+from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS, EpisodeRecord, Identity, RecordError
 
 MANIFEST = "episodes.txt"
 # Config parts that can change an episode's outcome; paths, filters and launcher settings cannot.
@@ -41,8 +42,8 @@ def config_hash(cfg: dict[str, Any]) -> str:
         part["model"] = {k: v for k, v in part["model"].items() if k not in UNHASHED_MODEL_KEYS}
     # The feedback policy changes what an agent learns per submit, so it is outcome-relevant; the
     # default is left out so records made before the option existed keep their hash.
-    policy = (cfg.get("grading") or {}).get("feedback_hidden", "binary")
-    if policy != "binary":
+    policy = (cfg.get("grading") or {}).get("feedback_hidden", DEFAULT_FEEDBACK)
+    if policy != DEFAULT_FEEDBACK:
         part["feedback_hidden"] = policy
     return hashlib.sha256(json.dumps(part, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
@@ -235,7 +236,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     out = []
     kinds = sorted({r["kind"] for r in rows}, key=lambda k: k != "static")
     sets = sorted({r["task_set"] for r in rows}, key=lambda s: (s != PUBLISHED, s))
-    policies = sorted({r["feedback_hidden"] for r in rows}, key=lambda p: (p != "binary", p))
+    policies = sorted({r["feedback_hidden"] for r in rows}, key=lambda p: (p != DEFAULT_FEEDBACK, p))
     tiers = sorted({r["tier"] for r in rows}, key=lambda t: (t != "recall", t))
     for kind, tset, policy, tier, agent, model in [
             (k, t, p, h, a, m) for k in kinds for t in sets for p in policies for h in tiers
@@ -250,7 +251,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         label = "" if kind == "static" else " (stream records, kept apart from static ones)"
         label += "" if tset == PUBLISHED else f" task set={tset}"
         # feedback beyond one bit lets a memoryless searcher resolve (docs/grading.md): said in the heading
-        label += "" if policy == "binary" else f" feedback_hidden={policy}"
+        label += "" if policy == DEFAULT_FEEDBACK else f" feedback_hidden={policy}"
         # the hard tier (tasks whose fact must be worked out of memory) is never pooled with recall tasks
         label += "" if tier == "recall" and tiers == ["recall"] else f" tier={tier}"
         out.append(f"### agent={agent} model={model}{label}\n")
@@ -360,7 +361,7 @@ def reader_calibration(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]
              "resolve_1": sum(v) / len(v)} for (t, a, d), v in sorted(cells.items(), key=lambda kv: rank(kv[0]))]
 
 
-def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5) -> list[str]:
+def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = DEFAULT_MAX_INTERVENTIONS) -> list[str]:
     """Problems with reference-agent outcomes: oracle resolves at once, conventional fails after
     exactly the cap, noop never resolves, the prober (no memory) stays unresolved in at least
     PROBER_UNRESOLVED of the episodes of every squashed or `none` cell, the naive readers as rule 8
@@ -426,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sdebench.results", description=main.__doc__)
     ap.add_argument("dirs", nargs="+", help="results, run or multirun dirs")
     ap.add_argument("--check-reference", action="store_true", help="exit 1 unless reference agents behave as expected")
-    ap.add_argument("--max-interventions", type=int, default=5)
+    ap.add_argument("--max-interventions", type=int, default=DEFAULT_MAX_INTERVENTIONS)
     args = ap.parse_args(argv)
     missing = [d for d in args.dirs if not Path(d).exists()]
     if missing:

@@ -18,7 +18,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-DEFAULT_CAP = 5  # the cap of version 1 records that lack max_interventions
+from sdebench.grading.options import DEFAULT_FEEDBACK
+from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS
+
+DEFAULT_CAP = DEFAULT_MAX_INTERVENTIONS  # the cap of version 1 records that lack max_interventions
 Z95 = 1.959963984540054
 ERROR = "error"  # the stop_reason of an episode that ended in error
 
@@ -79,7 +82,7 @@ def feedback_policy(rec: Any) -> str:
     """The grading feedback policy an episode ran under (records before the field: `binary`, the
     only policy there was)."""
     policy = _get(rec, "feedback_hidden")
-    return "binary" if policy is None or policy != policy else str(policy)
+    return DEFAULT_FEEDBACK if policy is None or policy != policy else str(policy)
 
 
 def counted_interventions(rec: Any, cap: int = DEFAULT_CAP) -> int | None:

@@ -22,7 +22,7 @@ GROUP = "schema"  # conf-tree group the schemas live in: `- /schema/<name>@_here
 
 
 @dataclass
-class Select:
+class SelectConfig:
     """Which tasks a run takes (each a value or a comma list; null: any)."""
 
     family: Any = None
@@ -34,7 +34,7 @@ class Select:
 
 
 @dataclass
-class Limits:
+class LimitsConfig:
     """Per-episode budgets (sdebench.agents.base.Limits)."""
 
     max_turns: int = MISSING
@@ -43,7 +43,7 @@ class Limits:
 
 
 @dataclass
-class Tools:
+class ToolsConfig:
     """The tool layer's limits."""
 
     max_output_chars: int = MISSING
@@ -52,7 +52,7 @@ class Tools:
 
 
 @dataclass
-class Preflight:
+class PreflightConfig:
     """What is checked once per job before its first episode."""
 
     model: bool = True
@@ -61,7 +61,7 @@ class Preflight:
 
 
 @dataclass
-class Estimate:
+class EstimateConfig:
     """The plan's cost-estimate assumptions."""
 
     turns: int = MISSING
@@ -70,7 +70,7 @@ class Estimate:
 
 
 @dataclass
-class Grading:
+class GradingConfig:
     """Grading options (sdebench.grading.options.GradeOptions)."""
 
     feedback_hidden: str = MISSING
@@ -85,7 +85,7 @@ class Grading:
 
 
 @dataclass
-class Prices:
+class PricesConfig:
     """USD per million tokens (null: litellm's price map)."""
 
     input: float | None = None
@@ -95,14 +95,14 @@ class Prices:
 
 
 @dataclass
-class NoModel:
+class NoModelConfig:
     """`model=none`: the reference agents use no model."""
 
     name: str = MISSING
 
 
 @dataclass
-class Model(NoModel):
+class ModelConfig(NoModelConfig):
     """A model endpoint."""
 
     litellm_model: str | None = None
@@ -112,20 +112,20 @@ class Model(NoModel):
     max_tokens: int = 4096
     send_seed: bool = True
     cost_tracking: str = "strict"
-    prices: Prices = field(default_factory=Prices)
+    prices: PricesConfig = field(default_factory=PricesConfig)
     extra: dict[str, Any] = field(default_factory=dict)
     gateway_route: str = "auto"
 
 
 @dataclass
-class Delivery:
+class DeliveryConfig:
     """How memory reaches the agent (name, or package.module:Class): full, squashed, oracle."""
 
     name: str = MISSING
 
 
 @dataclass
-class InjectDelivery(Delivery):
+class InjectDeliveryConfig(DeliveryConfig):
     """Memory pushed into the prompt."""
 
     token_budget: int = MISSING
@@ -133,14 +133,14 @@ class InjectDelivery(Delivery):
 
 
 @dataclass
-class MemtoolDelivery(Delivery):
+class MemtoolDeliveryConfig(DeliveryConfig):
     """Memory behind a search tool."""
 
     default_k: int = MISSING
 
 
 @dataclass
-class LocalSandbox:
+class LocalSandboxConfig:
     """Bubblewrap on the host."""
 
     backend: str = MISSING
@@ -158,7 +158,7 @@ class LocalSandbox:
 
 
 @dataclass
-class DockerSandbox:
+class DockerSandboxConfig:
     """One container per episode or grade."""
 
     backend: str = MISSING
@@ -175,7 +175,7 @@ class DockerSandbox:
 
 
 @dataclass
-class UnsafeLocalSandbox:
+class UnsafeLocalSandboxConfig:
     """Plain host subprocesses (no isolation)."""
 
     backend: str = MISSING
@@ -183,14 +183,14 @@ class UnsafeLocalSandbox:
 
 
 @dataclass
-class Run:
+class RunConfig:
     """The top level of `conf/config.yaml` (and of `stream_run.yaml`, which adds `stream`)."""
 
     agent: Any = MISSING
     model: Any = MISSING
     delivery: Any = MISSING
     sandbox: Any = MISSING
-    grading: Grading = MISSING
+    grading: GradingConfig = MISSING
     stream: Any = None
     source: Any = MISSING
     tasks_dir: str = MISSING
@@ -206,17 +206,17 @@ class Run:
     cost_tracking: str | None = None  # deprecated: model.cost_tracking
     budget_usd: float | None = None
     plan: bool = False
-    preflight: Preflight = field(default_factory=Preflight)
-    estimate: Estimate = field(default_factory=Estimate)
-    limits: Limits = field(default_factory=Limits)
-    select: Select = field(default_factory=Select)
-    tools: Tools = field(default_factory=Tools)
+    preflight: PreflightConfig = field(default_factory=PreflightConfig)
+    estimate: EstimateConfig = field(default_factory=EstimateConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    select: SelectConfig = field(default_factory=SelectConfig)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
 
 
 SCHEMAS: dict[str, type] = {
-    "run": Run, "grading": Grading, "model": Model, "model_none": NoModel, "delivery": Delivery,
-    "delivery_inject": InjectDelivery, "delivery_memtool": MemtoolDelivery,
-    "sandbox_local": LocalSandbox, "sandbox_docker": DockerSandbox, "sandbox_unsafe_local": UnsafeLocalSandbox,
+    "run": RunConfig, "grading": GradingConfig, "model": ModelConfig, "model_none": NoModelConfig, "delivery": DeliveryConfig,
+    "delivery_inject": InjectDeliveryConfig, "delivery_memtool": MemtoolDeliveryConfig,
+    "sandbox_local": LocalSandboxConfig, "sandbox_docker": DockerSandboxConfig, "sandbox_unsafe_local": UnsafeLocalSandboxConfig,
 }
 
 

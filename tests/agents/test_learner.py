@@ -7,7 +7,7 @@ import pytest
 from sdebench.agents.learner import LearnerAgent
 from sdebench.agents.trajectory import read
 from sdebench.components import build_agent
-from sdebench.runs.episode import run_episode
+from sdebench.runs.assemble import run_episode
 from sdebench.sandbox import make_factory
 from tests.minitask import build_all
 

@@ -25,6 +25,8 @@ SECRET = "sk-test-PLANTED-5f1c0ffee"
 class FileToolbox:
     """A small real toolbox over a tmp dir: read/write/edit files and submit."""
 
+    logs_calls = False
+
     SCHEMAS = {
         "read_file": {"path": "string"},
         "write_file": {"path": "string", "content": "string"},

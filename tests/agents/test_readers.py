@@ -12,7 +12,7 @@ from sdebench.agents.readers import LatestReader, MajorityReader, TopOneReader
 from sdebench.agents.tools import Toolbox
 from sdebench.agents.trajectory import read
 from sdebench.generation import generate
-from sdebench.runs.episode import run_episode
+from sdebench.runs.assemble import run_episode
 from sdebench.sandbox import make_factory
 from sdebench.tasks.record import load
 from tests.hardfixture import write_conflict_family
@@ -35,7 +35,7 @@ def episode(task_dir: Path, agent: str, delivery: str, tmp_path: Path, generator
 
 
 def test_readers_take_no_answer_key():
-    assert not any(cls.needs_answer_key for cls in (TopOneReader, LatestReader, MajorityReader))
+    assert not any(cls.capabilities.needs_answer_key for cls in (TopOneReader, LatestReader, MajorityReader))
     assert [c.name for c in (TopOneReader, LatestReader, MajorityReader)] == \
         ["reader-top1", "reader-latest", "reader-majority"]
 

@@ -132,7 +132,7 @@ def test_registry_and_bad_agent_configs(tmp_path):
 
 
 def test_only_the_answer_key_agents_ask_for_it():
-    asking = {n for n in AGENTS if resolve("agent", n).needs_answer_key}
+    asking = {n for n in AGENTS if resolve("agent", n).capabilities.needs_answer_key}
     assert asking == {"oracle", "conventional", "learner"}
 
 

@@ -6,9 +6,10 @@ import dataclasses
 
 import pytest
 
-from sdebench.agents.base import RunResult, Usage
+from sdebench.agents.base import Capabilities, RunResult, Usage
 from sdebench.agents.trajectory import read
-from sdebench.runs.episode import identity, limits_from, run_episode
+from sdebench.runs.assemble import limits_from, run_episode
+from sdebench.runs.episode import identity
 from sdebench.sandbox import make_factory
 from tests.minitask import build_all
 
@@ -76,6 +77,7 @@ class LimitAgent:
     """Hits the turn limit without submitting."""
 
     name = "limit"
+    capabilities = Capabilities()
 
     def __init__(self):
         self.usage = Usage(model_calls=3, prompt_tokens=100, completion_tokens=20, cached_tokens=7, cost_usd=0.01, model_s=0.5)
@@ -89,6 +91,9 @@ class LimitAgent:
 
     def feedback(self, text):
         raise AssertionError("no feedback after a limit")
+
+    def close(self):
+        pass
 
 
 class CrashingAgent(LimitAgent):

@@ -8,7 +8,7 @@ import pytest
 from sdebench.agents.trajectory import read
 from sdebench.delivery.decisive import decisive_items, fact_lines, in_workspace
 from sdebench.delivery.memory import corpus_from_repo, render_inject
-from sdebench.runs.episode import run_episode
+from sdebench.runs.assemble import run_episode
 from sdebench.runs.record import EpisodeRecord, RecordError
 from sdebench.runs.retrieval import Retrieval, RetrievalTracker, Search
 from sdebench.sandbox import make_factory

@@ -38,7 +38,7 @@ def _episode(task, base: str, steps: list[dict[str, Any]], tmp_path: Path, deliv
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from sdebench.runs.episode import run_episode
+    from sdebench.runs.assemble import run_episode
     from sdebench.sandbox import make_factory
 
     _post_script(base, steps)

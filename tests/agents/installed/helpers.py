@@ -67,7 +67,7 @@ def compose(*overrides: str) -> dict[str, Any]:
 
 def episode(task, cfg: dict[str, Any], tmp_path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run one real episode; returns its record and trajectory events."""
-    from sdebench.runs.episode import run_episode
+    from sdebench.runs.assemble import run_episode
     from sdebench.sandbox import make_factory
 
     factory = make_factory(dict(cfg["sandbox"]))
