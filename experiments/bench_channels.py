@@ -12,7 +12,8 @@ that moved while the other sandbox worked. `unsafe_local` (no isolation) is the 
 the probes pass their bit (but the pipe quota, which spares root) and the readings move.
 
 Capacity: the channels that stay open (CPU contention, the pipe inode counter, inode allocation
-on the disk both workspaces live on, page-cache residency of a shared file) each carry a random
+and free blocks (fstatfs: docker keeps it) of the disk both workspaces live on, page-cache
+residency of a shared file) each carry a random
 bit string between two sandboxes of one factory; printed: the raw rate, the bit error rate and the
 capacity of a binary symmetric channel at that rate. Before the page-cache run the host evicts
 the shared file's pages (as an attacker would find them: cold). On a machine shared with other

@@ -47,7 +47,7 @@ def sweep_totals(path: Path) -> tuple[int, int, float]:
     return done, ok, cost
 
 
-class Tracker(list):
+class ProgressTracker(list):
     """A list of EpisodeRecords whose `append` also advances a progress bar."""
 
     def __init__(self, total: int, desc: str, sweep_file: Path | None, show: bool):
@@ -84,10 +84,10 @@ class Tracker(list):
                 self.bar.close()
 
 
-def tracker(cfg: dict[str, Any], total: int, job_dir: Path) -> Tracker:
+def tracker(cfg: dict[str, Any], total: int, job_dir: Path) -> ProgressTracker:
     """The record list of one job: a bar over its `total` episodes, plus sweep-wide totals in a multirun."""
     job_dir = Path(job_dir)
     # Hydra writes multirun.yaml into the sweep dir; a job dir inside one belongs to a sweep
     in_sweep = (job_dir.parent / "multirun.yaml").is_file()
     desc = f"{(cfg.get('agent') or {}).get('name', '?')} {(cfg.get('delivery') or {}).get('name', '?')}"
-    return Tracker(total, desc, job_dir.parent / SWEEP_FILE if in_sweep else None, enabled(cfg.get("progress", "auto")))
+    return ProgressTracker(total, desc, job_dir.parent / SWEEP_FILE if in_sweep else None, enabled(cfg.get("progress", "auto")))

@@ -6,21 +6,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from sdebench.errors import SandboxError  # noqa: F401 - re-exported: the sandbox layer's error, defined with the others
+
 # Output kept per stream: the head and the tail, with a marker in between.
 DEFAULT_OUTPUT_CAP = 64_000
 TRUNCATION_MARKER = "\n[... {n} bytes truncated ...]\n"
-# The one workspace dir commands may write in when a sandbox is opened read-only (grading): a
-# scratch dir of the sandbox's own (the runner's report travels on its output stream).
+# The one workspace dir commands may write in when a sandbox is opened read-only (grading), and
+# where the host's files for them appear (a grading runner's gate).
 OUT_DIR = ".sdebench-out"
 # Where every backend shows the workspace to commands: the same neutral path in every episode,
 # so nothing in the working directory names the task.
 WORKDIR = "/repo"
 # How often a running command's watch is polled.
-WATCH_POLL_S = 0.05
-
-
-class SandboxError(RuntimeError):
-    """A sandbox cannot be opened or used (missing backend, engine down, bad config)."""
+WATCH_POLL_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -100,8 +98,8 @@ class SandboxFactory(Protocol):
     def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = (),
              address_space_mb: int | None = None) -> Sandbox:
         """Open a sandbox on the host dir `workspace`; with `read_only`, commands may write only
-        below OUT_DIR of the workspace, a scratch dir of the sandbox's own that the host never reads
-        (the host side still writes anywhere in the workspace); `mounts` are
+        below OUT_DIR of the workspace (the host side still writes anywhere in it, and sees what
+        commands write there); `mounts` are
         bound into every command's view (backends without isolation see host paths anyway);
         `address_space_mb` raises (never lowers) a per-process address-space cap where the
         backend has one (an agent runtime that reserves more virtual memory than it uses)."""

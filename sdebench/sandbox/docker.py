@@ -225,8 +225,8 @@ def start_container(client, opts: DockerOptions, mounts: tuple[Mount, ...] = ())
             mem_limit=f"{opts.memory_mb}m",
             memswap_limit=f"{opts.memory_mb}m",
             pids_limit=opts.pids_max,
-            # Every dir the user may write in but the workspace is a tmpfs of its own: nothing a grading
-            # phase writes lands on the engine's disk (whose allocations every writer sees).
+            # Every dir the user may write in but the workspace is a tmpfs of its own: what a command
+            # writes there never lands on the engine's disk (whose allocations every writer sees).
             tmpfs={**{d: f"rw,nosuid,nodev,size={opts.tmp_size_mb}m,mode=1777" for d in SCRATCH_DIRS},
                    "/sys": "ro,size=64k"},
             cap_drop=["ALL"],
@@ -312,16 +312,11 @@ class DockerSandbox:
         with tarfile.open(fileobj=buf, mode="w") as tar:
             tar.addfile(self._tarinfo(top, tarfile.DIRTYPE, mode=0o755, rel=""))
             if self.read_only:
-                # The out dir leads to the container's /tmp: what a grading phase writes there stays
-                # in a tmpfs of its own, never on the engine's disk.
-                link = self._tarinfo(f"{top}/{OUT_DIR}", tarfile.SYMTYPE, mode=0o777, rel=OUT_DIR)
-                link.linkname = "/tmp"
-                tar.addfile(link)
+                tar.addfile(self._tarinfo(f"{top}/{OUT_DIR}", tarfile.DIRTYPE, mode=0o755, rel=OUT_DIR))
             for e in walk:
-                if self.read_only and (e.rel == OUT_DIR or e.rel.startswith(OUT_DIR + "/")):
-                    continue
                 if e.source is None:
-                    tar.addfile(self._tarinfo(f"{top}/{e.rel}", tarfile.DIRTYPE, mode=0o755, rel=e.rel))
+                    if not (self.read_only and e.rel == OUT_DIR):
+                        tar.addfile(self._tarinfo(f"{top}/{e.rel}", tarfile.DIRTYPE, mode=0o755, rel=e.rel))
                     continue
                 with e.open() as fh:
                     size = os.fstat(fh.fileno()).st_size
@@ -458,6 +453,11 @@ class DockerSandbox:
             raise
         except Exception as e:  # noqa: BLE001
             raise SandboxError(f"cannot reset the container after a command: {_short(e)}") from None
+
+    def end_processes(self) -> None:
+        """End, before returning, every process the last command left running (files stay as they are)."""
+        if self.container is not None:
+            self._settle()
 
     def read_file(self, rel: str) -> str:
         """Read a workspace file from the container."""

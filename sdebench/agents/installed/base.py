@@ -29,10 +29,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from sdebench.agents.accounting import Pricing, PricingError, import_litellm, resolve_pricing
-from sdebench.agents.base import STOP_SUBMITTED, AgentContext, RunResult, Usage, failure_stop
+from sdebench.agents.base import STOP_SUBMITTED, AgentContext, Capabilities, RunResult, Usage, failure_stop
 from sdebench.agents.installed.install import (
     InstallError,
     InstallSpec,
@@ -42,6 +42,7 @@ from sdebench.agents.installed.install import (
 )
 from sdebench.agents.model import ConfigError, ModelSettings
 from sdebench.agents.prompts import additions_block
+from sdebench.errors import AgentError
 from sdebench.sandbox.base import Mount
 
 INSIDE = "/tmp/agent"  # where the agent's own dirs appear in the sandbox (a fresh tmpfs on both backends)
@@ -62,7 +63,7 @@ DEFAULT_PROMPTS = {
 }
 
 
-class InstalledAgentError(RuntimeError):
+class InstalledAgentError(AgentError, RuntimeError):
     """An installed agent cannot run in this episode (no sandbox isolation, no install)."""
 
 
@@ -117,10 +118,8 @@ class InstalledAgent:
     spec: InstallSpec  # the default install (version overridable by agent.version)
     options: tuple[str, ...] = ()  # adapter-specific config keys it accepts
     driver: str | None = None  # a script next to this module, placed beside the relay (GATEWAY_DIR)
-    runs_in_sandbox = True  # the episode hands it the sandbox: its CLI runs there
-    needs_answer_key = False  # a real agent never sees the answer key
-    uses_model = True  # pre-flight refuses it with model=none (sdebench.runs.preflight)
-    address_space_mb: int | None = None  # RLIMIT_AS its runtime needs in the local sandbox, if above the default
+    # its CLI runs in the sandbox the episode hands it, calls a model, never sees the answer key
+    capabilities: ClassVar[Capabilities] = Capabilities(uses_model=True, runs_in_sandbox=True)
 
     def __init__(self, settings: InstalledSettings, model: ModelSettings, pricing: Pricing):
         self.settings = settings
