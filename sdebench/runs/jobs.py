@@ -32,3 +32,10 @@ def select_tasks(cfg: dict[str, Any]) -> list:
                       on_error=lambda msg: (log.warning("skipping: %s", msg), sweep.report("malformed_task", msg)))
     except (ConfigError, TaskError) as e:
         raise RunError(str(e)) from None
+
+
+def outcome(rec) -> str:
+    """One line: resolved or why not, interventions, wall time, error."""
+    state = "resolved" if rec.resolved else f"unresolved ({rec.stop_reason})"
+    err = f", error: {rec.error}" if rec.error else ""
+    return f"{state}, {rec.interventions} interventions, {rec.wall_s:.2f}s{err}"

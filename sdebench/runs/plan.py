@@ -257,3 +257,28 @@ def main(argv: list[str] | None = None, prog: str = "sdebench plan") -> int:
         return sweep.EXIT_BAD_INPUT
     print(render(plan, cfg), flush=True)
     return 0
+
+
+def episode_lines(tasks: list, cfg: dict[str, Any], factory: Any, label: str = "") -> list[str]:
+    """The episodes a job would run, one line each (whether their record already exists, and the task's grader):
+    what a job prints under `plan=true` (alias `dry_run=true`), beside the sweep-wide table of `sdebench plan`."""
+    from sdebench.components import ComponentError, grader_for
+    from sdebench.runs import results
+    from sdebench.runs.episode import identity
+    from sdebench.runs.jobs import RunError, outcome
+
+    results_dir = Path(cfg.get("results_dir") or "results")
+    cfg_hash = results.config_hash(cfg)
+    lines = []
+    for n, task in enumerate(tasks, 1):
+        try:
+            grader_for(task)
+        except ComponentError as e:
+            raise RunError(f"task {task.id}: {e}") from None
+        ident = identity(task, cfg)
+        key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
+        done = results.read_record(results.record_path(results_dir, ident, key))
+        state = "run" if done is None or cfg.get("rerun") else f"reuse ({outcome(done)})"
+        lines.append(f"[{n}/{len(tasks)}] {label}{task.id} delivery={ident.delivery} agent={ident.agent} "
+                     f"model={ident.model} seed={ident.seed} grader={task.grader} sandbox={factory.name}: {state}")
+    return lines

@@ -31,7 +31,8 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from sdebench.runs.config import CONF_DIR
-from sdebench.runs.jobs import RunError, select_tasks
+from sdebench.runs.jobs import RunError, outcome, select_tasks
+from sdebench.runs.plan import episode_lines
 
 log = logging.getLogger("sdebench.run")
 
@@ -169,29 +170,6 @@ def _run_claimed(c: Claimed):
     return rec
 
 
-def dry_run(tasks: list, cfg: dict[str, Any], factory: Any, label: str = "") -> list[str]:
-    """The episodes a job would run, one line each (whether their record already exists, and the task's grader)."""
-    from sdebench.components import ComponentError, grader_for
-    from sdebench.runs import results
-    from sdebench.runs.episode import identity
-
-    results_dir = Path(cfg.get("results_dir") or "results")
-    cfg_hash = results.config_hash(cfg)
-    lines = []
-    for n, task in enumerate(tasks, 1):
-        try:
-            grader_for(task)
-        except ComponentError as e:
-            raise RunError(f"task {task.id}: {e}") from None
-        ident = identity(task, cfg)
-        key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
-        done = results.read_record(results.record_path(results_dir, ident, key))
-        state = "run" if done is None or cfg.get("rerun") else f"reuse ({outcome(done)})"
-        lines.append(f"[{n}/{len(tasks)}] {label}{task.id} delivery={ident.delivery} agent={ident.agent} "
-                     f"model={ident.model} seed={ident.seed} grader={task.grader} sandbox={factory.name}: {state}")
-    return lines
-
-
 def budget_ledger(cfg: dict[str, Any]):
     """The sweep's budget ledger (None without `budget_usd`); a bad budget or an uncapped model is a RunError."""
     from sdebench.runs.budget import Ledger, episode_worst_case
@@ -230,7 +208,7 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
     results_dir = Path(cfg.get("results_dir") or "results")
     try:
         if dry:
-            lines = dry_run(tasks, cfg, factory)
+            lines = episode_lines(tasks, cfg, factory)
             print("dry run, nothing is run:\n" + "\n".join(lines), flush=True)
             return []
         records = progress.tracker(cfg, len(tasks), job_dir)
@@ -245,13 +223,6 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
     finally:
         factory.cleanup()
     return records
-
-
-def outcome(rec) -> str:
-    """One line: resolved or why not, interventions, wall time, error."""
-    state = "resolved" if rec.resolved else f"unresolved ({rec.stop_reason})"
-    err = f", error: {rec.error}" if rec.error else ""
-    return f"{state}, {rec.interventions} interventions, {rec.wall_s:.2f}s{err}"
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")

@@ -106,7 +106,8 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     from sdebench.runs.budget import BudgetSpent
     from sdebench.runs.config import ConfigError, check
     from sdebench.runs.jobs import RunError
-    from sdebench.runs.run import budget_ledger, dry_run, run_or_reuse, start_up
+    from sdebench.runs.plan import episode_lines
+    from sdebench.runs.run import budget_ledger, run_or_reuse, start_up
     from sdebench.runs.stream_metrics import position_row
 
     try:
@@ -132,7 +133,7 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     rows = []
     try:
         if dry:
-            lines = dry_run(tasks, cfg, factory, label=f"stream {sid}: ")
+            lines = episode_lines(tasks, cfg, factory, label=f"stream {sid}: ")
             print("dry run, nothing is run (positions in order; carried memory is earned as the stream runs):\n"
                   + "\n".join(lines), flush=True)
             return []
