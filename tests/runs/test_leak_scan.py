@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from sdebench.agents.base import Capabilities, RunResult, Usage
 from sdebench.components import DELIVERIES
 from sdebench.runs.assemble import run_episode
 from sdebench.sandbox import make_factory
-from sdebench.sandbox.base import WORKDIR
+from sdebench.sandbox.base import WORKDIR, SandboxError
 from sdebench.tasks import record as task_mod
 from sdebench.tasks import repo as repo_mod
 from tests.sandbox.conftest import docker_image  # noqa: F401 - fixture
@@ -110,7 +111,9 @@ def test_nothing_the_agent_sees_names_its_task(backend, delivery, request, tmp_p
 # workspace (temp and shared-memory dirs, a System V message, abstract socket names) and holds it
 # there; the receiver, an episode of the same task running beside it, reads all it can outside its
 # own workspace and reports every marker it finds. It plants a control of its own the same way
-# first, which its scan must find.
+# first, which its scan must find. The host starts the scan once the sender says (in its workspace)
+# that the plant is in place, and lets the sender go once the scan is over.
+PLANTED, STOP = ".sdb-planted", ".sdb-stop"
 PLANT = r"""
 import ctypes, os, socket, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -131,7 +134,11 @@ if q >= 0:
 for i in range(0, len(payload), 90):
     s = socket.socket(socket.AF_UNIX); s.bind("\0" + payload[i:i + 90]); s.listen(); keep.append(s)
 print("planted", time.time(), flush=True)
-time.sleep(hold)
+with open(".sdb-planted", "w") as f:
+    f.write("planted")
+end = time.time() + hold
+while time.time() < end and not os.path.exists(".sdb-stop"):
+    time.sleep(0.05)
 for f in files:  # leave nothing behind (without a sandbox, on the host itself)
     os.unlink(f)
 if q >= 0 and hold:
@@ -181,12 +188,14 @@ print("scanned", start, " ".join(sorted(seen)))
 
 
 class PairAgent:
-    """Runs one command through its bash tool (after `wait` is set, if given), then submits."""
+    """Runs one command through its bash tool (the host's `before` first, if given; `after` once it
+    is over, whatever happened), then submits."""
 
     name = "pair"
+    capabilities = Capabilities()
 
-    def __init__(self, command: str, started=None, wait=None):
-        self.command, self.started, self.wait = command, started, wait
+    def __init__(self, command: str, started=None, before=None, after=None):
+        self.command, self.started, self.before, self.after = command, started, before, after
         self.usage = Usage()
         self.out = ""
 
@@ -194,15 +203,42 @@ class PairAgent:
         self.tools = ctx.toolbox
 
     def run(self) -> RunResult:
-        if self.wait is not None:
-            self.wait.wait(300)
         if self.started is not None:
             self.started.set()
-        self.out = self.tools.call("bash", {"command": self.command, "timeout": 240}).output
+        try:
+            if self.before is not None:
+                self.before()
+            self.out = self.tools.call("bash", {"command": self.command, "timeout": 240}).output
+        finally:
+            if self.after is not None:
+                self.after()
         return RunResult("submitted", 1)
 
     def feedback(self, text: str) -> None:
         pass
+
+    def close(self) -> None:
+        pass
+
+
+class Opened:
+    """A factory that keeps the sandboxes it opens, so the host side of the test reaches the
+    sender's (the agent itself holds only its tools)."""
+
+    def __init__(self, factory):
+        self.factory, self.boxes = factory, []
+
+    def open(self, workspace, **kw):
+        box = self.factory.open(workspace, **kw)
+        self.boxes.append((Path(workspace), box))
+        return box
+
+    def box_under(self, root: Path):
+        """The first sandbox opened on a workspace below `root` (an episode's own, before its grades)."""
+        return next(box for ws, box in self.boxes if root in ws.parents)
+
+    def __getattr__(self, name: str):
+        return getattr(self.factory, name)
 
 
 @pytest.mark.slow
@@ -218,12 +254,26 @@ def test_two_episodes_running_at_once_pass_each_other_nothing(backend, request, 
     marker, control = "mk" + secrets.token_hex(6), "ct" + secrets.token_hex(6)
     payload = f"{marker}{' '.join(task.fact_tokens)}{marker}"
     started = threading.Event()
-    # The sender holds its plant long enough for the receiver's sandbox to start and scan.
-    sender = PairAgent(f"python3 -c {shlex.quote(PLANT)} {shlex.quote(payload)} 45", started=started)
-    scan = (f"python3 -c {shlex.quote(PLANT)} {control} 0 && sleep 6 && "
+    # The sender holds its plant until the receiver's scan is over (at most 120 s).
+    sender = PairAgent(f"python3 -c {shlex.quote(PLANT)} {shlex.quote(payload)} 120", started=started)
+
+    factory = Opened(_factory(backend, request, tasks_dir))
+
+    def wait_for_plant() -> None:
+        assert started.wait(300), "the sender never started"
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            try:
+                if factory.box_under(tmp_path / "full").read_file(PLANTED) == "planted":
+                    return
+            except (OSError, SandboxError):
+                pass
+            time.sleep(0.2)
+
+    scan = (f"python3 -c {shlex.quote(PLANT)} {control} 0 && "
             f"python3 -c {shlex.quote(SCAN_ALL)} {marker} {control}")
-    receiver = PairAgent(scan, wait=started)
-    factory = _factory(backend, request, tasks_dir)
+    receiver = PairAgent(scan, before=wait_for_plant,
+                         after=lambda: factory.box_under(tmp_path / "full").write_file(STOP, ""))
     cfg = {"max_interventions": 0, "tools": {"max_output_chars": 100_000}, "grading": {"feedback_hidden": "binary"}}
     records: dict[str, object] = {}
 
@@ -245,7 +295,7 @@ def test_two_episodes_running_at_once_pass_each_other_nothing(backend, request, 
     assert "planted" in sender.out and "scanned" in receiver.out, (sender.out[-1500:], receiver.out[-1500:])
     planted = float(sender.out.split("planted", 1)[1].split()[0])
     scanned_line = receiver.out.split("scanned", 1)[1].split("\n", 1)[0].split()
-    assert planted < float(scanned_line[0]) < planted + 40, "the scan did not run while the fact was planted"
+    assert planted < float(scanned_line[0]) < planted + 100, "the scan did not run while the fact was planted"
     found = set(scanned_line[1:])
     assert control in found, f"the scan found not even its own control: {receiver.out[-2000:]}"
     if backend == "unsafe_local":
