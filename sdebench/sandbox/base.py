@@ -28,6 +28,9 @@ class Mount:
     source: str
     target: str
     read_only: bool = True
+    # The host adds to it while the sandbox is open (the gateway's socket, made once the agent
+    # starts): a backend that fixes its mounts when the sandbox opens binds it as it is.
+    live: bool = False
 
 
 @dataclass(frozen=True)

@@ -145,7 +145,7 @@ def _has_socket(d: str) -> bool:
 def _volumes(client, opts: DockerOptions, mounts: tuple[Mount, ...], private: Path, key: str):
     """Binds and overlay volumes for `mounts`: a read-only dir is seen through an overlay volume of
     this container's own (its own inodes: no lock or watch meets another container's); a writable
-    one, or one holding a socket (which an overlay cannot carry), is bound as it is."""
+    one, a live one or one holding a socket (which an overlay cannot carry) is bound as it is."""
     import docker
 
     binds = {src: {"bind": dst, "mode": "ro"} for src, dst in
@@ -153,7 +153,7 @@ def _volumes(client, opts: DockerOptions, mounts: tuple[Mount, ...], private: Pa
     volumes: list[str] = []
     specs = []
     for i, m in enumerate(mounts):
-        if not m.read_only or not os.path.isdir(m.source) or _has_socket(m.source):
+        if not m.read_only or m.live or not os.path.isdir(m.source) or _has_socket(m.source):
             binds[m.source] = {"bind": m.target, "mode": "ro" if m.read_only else "rw"}
             continue
         name = f"{LABEL}-{key}-{i}"

@@ -4,8 +4,10 @@
 What is refused, and why (each entry says it):
 
 - host-wide readings that no namespace covers: `sysinfo()` (load, free memory and the process
-  count of the whole host), `statfs()` (free blocks and inodes of a file system another sandbox
-  writes to: the host disk under every workspace);
+  count of the whole host). Not `statfs()`/`fstatfs()` (free blocks and inodes of the disk under
+  every workspace, which other sandboxes write to): agent CLIs need them (Codex cannot resume a
+  session without `statfs`), and `runc` calls `fstatfs` after loading the profile; that reading
+  stays open (docs/grading.md measures it);
 - the kernel keyrings (not namespaced: keys and per-uid quotas are shared by every sandbox);
 - page-cache residency probes (`cachestat`, `mincore`, `preadv2(RWF_NOWAIT)`) and explicit
   eviction (`fadvise(DONTNEED)`, `madvise(COLD/PAGEOUT)`, `process_madvise`): with them two
@@ -49,7 +51,6 @@ class Rule:
     arg: int | None = None
     mask: int = 0
     values: tuple[int, ...] = ()
-    docker: bool = True  # also in the docker profile
 
 
 def _always(names: str, err: int, why: str) -> list[Rule]:
@@ -58,9 +59,6 @@ def _always(names: str, err: int, why: str) -> list[Rule]:
 
 RULES: tuple[Rule, ...] = (
     *_always("sysinfo", errno.ENOSYS, "host-wide load, free memory and process count"),
-    *_always("statfs", errno.ENOSYS, "free blocks and inodes of file systems other sandboxes write to"),
-    # runc itself calls fstatfs after loading the filter (to check /proc before it execs): docker keeps it.
-    Rule("fstatfs", errno.ENOSYS, "free blocks and inodes of file systems other sandboxes write to", docker=False),
     *_always("add_key request_key keyctl", errno.ENOSYS, "keyrings and key quotas are shared by every sandbox"),
     *_always("cachestat mincore process_madvise", errno.ENOSYS, "page-cache residency of shared files"),
     Rule("preadv2", errno.EOPNOTSUPP, "a non-blocking read tells cached pages apart", arg=5, mask=RWF_NOWAIT),
@@ -82,7 +80,7 @@ RULES: tuple[Rule, ...] = (
 
 # x86_64 system call numbers of the names above.
 X86_64 = {
-    "sysinfo": 99, "statfs": 137, "fstatfs": 138, "add_key": 248, "request_key": 249, "keyctl": 250, "cachestat": 451, "mincore": 27,
+    "sysinfo": 99, "add_key": 248, "request_key": 249, "keyctl": 250, "cachestat": 451, "mincore": 27,
     "process_madvise": 440, "preadv2": 327, "fadvise64": 221, "madvise": 28, "io_uring_setup": 425,
     "io_uring_enter": 426, "io_uring_register": 427, "fanotify_init": 300, "fanotify_mark": 301,
     "perf_event_open": 298, "syslog": 103, "clone": 56, "clone3": 435, "unshare": 272, "setns": 308,
@@ -149,8 +147,6 @@ def docker_profile(rules: tuple[Rule, ...] = RULES) -> str:
     else allowed; the container also runs without capabilities, as an unprivileged user."""
     syscalls = []
     for r in rules:
-        if not r.docker:
-            continue
         entry: dict = {"names": [r.name], "action": "SCMP_ACT_ERRNO", "errnoRet": r.errno_ret or 0}
         if r.errno_ret == 0:
             # Docker reads errnoRet 0 as "unset" (EPERM): an advisory call refused is still harmless.

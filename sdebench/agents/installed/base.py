@@ -191,7 +191,7 @@ class InstalledAgent:
         return (
             Mount(str(self.host_install), AGENT_DIR, read_only=True),
             Mount(str(home), HOME, read_only=False),
-            Mount(str(gw), GATEWAY_DIR, read_only=True),
+            Mount(str(gw), GATEWAY_DIR, read_only=True, live=True),  # its socket appears once the gateway starts
         )
 
     @property
