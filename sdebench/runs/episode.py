@@ -5,9 +5,12 @@ failing output back and resume (at most `max_interventions` times), with metrics
 resolved at the first submit gives 0; unresolved after the cap gives the cap with resolved=false.
 
 The episode's stop_reason says why it ended: `resolved`, `max_interventions` (unresolved after
-the cap), a limit the agent hit (`max_turns`, `max_cost`, `max_wall`, ...), `gave_up`, or `error`
-(an exception anywhere in the episode, or a grade that could not run: it is recorded, never
-raised, and never counted as unresolved).
+the cap), a limit the agent hit (`max_turns`, `max_cost`, `max_wall`, ...), `agent_error` (the
+agent's run failed after its model acted, for no reason outside it: unresolved), `gave_up`, or
+`error` (an exception anywhere in the episode, a grade that could not run, or a run that ended in
+error: a dead model, a broken set-up; it is recorded, never raised, never counted as unresolved,
+and decided before the grade: a workspace that happens to pass after the model died is no more an
+outcome than one that fails, else errors would be kept out of the rates only when they miss).
 
 Grades get the options of the `grading` config group; the trajectory logs only what the agent may
 learn of each grade (`Grade.public()`: its feedback policy decides what is said about held-out
@@ -32,11 +35,12 @@ import shutil
 import tempfile
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sdebench.agents.base import STOP_SUBMITTED, Agent, AgentContext, AnswerKey, Limits
+from sdebench.agents.base import STOP_ERROR, STOP_SUBMITTED, Agent, AgentContext, AnswerKey, Limits
 from sdebench.delivery.carried import CarriedMemory
 from sdebench.grading.grade import Grade
 from sdebench.runs.record import Attempt, EpisodeRecord, Identity
@@ -245,6 +249,10 @@ def run_episode(
                 # The grade could not run: an infrastructure failure, never an outcome.
                 rec.stop_reason, rec.error = "error", f"grading failed: {g.error}"
                 break
+            if run.stop_reason == STOP_ERROR:
+                # The run ended in error (a dead model, a broken set-up): no outcome, whatever was graded.
+                rec.stop_reason, rec.error = STOP_ERROR, run.error or "the agent's run ended in an error"
+                break
             if g.resolved:
                 rec.resolved, rec.stop_reason, rec.resolved_at = True, "resolved", len(rec.attempts)
                 break
@@ -285,7 +293,9 @@ def run_episode(
             shutil.rmtree(work, ignore_errors=True)
     if toolbox is not None:
         stats = toolbox.stats()
-        rec.tool_calls = stats["tool_calls"]
+        # an agent that runs its own tools (an installed CLI) counts them; the toolbox counts its own
+        own = agent_obj.tool_calls() if agent_obj is not None and hasattr(agent_obj, "tool_calls") else {}
+        rec.tool_calls = dict(Counter(own) + Counter(stats["tool_calls"]))
         rec.tool_errors = stats["tool_errors"]
         rec.tools_s = stats["tools_s"]
     if agent_obj is not None:

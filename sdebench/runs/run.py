@@ -249,8 +249,10 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
 
 
 def outcome(rec) -> str:
-    """One line: resolved or why not, interventions, wall time, error."""
-    state = "resolved" if rec.resolved else f"unresolved ({rec.stop_reason})"
+    """One line: resolved, why not, or error (no outcome); interventions, wall time, error."""
+    from sdebench.analysis.rules import outcome_label
+
+    state = outcome_label(rec)
     err = f", error: {rec.error}" if rec.error else ""
     return f"{state}, {rec.interventions} interventions, {rec.wall_s:.2f}s{err}"
 

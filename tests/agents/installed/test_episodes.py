@@ -204,6 +204,20 @@ def _run(agent: str, task, server, tmp_path, delivery: str, sandbox: str, *overr
     return steps, rec, events
 
 
+MEMORY_ALIASES = {"mcp__memory__memory_search", "mcp_memory_memory_search", "memory_memory_search"}
+
+
+def called_tools(steps) -> dict[str, int]:
+    """The tools scripted steps call, by name, each CLI's memory tool counted as `memory_search`."""
+    out: dict[str, int] = {}
+    for s in steps:
+        names = [s["tool"]] if "tool" in s else [c["name"] for c in s.get("tool_calls", [])]
+        for n in names:
+            n = "memory_search" if n in MEMORY_ALIASES else n
+            out[n] = out.get(n, 0) + 1
+    return out
+
+
 def _check(steps, rec, events, server, memtool: bool):
     assert rec["error"] is None, rec["error"]
     assert rec["resolved"] is True and rec["stop_reason"] == "resolved", rec
@@ -219,6 +233,7 @@ def _check(steps, rec, events, server, memtool: bool):
     # the feedback reached the agent in the same session: the request after it carries the earlier turns
     fed = [e for e in events if e["kind"] == "feedback"]
     assert len(fed) == 1
+    assert rec["tool_calls"] == called_tools(steps)  # every tool the CLI called, by name
     if memtool:
         assert rec["tool_calls"].get("memory_search") == 1
         mem = [e for e in events if e["kind"] == "tool" and e["name"] == "memory_search"]
