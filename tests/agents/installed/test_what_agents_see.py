@@ -13,6 +13,7 @@ import pytest
 
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
+from tests.agents.installed.conftest import TEST_IMAGE
 from tests.agents.installed.helpers import (
     KEY_ENV,
     PLANTED,
@@ -76,13 +77,15 @@ def tool_names(body: dict) -> list[str]:
     return names
 
 
-def _episode(agent: str, delivery: str, steps: list[dict], server, task, tmp_path):
+def _episode(agent: str, delivery: str, steps: list[dict], server, task, tmp_path, sandbox: str = "local"):
     model = {**AGENTS, **PRESETS}[agent][0]
     server.model.reset(testmodel.parse_script(steps))
     base = testmodel.base_url(server)
     cfg = compose(f"agent={agent}", f"model={model}", f"model.api_base={api_base_for(model, base)}",
-                  f"delivery={delivery}", "sandbox=local", "max_interventions=0", *PRESET_OVERRIDES.get(agent, ()),
+                  f"delivery={delivery}", f"sandbox={sandbox}", "max_interventions=0", *PRESET_OVERRIDES.get(agent, ()),
                   *MODEL_NAME.get(agent, ()))
+    if sandbox == "docker":
+        cfg["sandbox"]["image"] = TEST_IMAGE
     rec, events = episode(task, cfg, tmp_path)
     return rec, events, requests(base)
 
@@ -164,9 +167,13 @@ def test_the_memory_command_returns_what_the_tool_returns_and_names_nothing(task
     assert "[REDACTED]" in json.dumps(events) or "sdb-" not in json.dumps(events)
 
 
-def test_mini_swe_agent_searches_memory_with_the_command(task, server, tmp_path, key):
+@pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_mini_swe_agent_searches_memory_with_the_command(sandbox, task, server, tmp_path, key, request):
+    if sandbox == "docker":
+        request.getfixturevalue("docker_image")
     search = usage({"tool": "bash", "arguments": {"command": "memory_search rounding policy invoices"}}, 3000, 40)
-    rec, events, reqs = _episode("mini-swe-agent", "memtool", [search, _finish("mini-swe-agent")], server, task, tmp_path)
+    rec, events, reqs = _episode("mini-swe-agent", "memtool", [search, _finish("mini-swe-agent")], server, task, tmp_path,
+                                 sandbox)
     assert rec["error"] is None and rec["model_calls"] == 2, rec
     assert "[K]" in json.dumps(reqs[1]["body"]["messages"][-1])  # the hits reached the model
     assert rec["tool_calls"] == {"bash": 2, "memory_search": 1}
