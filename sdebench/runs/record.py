@@ -92,7 +92,9 @@ class EpisodeRecord:
     resolved_at: int | None = None  # the submit (1-based attempt) that resolved; None if unresolved
     max_interventions: int | None = None  # the cap in force (None in early version 1 records: 5)
     feedback_hidden: str = "binary"  # the grading feedback policy in force: binary | counts | tests
-    stop_reason: str = "error"  # resolved | max_interventions | a limit (max_turns, max_cost, max_wall, ...) | gave_up | error
+    # resolved | max_interventions | a limit (max_turns, max_cost, max_wall, ...) | agent_error | gave_up | error
+    # (agent_error: an unresolved outcome; error: none, see docs/records.md)
+    stop_reason: str = "error"
     error: str | None = None  # what went wrong when stop_reason is error (or the agent reported one)
     attempts: list[Attempt] = field(default_factory=list)  # one per grade, in order
     feedback: list[str] = field(default_factory=list)  # the texts fed back, in order
