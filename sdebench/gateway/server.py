@@ -120,6 +120,8 @@ class Gateway:
         self.dead_after_s = dead_after_s
         self._probing = False
         self._probed_at: float | None = None  # a live model is probed again only after another dead_after_s
+        self._failures = 0  # failed calls of the episode (never reset)
+        self._alive_after: int | None = None  # `_failures` when a probe last found the model alive
         self.calls = 0
         # one per gateway (its HTTP client keeps the connection to the model open across calls)
         self.upstream = upstream.route_for(model.litellm_model, model.api_base, model.extra, route)
@@ -267,7 +269,7 @@ class Gateway:
             msg = self._redacted(f"sdebench gateway failed on this call: {_short(e)}")
             self.last_error = msg
             # a fault here is not the model's answer: the probe decides whether the model is alive
-            self.streak.fail(liveness.INFRASTRUCTURE, msg)
+            self._failed(liveness.INFRASTRUCTURE, msg)
             self._log("model_error", protocol=route.protocol, error=msg, status=500)
             return self.error(route.protocol, 500, msg)
 
@@ -305,7 +307,7 @@ class Gateway:
             self.meter.release(ticket, latency)
             msg = self._redacted(_short(e))
             self.last_error = msg
-            self.streak.fail(liveness.cause_of(liveness.status_of(e)), msg)
+            self._failed(liveness.cause_of(liveness.status_of(e)), msg)
             self._log("model_error", protocol=protocol, n=ticket.n, error=msg, status=_status(e))
             await self._check_alive()
             return self.error(protocol, _status(e), f"upstream model error: {msg}")
@@ -314,7 +316,7 @@ class Gateway:
             account = self.meter.account(ticket, response, latency)
         except PricingError as e:
             self.last_error = str(e)
-            self.streak.fail(liveness.CONFIG, str(e))
+            self._failed(liveness.CONFIG, str(e))
             self._log("model_error", protocol=protocol, n=ticket.n, error=str(e), status=500)
             return self.error(protocol, 500, str(e))
         self.streak.answered()
@@ -353,13 +355,24 @@ class Gateway:
 
     def dead_model(self) -> str | None:
         """Why the model is dead (every call failed since some point and the gateway's own probe fails
-        too: sdebench.agents.liveness), or None; probes only while the model is a suspect."""
-        if self.dead is None:
-            reason = liveness.dead_model(self.streak, lambda: liveness.probe(self.model), self._log)
+        too: sdebench.agents.liveness), or None; probes only while the model is a suspect, and not
+        again when no call failed since a probe found it alive."""
+        if self.dead is None and self._alive_after != self._failures:
+            failures = self._failures
+            reason = liveness.dead_model(self.streak, self._probe, self._log)
             self.dead = self._redacted(reason) if reason else None
             if self.dead:
                 self._log("model_dead", reason=self.dead, failed_calls=self.streak.failed)
+            elif self.streak.suspect:
+                self._alive_after = failures
         return self.dead
+
+    def _probe(self) -> liveness.Probe:
+        return liveness.probe(self.model)
+
+    def _failed(self, cause: str, error: str) -> None:
+        self.streak.fail(cause, error)
+        self._failures += 1
 
     def _upstream_kwargs(self, req: protocols.ChatRequest, max_tokens: int) -> dict[str, Any]:
         m = self.model

@@ -189,7 +189,25 @@ def test_failures_a_live_model_answers_the_probe_through_are_not_a_death(upstrea
         codes = [c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code for _ in range(4)]
         assert codes == [200, 503, 503, 503] and gw.dead_model() is None
     assert [e["alive"] for e in events if e["kind"] == "model_probe"][:1] == [True]
+    assert [e["failed_calls"] for e in events if e["kind"] == "model_probe"][:1] == [1]  # at the first failure
     assert not [e for e in events if e["kind"] in ("model_dead", "model_refused")]
+
+
+def test_a_model_found_alive_is_probed_again_only_after_another_failure(upstream):
+    """The end of each run asks whether the model is dead: a probe that found it alive is not repeated
+    until another call has failed."""
+    upstream.model.reset(testmodel.parse_script([step(), {"error": 503, "repeat": True}]))
+    events: list[dict] = []
+    with gateway(upstream, events=events, dead_after_s=3600) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        h = {"Authorization": f"Bearer {gw.token}"}
+        codes = [c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code for _ in range(3)]
+        assert codes == [200, 503, 503] and not [e for e in events if e["kind"] == "model_probe"]  # not yet 3600 s
+        assert gw.dead_model() is None and gw.dead_model() is None
+        assert c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code == 503
+        assert gw.dead_model() is None and gw.dead_model() is None
+    probes = [e for e in events if e["kind"] == "model_probe"]
+    assert [(e["alive"], e["failed_calls"]) for e in probes] == [(True, 2), (True, 3)]
+    assert len(upstream.model.probes) == 2
 
 
 @pytest.mark.parametrize("anthropic_upstream", [False, True])

@@ -389,3 +389,31 @@ def test_a_failure_the_agent_can_cause_is_an_unresolved_outcome_not_an_error(how
     assert not rules.is_error(rec) and rules.counted_interventions(rec) == rec["max_interventions"]
     assert rec["model_calls"] == (2 if how == "kills its own CLI" else 1)
     assert 'ROUND_HALF_UP' in rec["final_diff"]  # what it did before failing was graded
+
+
+# from the agent's own shell: a model call of its own making, which the model answers 503, then its CLI killed
+FAKE_DEATH = (
+    "python3 -c \"import os, urllib.request as u\n"
+    "r = u.Request('http://127.0.0.1:8377/v1/chat/completions', headers={'Content-Type': 'application/json', "
+    "'Authorization': 'Bearer ' + os.environ['SDEBENCH_GATEWAY_TOKEN']}, "
+    "data=b'{\\\"model\\\": \\\"x\\\", \\\"messages\\\": [{\\\"role\\\": \\\"user\\\", \\\"content\\\": \\\"hi\\\"}]}')\n"
+    "try:\n    u.urlopen(r)\nexcept Exception as e:\n    print(e)\"; kill -9 $PPID"
+)
+
+
+@pytest.mark.bwrap
+def test_an_agent_cannot_fake_a_dead_model(task, server, tmp_path, key):
+    """The agent makes a call fail with a 5xx and kills its CLI at once: the failure looks like the
+    model's, but the model answers the gateway's own probe, so the run is the agent's (`agent_error`)."""
+    steps = [usage({"tool": "bash", "arguments": {"command": SED_WRONG}}, 3200, 50, 2000),
+             usage({"tool": "bash", "arguments": {"command": FAKE_DEATH}}, 3300, 20, 2000),
+             {"error": 503, "message": "overloaded"}]
+    server.model.reset(testmodel.parse_script(steps))
+    base = testmodel.base_url(server)
+    cfg = compose("agent=mini-swe-agent", "model=testmodel", f"model.api_base={base}", "delivery=squashed",
+                  "sandbox=local", "agent.dead_model_s=0")
+    rec, events = episode(task, cfg, tmp_path)
+    assert len(requests(base)) == 3 and "overloaded" in str([e for e in events if e["kind"] == "model_error"])
+    assert rec["stop_reason"] == "agent_error" and not rules.is_error(rec), (rec["stop_reason"], rec["error"])
+    assert [e["alive"] for e in events if e["kind"] == "model_probe"] == [True]
+    assert rec["model_calls"] == 2 and 'ROUND_HALF_UP' in rec["final_diff"]
