@@ -58,6 +58,9 @@ MAX_BODY_BYTES = 64 << 20
 DEAD_AFTER_S = 60.0
 # the status of that refusal: every CLI gives up on it at once (a 5xx or 429 would be retried)
 DEAD_STATUS = 404
+# its message names no upstream error: some CLIs retry any error whose text reads like a transient
+# one ("503", "service unavailable", "connection refused"), whatever its status (OpenCode does)
+DEAD_MESSAGE = "sdebench gateway: the model is unreachable for the rest of this episode; the call was not sent"
 
 
 @functools.cache
@@ -283,8 +286,7 @@ class Gateway:
             return self.error(protocol, 400, f"bad request: {e}", "invalid_request_error")
         if self.dead is not None:
             self._log("model_refused", protocol=protocol, stop_reason="error", reason=self.dead)
-            return self.error(protocol, DEAD_STATUS, f"sdebench gateway: the model is unreachable ({self.dead})",
-                              "not_found_error")
+            return self.error(protocol, DEAD_STATUS, DEAD_MESSAGE, "not_found_error")
         max_tokens = self.model.max_tokens or req.max_tokens or DEFAULT_MAX_TOKENS
         try:
             ticket = self.meter.admit(req.prompt_chars(), max_tokens)
