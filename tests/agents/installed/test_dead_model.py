@@ -21,7 +21,7 @@ from sdebench.runs.run import outcome
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
 from tests.agents.installed.helpers import KEY_ENV, PLANTED, ROOT, api_base_for, compose, episode, usage
-from tests.agents.installed.test_episodes import AGENTS, PRESET_OVERRIDES, PRESETS, SED_WRONG, TASK
+from tests.agents.installed.test_episodes import AGENTS, PRESET_OVERRIDES, PRESETS, SED_RIGHT, SED_WRONG, TASK
 
 pytestmark = [pytest.mark.slow, pytest.mark.agents]
 
@@ -30,7 +30,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.agents]
 ACT = {
     "claude-code": {"tool": "Bash", "arguments": {"command": SED_WRONG, "description": "round half up"}},
     "codex": {"tool": "exec_command", "arguments": {"cmd": SED_WRONG}},
-    "mini-swe-agent": {"tool": "bash", "arguments": {"command": SED_WRONG}},
+    # the right fix: a workspace that resolves when graded is no outcome either once the model died
+    "mini-swe-agent": {"tool": "bash", "arguments": {"command": f"{SED_WRONG} && {SED_RIGHT}"}},
     "qwen-code": {"tool": "read_file", "arguments": {"file_path": "/repo/invoicer/money.py"}},
     "opencode": {"tool": "bash", "arguments": {"command": SED_WRONG, "description": "round half up"}},
     "aider": {"text": "The rounding lives in invoicer/money.py; please add it to the chat."},
@@ -74,6 +75,7 @@ def _check_error(agent: str, rec, events):
     assert "failed every call since some point" in rec["error"], rec["error"]
     assert is_error(rec) and outcome_label(rec) == "error (no outcome)"
     assert [a["stop_reason"] for a in rec["attempts"]] == ["error"] and rec["resolved"] is False
+    assert rec["attempts"][0]["resolved"] is (agent == "mini-swe-agent")  # graded, yet no outcome
     assert rec["turns"] == rec["model_calls"] == 1  # the answered call; the failed ones are no turns
     failed = [e for e in events if e["kind"] == "model_error"]
     assert failed and rec["cost_usd"] == pytest.approx((1200 * 3.0 + 2000 * 0.3 + 50 * 15.0) / 1e6, rel=1e-12)
