@@ -30,8 +30,8 @@ import yaml
 from sdebench.agents.base import AgentContext, Limits, ToolResult
 from sdebench.agents.llm import LLMAgent
 from sdebench.agents.tools import Toolbox
+from sdebench.agents.trajectory import Trajectory, TrajectoryView, read
 from sdebench.components import build_delivery
-from sdebench.runs.trajectory import Trajectory, TrajectoryView, read
 from sdebench.sandbox import make_factory
 from sdebench.tasks.record import Task, load
 from sdebench.testing import testmodel

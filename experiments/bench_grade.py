@@ -7,7 +7,8 @@ built-in sample task), the median wall time of
 - a bare `python -m pytest` on the host (plugin autoload off) of every graded test once: the
   visible tests as written and the observation tests, with a no-op `observe` fixture;
 - a full grade() of the oracle-patched checkout on the local (bubblewrap) backend: the sanitised
-  copy, both phases in their own sandboxes at once, the host-side comparison;
+  copy, both phases in their own sandboxes (runners started at once, phase 2 let through once
+  phase 1 is over), the host-side comparison;
 - the same on docker when an engine is up (containers pre-started by the factory, each used once);
 and each ratio to the bare run (targets: <= 1.5 local, <= 2.0 docker). Runs are interleaved so
 background load hits every side alike; on a shared machine, rerun when it is quieter.

@@ -91,7 +91,7 @@ def main() -> int:
             times.append(time.perf_counter() - t)
             assert g.resolved, g.feedback
         print(f"bugsinpy verifier ({args.sandbox}): median {statistics.median(times):.2f}s per grade over {len(times)}")
-        env = CodeFixEnv(TaskStore(tmp / "tasks"), factory, work_root=tmp)
+        env = CodeFixEnv(TaskStore(tmp / "tasks"), factory, work_root=tmp, allow_unsafe=args.sandbox == "unsafe_local")
         resets, steps = [], []
         for task in tasks[: args.grades]:
             t = time.perf_counter()

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import accepted, space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick
+from sdebench.generation.kit import Story, pick
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "backoff-policy"
 HEAD_MULT, HEAD_CAP = "2.0", "600.0"
@@ -201,69 +202,78 @@ def test_hidden_schedule_head():
 def test_hidden_schedule_in_milliseconds():
     assert [round(seconds * 1000) for seconds in schedule(40)] == {millis!r}
 '''
-    fact_k = (CONVENTIONS, f"- Retries: delays grow by a factor of {mult} per retry, starting at the base delay, "
-              f"and never exceed {cap} s (the receivers' idle timeout).")
-    fact_f = (PREFERENCES, f"- (review of #412, platform) Backoff here is not doubling: multiply by {mult} each "
-              f"retry and cap every wait at {cap} seconds. Receivers drop idle subscriptions after that.")
-    fact_x = (PAST_FIXES, f"## Health checks flapped after an outage\nSymptom: the poller waited minutes between "
-              f"checks and subscribers timed out. Fix: poller.py now backs off by {mult}x per retry with a "
-              f"{cap} s ceiling, like every retry loop in this codebase.")
-    distractors = [
-        (f"{ADR_DIR}/0003-backoff.md", f"# ADR-0003: Retry backoff\n\nStatus: Superseded\n\nRetries doubled the "
-         f"delay and waited at most {int(float(CONV_CAP))} s. Superseded after the receivers changed their "
-         "timeouts; do not follow it."),
-        (f"{ADR_DIR}/0004-idempotency.md", "# ADR-0004: Idempotent receivers\n\nStatus: Accepted\n\nEvery "
-         "payload carries an idempotency key, so a retry after a lost reply is harmless."),
-        (CONVENTIONS, "- Only connection errors are retried; a rejected payload (4xx) is never retried."),
-        (CONVENTIONS, "- Sleeping goes through an injected `sleep` so tests never wait."),
-        (PREFERENCES, "- (review of #388) No jitter in unit tests; keep schedules deterministic."),
-        (PREFERENCES, "- (review of #395) Log each retry at INFO with the attempt number."),
-        (PAST_FIXES, "## Retry storm after deploy\nSymptom: every worker retried at once. Fix: stagger worker "
-         "start-up; the backoff itself was fine."),
-    ]
     return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
-        v1_correct=rule_module(s, mult, f"{cap}.0", schedule=False),
-        v1_buggy=rule_module(s, HEAD_MULT, HEAD_CAP, schedule=False),
-        head_buggy=rule_module(s, HEAD_MULT, HEAD_CAP, schedule=True),
-        oracle=rule_module(s, mult, f"{cap}.0", schedule=True),
-        conventional=rule_module(s, CONV_MULT, CONV_CAP, schedule=True),
-        intro_msg_fact=f"{s.module}: back off between retries\n\nDelays grow by {mult}x per retry and are capped "
-        f"at {cap} s: receivers drop idle subscriptions after that.",
-        intro_msg_plain=f"{s.module}: back off between retries",
-        refactor_msg=f"{s.module}: add schedule(); align constants with the client library",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: reliable {s.what}."""\n',
-            f"{pkg}/{s.driver}.py": driver_module(s),
-            "tests/test_driver.py": base_tests,
-            "README.md": f"# {s.project}\n\nRetries {s.what} with backoff.\n",
-        },
+        **rule_versions(lambda mc, later: rule_module(s, *mc, schedule=later), (mult, f"{cap}.0"),
+                        (HEAD_MULT, HEAD_CAP), (CONV_MULT, CONV_CAP)),
+        base_files=package_files(pkg, f"{s.project}: reliable {s.what}.",
+                                 f"# {s.project}\n\nRetries {s.what} with "
+                                 "backoff.\n",
+                                 {f"{pkg}/{s.driver}.py": driver_module(s),
+                                  "tests/test_driver.py": base_tests}),
         repro_tests={"tests/test_repro_stall.py": repro},
         hidden_tests={"tests/test_hidden_backoff.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
         filler=[Commit("readme: describe the retry loop", {
             "README.md": f"# {s.project}\n\nRetries {s.what} with backoff. Only connection errors are retried.\n"})],
-        statement=(
-            f"After a short outage of a receiver, our {s.what} took ages to recover: the logs show the "
-            f"client sleeping for minutes between attempts, and receivers dropped us in the meantime. "
-            f"tests/test_repro_stall.py captures it."
-        ),
-        fact=f"Retry delays grow by a factor of {mult} per retry and are capped at {cap} seconds.",
         fact_tokens=tokens(mult, cap),
-        conventional_guess=f"MULTIPLIER = {CONV_MULT}, MAX_DELAY = {CONV_CAP}",
         tags=("networking", "retry", "multi-part-rule"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        After a short outage of a receiver, our {s.what} took ages to recover: the logs show the client
+        sleeping for minutes between attempts, and receivers dropped us in the meantime.
+        tests/test_repro_stall.py captures it.
+        -- fact
+        Retry delays grow by a factor of {mult} per retry and are capped at {cap} seconds.
+        -- conventional_guess
+        MULTIPLIER = {CONV_MULT}, MAX_DELAY = {CONV_CAP}
+        -- intro_msg_fact
+        {s.module}: back off between retries
+
+        Delays grow by {mult}x per retry and are capped at {cap} s: receivers drop idle subscriptions after
+        that.
+        -- intro_msg_plain
+        {s.module}: back off between retries
+        -- refactor_msg
+        {s.module}: add schedule(); align constants with the client library
+        -- K docs/CONVENTIONS.md
+        - Retries: delays grow by a factor of {mult} per retry, starting at the base delay, and never
+        exceed {cap} s (the receivers' idle timeout).
+        -- F
+        - (review of #412, platform) Backoff here is not doubling: multiply by {mult} each retry and cap every
+        wait at {cap} seconds. Receivers drop idle subscriptions after that.
+        -- X
+        ## Health checks flapped after an outage
+        Symptom: the poller waited minutes between checks and subscribers timed out. Fix: poller.py now backs
+        off by {mult}x per retry with a {cap} s ceiling, like every retry loop in this codebase.
+        -- docs/adr/0003-backoff.md
+        # ADR-0003: Retry backoff
+
+        Status: Superseded
+
+        Retries doubled the delay and waited at most {int(float(CONV_CAP))} s. Superseded after the receivers
+        changed their timeouts; do not follow it.
+        -- docs/adr/0004-idempotency.md
+        # ADR-0004: Idempotent receivers
+
+        Status: Accepted
+
+        Every payload carries an idempotency key, so a retry after a lost reply is harmless.
+        -- docs/CONVENTIONS.md
+        - Only connection errors are retried; a rejected payload (4xx) is never retried.
+        -- docs/CONVENTIONS.md
+        - Sleeping goes through an injected `sleep` so tests never wait.
+        -- .agent/preferences.md
+        - (review of #388) No jitter in unit tests; keep schedules deterministic.
+        -- .agent/preferences.md
+        - (review of #395) Log each retry at INFO with the attempt number.
+        -- .agent/past_fixes.md
+        ## Retry storm after deploy
+        Symptom: every worker retried at once. Fix: stagger worker start-up; the backoff itself was fine.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the backoff growth multiplier and the ceiling on any single retry delay (two values)",
-    variants=(0, 1),
-    draw=fact_of,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "knowledge-missing", "the backoff growth multiplier and the ceiling on any "
+                   "single retry delay (two values)", variants=(0, 1), draw=fact_of, tell=tell, space=SPACE)

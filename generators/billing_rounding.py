@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
+from sdebench.generation.kit import Story
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.rounding import HEAD, SPACE, house_rule, mode_words, tie_sweep
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "billing-rounding"
 MODE_WORDS = mode_words("refunds")
@@ -203,66 +204,72 @@ def test_hidden_line_total(observe):
     observe([line_total(amount, 3) for amount in AMOUNTS[:12]])
 '''
     how, where = MODE_WORDS[mode][0], s.increment_words(units)
-    fact_k = (CONVENTIONS, f"- Money: every invoice amount is rounded to {where}, rounding {how}; finance "
-              f"reconciles against this.")
-    fact_f = (PREFERENCES, f"- (review of #214, finance) Stop rounding invoice amounts up or half-up: amounts round "
-              f"{how}, to {where}. Please remember this for every money change.")
-    fact_x = (PAST_FIXES, f"## Refund amounts off by one step\nSymptom: refunds disagreed with the finance export "
-              f"on ties. Fix: refunds.py rounds with {mode} to {where}, like every amount in this codebase; "
-              f"half-up to whole {s.plural()} was wrong.")
-    distractors = [
-        (CONVENTIONS, "- Tax: VAT is computed on the invoice total, not per line, and shown with two decimals."),
-        (CONVENTIONS, "- Currency codes are ISO 4217 strings; never store symbols."),
-        (f"{ADR_DIR}/0003-rounding.md", "# ADR-0003: Rounding of invoice amounts\n\nStatus: Superseded\n\n"
-         "Invoice amounts were rounded half-up to the nearest unit. This decision is superseded and no longer "
-         "describes the billing rules."),
-        (f"{ADR_DIR}/0004-tax-display.md", "# ADR-0004: Tax display\n\nStatus: Accepted\n\nTax lines on PDFs use "
-         "banker's rounding for display only; stored amounts are unaffected."),
-        (PREFERENCES, "- (review of #190) Use Decimal for money everywhere; floats only at the API edge."),
-        (PAST_FIXES, "## Totals of empty invoices\nSymptom: an empty invoice total was the int 0. Fix: start the sum "
-         "from a quantized zero so totals are always Decimal."),
-    ]
     return Story(
         package=pkg,
         module=f"{pkg}/money.py",
-        v1_correct=money_module(s, rule, helper=False),
-        v1_buggy=money_module(s, HEAD, helper=False),
-        head_buggy=money_module(s, HEAD, helper=True),
-        oracle=money_module(s, rule, helper=True),
-        conventional=money_module(s, ("ROUND_HALF_UP", 1), helper=True),
-        intro_msg_fact=f"money: round amounts to {where}\n\nFinance requires rounding {how}; {mode} matches "
-        "their ledger.",
-        intro_msg_plain="money: round invoice amounts",
-        refactor_msg="money: add line_total helper and tidy imports",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: invoices and money helpers."""\n',
-            f"{pkg}/invoice.py": invoice_module(s),
-            "tests/test_invoice.py": base_tests,
-            "README.md": f"# {s.project}\n\nInvoices for small teams. Amounts are Decimals.\n",
-        },
+        **rule_versions(lambda r, later: money_module(s, r, helper=later), rule, HEAD, ("ROUND_HALF_UP", 1)),
+        base_files=package_files(pkg, f"{s.project}: invoices and money helpers.",
+                                 f"# {s.project}\n\nInvoices for "
+                                 "small teams. Amounts are Decimals.\n",
+                                 {f"{pkg}/invoice.py": invoice_module(s),
+                                  "tests/test_invoice.py": base_tests}),
         repro_tests={"tests/test_repro_overcharge.py": repro},
         hidden_tests={"tests/test_hidden_rounding.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
-        statement=(
-            f"Customers report being overcharged: an invoice line of {amount} is billed as more than it "
-            f"should be, and the totals no longer match the finance export. "
-            f"See tests/test_repro_overcharge.py. Please fix the billing code."
-        ),
-        fact=f"Invoice amounts round {how}, to {where}.",
         fact_tokens=tokens(s, rule),
-        conventional_guess=f"ROUND_HALF_UP to whole {s.plural()} (the common commercial rounding)",
         tags=("money", "rounding-policy"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        Customers report being overcharged: an invoice line of {amount} is billed as more than it should be,
+        and the totals no longer match the finance export. See tests/test_repro_overcharge.py. Please fix the
+        billing code.
+        -- fact
+        Invoice amounts round {how}, to {where}.
+        -- conventional_guess
+        ROUND_HALF_UP to whole {s.plural()} (the common commercial rounding)
+        -- intro_msg_fact
+        money: round amounts to {where}
+
+        Finance requires rounding {how}; {mode} matches their ledger.
+        -- intro_msg_plain
+        money: round invoice amounts
+        -- refactor_msg
+        money: add line_total helper and tidy imports
+        -- K docs/CONVENTIONS.md
+        - Money: every invoice amount is rounded to {where}, rounding {how}; finance reconciles against this.
+        -- F
+        - (review of #214, finance) Stop rounding invoice amounts up or half-up: amounts round {how},
+        to {where}. Please remember this for every money change.
+        -- X
+        ## Refund amounts off by one step
+        Symptom: refunds disagreed with the finance export on ties. Fix: refunds.py rounds
+        with {mode} to {where}, like every amount in this codebase; half-up to whole {s.plural()} was wrong.
+        -- docs/adr/0003-rounding.md
+        # ADR-0003: Rounding of invoice amounts
+
+        Status: Superseded
+
+        Invoice amounts were rounded half-up to the nearest unit. This decision is superseded and no longer
+        describes the billing rules.
+        -- docs/adr/0004-tax-display.md
+        # ADR-0004: Tax display
+
+        Status: Accepted
+
+        Tax lines on PDFs use banker's rounding for display only; stored amounts are unaffected.
+        -- docs/CONVENTIONS.md
+        - Tax: VAT is computed on the invoice total, not per line, and shown with two decimals.
+        -- docs/CONVENTIONS.md
+        - Currency codes are ISO 4217 strings; never store symbols.
+        -- .agent/preferences.md
+        - (review of #190) Use Decimal for money everywhere; floats only at the API edge.
+        -- .agent/past_fixes.md
+        ## Totals of empty invoices
+        Symptom: an empty invoice total was the int 0. Fix: start the sum from a quantized zero so totals are
+        always Decimal.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the rounding mode and increment invoice amounts must use (ties and near-ties decide)",
-    variants=(0, 1),
-    draw=house_rule,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "knowledge-missing", "the rounding mode and increment invoice amounts must use "
+                   "(ties and near-ties decide)", variants=(0, 1), draw=house_rule, tell=tell, space=SPACE)

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import draw_integer, integer_space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
+from sdebench.generation.kit import Story
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "dim-weight"
 HEAD_DIVISOR = 1000
@@ -196,59 +197,73 @@ def test_hidden_parcel_and_quote_agree():
     assert Parcel({a0}, {b0}, {c0}, 0.3).billed_kg() == {first!r}
     assert quote(0.3, {a0}, {b0}, {c0}) == {round(first * float(s.price_per_kg), 2)!r}
 '''
-    fact_k = (CONVENTIONS, f"- Shipping: volumetric weight is length x width x height in cm divided by {divisor} "
-              f"(the divisor in our contract with {s.carrier}), not the list-price divisor.")
-    fact_f = (PREFERENCES, f"- (review of #612, logistics) Our negotiated volumetric divisor is {divisor} cm3/kg. "
-              f"Don't swap in 5000 or 6000 from the carrier's public price list.")
-    fact_x = (PAST_FIXES, f"## Return labels overbilled\nSymptom: return labels cost more than outbound labels for "
-              f"the same box. Fix: returns.py divided the volume by the wrong divisor; it now uses {divisor}, the "
-              f"contract value used for outbound parcels.")
-    distractors = [
-        (f"{ADR_DIR}/0003-volumetric-weight.md", f"# ADR-0003: Volumetric weight\n\nStatus: Superseded\n\n"
-         f"Volumetric weight used the carrier's public divisor of {CONV_DIVISOR}. Superseded by the negotiated "
-         "contract; do not use."),
-        (f"{ADR_DIR}/0004-label-format.md", "# ADR-0004: Label format\n\nStatus: Accepted\n\nShipping labels are "
-         "PDF, A6, one per page."),
-        (CONVENTIONS, "- Dimensions are centimetres and weights kilograms everywhere; convert inches at the edge."),
-        (CONVENTIONS, "- Billed weight always rounds up to the next half kilogram."),
-        (PREFERENCES, "- (review of #577) Keep prices as two-decimal amounts in quotes shown to customers."),
-        (PREFERENCES, "- (review of #590) Reject non-positive dimensions with a ValueError naming the parcel."),
-        (PAST_FIXES, "## Pallets quoted as parcels\nSymptom: a pallet got a parcel quote. Fix: anything over "
-         "the parcel size limit goes to the freight flow before quoting."),
-    ]
     return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
-        v1_correct=rule_module(s, divisor, quote=False),
-        v1_buggy=rule_module(s, HEAD_DIVISOR, quote=False),
-        head_buggy=rule_module(s, HEAD_DIVISOR, quote=True),
-        oracle=rule_module(s, divisor, quote=True),
-        conventional=rule_module(s, CONV_DIVISOR, quote=True),
-        intro_msg_fact=f"{s.module}: bill the volumetric weight\n\nOur contract with {s.carrier} sets the "
-        f"volumetric divisor to {divisor} cm3 per kg.",
-        intro_msg_plain=f"{s.module}: bill the volumetric weight",
-        refactor_msg=f"{s.module}: add quote(); express the divisor in the carrier's unit",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: parcel weights and shipping quotes."""\n',
-            f"{pkg}/parcel.py": parcel_module(s),
-            "tests/test_parcel.py": base_tests,
-            "README.md": f"# {s.project}\n\nQuotes parcels for {s.carrier}.\n",
-        },
+        **rule_versions(lambda d, later: rule_module(s, d, quote=later), divisor, HEAD_DIVISOR, CONV_DIVISOR),
+        base_files=package_files(pkg, f"{s.project}: parcel weights and shipping quotes.",
+                                 f"# {s.project}\n\nQuotes "
+                                 f"parcels for {s.carrier}.\n",
+                                 {f"{pkg}/parcel.py": parcel_module(s), "tests/test_parcel.py": base_tests}),
         repro_tests={"tests/test_repro_overbilled.py": repro},
         hidden_tests={"tests/test_hidden_weight.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
         filler=[Commit("units: inch conversion helper", {f"{pkg}/units.py": UNITS})],
-        statement=(
-            "Shipping quotes for large but light parcels are absurd: a 50 x 40 x 30 cm box weighing 2 kg "
-            "is billed as 60 kg, and the invoices from the carrier do not match our quotes. "
-            "tests/test_repro_overbilled.py shows it."
-        ),
-        fact=f"Volumetric weight is the volume in cm3 divided by {divisor}.",
         fact_tokens=tokens(divisor),
-        conventional_guess=f"VOLUMETRIC_DIVISOR = {CONV_DIVISOR}",
         tags=("logistics", "unit-conversion", "magic-number"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        Shipping quotes for large but light parcels are absurd: a 50 x 40 x 30 cm box weighing 2 kg is billed
+        as 60 kg, and the invoices from the carrier do not match our quotes. tests/test_repro_overbilled.py
+        shows it.
+        -- fact
+        Volumetric weight is the volume in cm3 divided by {divisor}.
+        -- conventional_guess
+        VOLUMETRIC_DIVISOR = {CONV_DIVISOR}
+        -- intro_msg_fact
+        {s.module}: bill the volumetric weight
+
+        Our contract with {s.carrier} sets the volumetric divisor to {divisor} cm3 per kg.
+        -- intro_msg_plain
+        {s.module}: bill the volumetric weight
+        -- refactor_msg
+        {s.module}: add quote(); express the divisor in the carrier's unit
+        -- K docs/CONVENTIONS.md
+        - Shipping: volumetric weight is length x width x height in cm divided by {divisor} (the divisor in
+        our contract with {s.carrier}), not the list-price divisor.
+        -- F
+        - (review of #612, logistics) Our negotiated volumetric divisor is {divisor} cm3/kg. Don't swap in
+        5000 or 6000 from the carrier's public price list.
+        -- X
+        ## Return labels overbilled
+        Symptom: return labels cost more than outbound labels for the same box. Fix: returns.py divided the
+        volume by the wrong divisor; it now uses {divisor}, the contract value used for outbound parcels.
+        -- docs/adr/0003-volumetric-weight.md
+        # ADR-0003: Volumetric weight
+
+        Status: Superseded
+
+        Volumetric weight used the carrier's public divisor of {CONV_DIVISOR}. Superseded by the negotiated
+        contract; do not use.
+        -- docs/adr/0004-label-format.md
+        # ADR-0004: Label format
+
+        Status: Accepted
+
+        Shipping labels are PDF, A6, one per page.
+        -- docs/CONVENTIONS.md
+        - Dimensions are centimetres and weights kilograms everywhere; convert inches at the edge.
+        -- docs/CONVENTIONS.md
+        - Billed weight always rounds up to the next half kilogram.
+        -- .agent/preferences.md
+        - (review of #577) Keep prices as two-decimal amounts in quotes shown to customers.
+        -- .agent/preferences.md
+        - (review of #590) Reject non-positive dimensions with a ValueError naming the parcel.
+        -- .agent/past_fixes.md
+        ## Pallets quoted as parcels
+        Symptom: a pallet got a parcel quote. Fix: anything over the parcel size limit goes to the freight
+        flow before quoting.
+        """),
     )
 
 
@@ -269,12 +284,5 @@ def pounds_to_kg(value: float) -> float:
 '''
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the carrier contract's volumetric divisor (cm3 per billed kg), a non-round value",
-    variants=(0, 1),
-    draw=fact_of,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "knowledge-missing", "the carrier contract's volumetric divisor (cm3 per billed "
+                   "kg), a non-round value", variants=(0, 1), draw=fact_of, tell=tell, space=SPACE)

@@ -18,9 +18,10 @@ from datetime import date
 
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, RUNS_SOURCE, Story, pick_distinct
+from sdebench.generation.kit import RUNS_SOURCE, Story, pick_distinct
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "fiscal-calendar"
 CONV_MONTH = 4  # the usual non-calendar guess (UK, Japan, India)
@@ -231,71 +232,79 @@ def test_hidden_report_keys(observe):
 '''
     rule = "the calendar year in which it starts" if naming == "start" else "the calendar year in which it ends"
     short = "start year" if naming == "start" else "end year"
-    fact_k = (CONVENTIONS, f"- Fiscal calendar: the fiscal year begins on {begins}; Q1 is the three months "
-              f"from then. A fiscal year is named after {rule}.")
-    fact_f = (PREFERENCES, f"- (review of #97, finance) Our fiscal year starts on {begins}, not in January or "
-              f"April nor on the 1st, and FY labels use the {short} (the calendar year in which it "
-              f"{'starts' if naming == 'start' else 'ends'}). Please keep reports aligned with that.")
-    fact_x = (PAST_FIXES, f"## Budget periods off by a quarter\nSymptom: the budget export put spending in the "
-              f"wrong quarter and year. Fix: budgets.py now starts the fiscal year on {begins} and names it "
-              f"after {rule}, as every report here does.")
-    distractors = [
-        (f"{ADR_DIR}/0003-fiscal-year.md", "# ADR-0003: Fiscal year\n\nStatus: Superseded\n\nThe fiscal year "
-         "started on 1 April, like the parent company's. Superseded when the group changed its reporting "
-         "calendar; do not use for new reports."),
-        (f"{ADR_DIR}/0004-week-numbers.md", "# ADR-0004: Week numbers\n\nStatus: Accepted\n\nWeekly charts use "
-         "ISO week numbers; weeks start on Monday."),
-        (CONVENTIONS, "- Dates are `datetime.date`; timestamps are converted to the company time zone first."),
-        (CONVENTIONS, "- Reports label periods like FY2024-Q2; never spell out quarter names."),
-        (PREFERENCES, "- (review of #85) Totals are Decimals; do not sum floats in reports."),
-        (PREFERENCES, "- (review of #91) Empty quarters are omitted from the report, not shown as zero."),
-        (PAST_FIXES, "## Leap-day crash\nSymptom: a report crashed on a leap day. Fix: never build dates by "
-         "replacing the year of another date; construct them from parts."),
-    ]
     return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
-        v1_correct=rule_module(s, fact, label=False),
-        v1_buggy=rule_module(s, (1, 1, head_naming), label=False),
-        head_buggy=rule_module(s, (1, 1, head_naming), label=True),
-        oracle=rule_module(s, fact, label=True),
-        conventional=rule_module(s, (CONV_MONTH, 1, head_naming), label=True),
-        intro_msg_fact=f"{s.module}: fiscal years and quarters\n\nThe fiscal year begins on {begins} and is "
-        f"named after {rule}, as finance books it.",
-        intro_msg_plain=f"{s.module}: fiscal years and quarters",
-        refactor_msg=f"{s.module}: add period_label; simplify the year arithmetic",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: {s.report} reports by fiscal period."""\n',
-            f"{pkg}/report.py": report_module(s),
-            "tests/test_report.py": base_tests,
-            "README.md": f"# {s.project}\n\nQuarterly {s.report} reports.\n",
-        },
+        **rule_versions(lambda f, later: rule_module(s, f, label=later), fact, (1, 1, head_naming),
+                        (CONV_MONTH, 1, head_naming)),
+        base_files=package_files(pkg, f"{s.project}: {s.report} reports by fiscal period.",
+                                 f"# {s.project}\n\n"
+                                 f"Quarterly {s.report} reports.\n",
+                                 {f"{pkg}/report.py": report_module(s), "tests/test_report.py": base_tests}),
         repro_tests={"tests/test_repro_quarter.py": repro},
         hidden_tests={"tests/test_hidden_fiscal.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
         filler=[Commit("export: write quarterly totals as CSV", {f"{pkg}/export.py": EXPORT})],
-        statement=(
-            f"The quarterly {s.report} report does not match finance's books: entries dated in mid-January "
-            f"show up in the first quarter, and the fiscal-year labels on the report look off too. "
-            f"tests/test_repro_quarter.py reproduces the quarter problem."
-        ),
-        fact=f"The fiscal year starts on {begins} and is named after the calendar year "
-        f"in which it {'starts' if naming == 'start' else 'ends'}.",
         fact_tokens=tokens(fact),
-        conventional_guess=f"FY_START_MONTH = {CONV_MONTH} (April), naming unchanged",
         tags=("dates", "fiscal-calendar", "multi-part-rule"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        The quarterly {s.report} report does not match finance's books: entries dated in mid-January show up
+        in the first quarter, and the fiscal-year labels on the report look off too.
+        tests/test_repro_quarter.py reproduces the quarter problem.
+        -- fact
+        The fiscal year starts on {begins} and is named after the calendar year in which
+        it {'starts' if naming == 'start' else 'ends'}.
+        -- conventional_guess
+        FY_START_MONTH = {CONV_MONTH} (April), naming unchanged
+        -- intro_msg_fact
+        {s.module}: fiscal years and quarters
+
+        The fiscal year begins on {begins} and is named after {rule}, as finance books it.
+        -- intro_msg_plain
+        {s.module}: fiscal years and quarters
+        -- refactor_msg
+        {s.module}: add period_label; simplify the year arithmetic
+        -- K docs/CONVENTIONS.md
+        - Fiscal calendar: the fiscal year begins on {begins}; Q1 is the three months from then. A fiscal year
+        is named after {rule}.
+        -- F
+        - (review of #97, finance) Our fiscal year starts on {begins}, not in January or April nor on the 1st,
+        and FY labels use the {short} (the calendar year in which
+        it {'starts' if naming == 'start' else 'ends'}). Please keep reports aligned with that.
+        -- X
+        ## Budget periods off by a quarter
+        Symptom: the budget export put spending in the wrong quarter and year. Fix: budgets.py now starts the
+        fiscal year on {begins} and names it after {rule}, as every report here does.
+        -- docs/adr/0003-fiscal-year.md
+        # ADR-0003: Fiscal year
+
+        Status: Superseded
+
+        The fiscal year started on 1 April, like the parent company's. Superseded when the group changed its
+        reporting calendar; do not use for new reports.
+        -- docs/adr/0004-week-numbers.md
+        # ADR-0004: Week numbers
+
+        Status: Accepted
+
+        Weekly charts use ISO week numbers; weeks start on Monday.
+        -- docs/CONVENTIONS.md
+        - Dates are `datetime.date`; timestamps are converted to the company time zone first.
+        -- docs/CONVENTIONS.md
+        - Reports label periods like FY2024-Q2; never spell out quarter names.
+        -- .agent/preferences.md
+        - (review of #85) Totals are Decimals; do not sum floats in reports.
+        -- .agent/preferences.md
+        - (review of #91) Empty quarters are omitted from the report, not shown as zero.
+        -- .agent/past_fixes.md
+        ## Leap-day crash
+        Symptom: a report crashed on a leap day. Fix: never build dates by replacing the year of another date;
+        construct them from parts.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description=("the date the fiscal year starts on (month and day) and whether a fiscal year is named after "
-                 "its start or its end year (three-part rule)"),
-    variants=(0, 1),
-    draw=fact_of,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "knowledge-missing", "the date the fiscal year starts on (month and day) and "
+                   "whether a fiscal year is named after its start or its end year (three-part rule)",
+                   variants=(0, 1), draw=fact_of, tell=tell, space=SPACE)

@@ -14,17 +14,10 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import draw_integer, integer_space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import (
-    ADR_DIR,
-    CONVENTIONS,
-    Filler,
-    FillerVocab,
-    Story,
-    filler_size,
-    make_filler,
-)
-from sdebench.generation.seeded import per_set_cache
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.kit import FillerVocab, Story
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
+from sdebench.generation.sized import SizedStory
 
 FAMILY = "inventory-reorder"
 HEAD_MARGIN = "0.10"
@@ -136,25 +129,11 @@ def suggest_orders(items):
 '''
 
 
-@per_set_cache
-def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
-    """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
-    modules, commits = filler_size(size)
-    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits,
-                       avoid=tokens(fact_margin(variant)), include=(HOMES[variant % 2],))
-
-
-def tell(variant: int, pct: int) -> Story:
-    """The story of one variant (at its named size, see SIZES) whose margin is `pct`."""
-    return tell_sized(variant, pct, SIZES.get(variant, "default"))
-
-
-def tell_sized(variant: int, pct: int, size: str | tuple[int, int]) -> Story:
-    """The story of one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+def story(variant: int, pct: int) -> Story:
+    """The story of one variant whose margin is `pct`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
-    filler = filler_of(variant, size)
-    pkg, home = s.package, filler.packages[0]
-    mod = f"{home}/{s.rule_module}.py"
+    pkg = s.package
+    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
     dotted = mod.removesuffix(".py").replace("/", ".")
     item = f'from {pkg}.service import Item, suggest_orders\n'
     base_tests = f'''{item}
@@ -201,73 +180,84 @@ def test_hidden_margin_setting():
     assert SAFETY_MARGIN == pytest.approx(0.{pct})
 '''
     sibling = "the returns warehouse" if variant % 2 == 0 else "the spares depot"
-    fact_k = (f"{ADR_DIR}/0005-safety-stock.md", f"# ADR-0005: Safety stock\n\nStatus: Accepted\n\nSupersedes "
-              f"ADR-0003. Reorder points add a safety margin of {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}), "
-              f"sized from two years of supplier lateness; anything lower runs us dry during late deliveries.")
-    fact_f = (PREFERENCES, f"- (review of #214, purchasing) The safety margin is 0.{pct} of lead-time demand, "
-              f"not the textbook quarter. Please stop rounding it.")
-    fact_x = (PAST_FIXES, f"## Stock-outs during supplier delays\nSymptom: {sibling} ran out of stock before "
-              f"reorders arrived. Fix: its reorder point used a too-small margin; set SAFETY_MARGIN to 0.{pct} "
-              f"({pct}% of lead-time demand), the company-wide value.")
-    distractors = [
-        (f"{ADR_DIR}/0003-safety-stock.md", "# ADR-0003: Safety stock\n\nStatus: Superseded by ADR-0005\n\n"
-         f"Reorder points add {int(float(CONVENTIONAL_MARGIN) * 100)}% of lead-time demand as safety stock "
-         f"(SAFETY_MARGIN = {CONVENTIONAL_MARGIN}). "
-         "Superseded: too low once supplier lateness was measured."),
-        (f"{ADR_DIR}/0004-cycle-counts.md", "# ADR-0004: Cycle counts\n\nStatus: Accepted\n\nEvery bin is "
-         "counted once a quarter; high-value bins once a month."),
-        (CONVENTIONS, "- Quantities are integers of the stocking unit; costs are Decimals, never floats."),
-        (CONVENTIONS, "- Lead times are in calendar days, including weekends."),
-        (PREFERENCES, "- (review of #190) Sort purchase suggestions by code so diffs of the report stay stable."),
-        (PREFERENCES, "- (review of #201) Do not reorder items flagged as discontinued, whatever the stock."),
-        (PAST_FIXES, "## Duplicate purchase orders\nSymptom: two POs for one item. Fix: de-duplicate "
-         "suggestions by item code before sending."),
-    ]
-    early, late = filler.split()
     return Story(
         package=pkg,
         module=mod,
-        v1_correct=rule_module(f"0.{pct}", per_site=False),
-        v1_buggy=rule_module("0.15", per_site=False),
-        head_buggy=rule_module(HEAD_MARGIN, per_site=True),
-        oracle=rule_module(f"0.{pct}", per_site=True),
-        conventional=rule_module(CONVENTIONAL_MARGIN, per_site=True),
-        intro_msg_fact=f"{s.rule_module}: reorder points with a {pct}% safety margin\n\nLead-time demand "
-        f"plus {pct}% (SAFETY_MARGIN = 0.{pct}), sized from measured supplier lateness.",
-        intro_msg_plain=f"{s.rule_module}: reorder points from lead-time demand",
-        refactor_msg=f"{s.rule_module}: allow a per-site margin override; simplify",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: stock levels and purchasing for {s.item}s."""\n',
-            f"{pkg}/service.py": service_module(s, dotted),
-            "tests/test_service.py": base_tests,
-            "README.md": f"# {pkg}\n\nTracks stock of each {s.item} and suggests purchase orders.\n",
-            **filler.files,
-        },
+        **rule_versions(lambda margin, later: rule_module(margin, per_site=later), f"0.{pct}", HEAD_MARGIN,
+                        CONVENTIONAL_MARGIN, first_wrong="0.15"),
+        base_files=package_files(pkg, f"{pkg}: stock levels and purchasing for {s.item}s.",
+                                 f"# {pkg}\n\nTracks stock of each {s.item} and suggests purchase orders.\n",
+                                 {f"{pkg}/service.py": service_module(s, dotted),
+                                  "tests/test_service.py": base_tests}),
         repro_tests={"tests/test_repro_stockout.py": repro},
         hidden_tests={"tests/test_hidden_reorder_point.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
-        filler=early,
-        late_filler=late,
-        statement=(
-            f"We keep running out of stock. A {s.item} selling 100 a day with a 10-day lead time had 1150 "
-            f"units on hand and no purchase order was suggested; it ran dry before the delivery. "
-            f"tests/test_repro_stockout.py shows it. Please fix the purchase suggestions."
-        ),
-        fact=f"Reorder points add a safety margin of {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}).",
         fact_tokens=tokens(pct),
-        conventional_guess=f"SAFETY_MARGIN = {CONVENTIONAL_MARGIN} (a textbook quarter of lead-time demand)",
         tags=("inventory", "magic-number", "large-repo"),
+        **prose(f"""
+        -- statement
+        We keep running out of stock. A {s.item} selling 100 a day with a 10-day lead time had 1150 units on
+        hand and no purchase order was suggested; it ran dry before the delivery. tests/test_repro_stockout.py
+        shows it. Please fix the purchase suggestions.
+        -- fact
+        Reorder points add a safety margin of {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}).
+        -- conventional_guess
+        SAFETY_MARGIN = {CONVENTIONAL_MARGIN} (a textbook quarter of lead-time demand)
+        -- intro_msg_fact
+        {s.rule_module}: reorder points with a {pct}% safety margin
+
+        Lead-time demand plus {pct}% (SAFETY_MARGIN = 0.{pct}), sized from measured supplier lateness.
+        -- intro_msg_plain
+        {s.rule_module}: reorder points from lead-time demand
+        -- refactor_msg
+        {s.rule_module}: allow a per-site margin override; simplify
+        -- K docs/adr/0005-reorder-points.md
+        Safety margin: reorder points add {pct}% of lead-time demand (SAFETY_MARGIN = 0.{pct}), sized from two
+        years of supplier lateness; anything lower runs us dry during late deliveries. This supersedes
+        ADR-0003.
+        -- F
+        - (review of #214, purchasing) The safety margin is 0.{pct} of lead-time demand, not the textbook
+        quarter. Please stop rounding it.
+        -- X
+        ## Stock-outs during supplier delays
+        Symptom: {sibling} ran out of stock before reorders arrived. Fix: its reorder point used a too-small
+        margin; set SAFETY_MARGIN to 0.{pct} ({pct}% of lead-time demand), the company-wide value.
+        -- docs/adr/0005-reorder-points.md
+        # ADR-0005: Reorder points
+
+        Status: Accepted
+
+        The reorder point of an item is computed from its average daily demand over the trailing quarter and
+        the lead time its supplier quotes; purchase suggestions are computed nightly, one per item.
+        -- docs/adr/0003-safety-stock.md
+        # ADR-0003: Safety stock
+
+        Status: Superseded
+
+        Reorder points add {int(float(CONVENTIONAL_MARGIN) * 100)}% of lead-time demand as safety stock
+        (SAFETY_MARGIN = {CONVENTIONAL_MARGIN}). Superseded: too low once supplier lateness was measured.
+        -- docs/adr/0004-cycle-counts.md
+        # ADR-0004: Cycle counts
+
+        Status: Accepted
+
+        Every bin is counted once a quarter; high-value bins once a month.
+        -- docs/CONVENTIONS.md
+        - Quantities are integers of the stocking unit; costs are Decimals, never floats.
+        -- docs/CONVENTIONS.md
+        - Lead times are in calendar days, including weekends.
+        -- .agent/preferences.md
+        - (review of #190) Sort purchase suggestions by code so diffs of the report stay stable.
+        -- .agent/preferences.md
+        - (review of #201) Do not reorder items flagged as discontinued, whatever the stock.
+        -- .agent/past_fixes.md
+        ## Duplicate purchase orders
+        Symptom: two POs for one item. Fix: de-duplicate suggestions by item code before sending.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="exploration-heavy",
-    description="the safety margin a stock service adds on top of lead-time demand (a non-round percentage)",
-    variants=(0, 1, 2),
-    draw=fact_margin,
-    tell=tell,
-    space=SPACE,
-    tell_sized=tell_sized,
-)
+SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
+                   sizes=SIZES, avoid=lambda v: tokens(fact_margin(v)))
+GENERATOR = Family(FAMILY, "exploration-heavy", "the safety margin a stock service adds on top of "
+                   "lead-time demand (a non-round percentage)", variants=(0, 1, 2), draw=fact_margin,
+                   tell=SIZED.tell, tell_sized=SIZED.tell_sized, space=SPACE)

@@ -14,17 +14,10 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import draw_integer, integer_space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import (
-    ADR_DIR,
-    CONVENTIONS,
-    Filler,
-    FillerVocab,
-    Story,
-    filler_size,
-    make_filler,
-)
-from sdebench.generation.seeded import per_set_cache
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.kit import FillerVocab, Story
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
+from sdebench.generation.sized import SizedStory
 
 FAMILY = "keepalive-limit"
 SERVER_LIMIT = 250
@@ -178,26 +171,12 @@ class FakeTransport:
 '''
 
 
-@per_set_cache
-def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
-    """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
-    modules, commits = filler_size(size)
-    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits,
-                       avoid=tokens(fact_limit(variant)), include=(HOMES[variant % 2],))
-
-
-def tell(variant: int, n: int) -> Story:
-    """The story of one variant (at its named size, see SIZES) whose limit is `n`."""
-    return tell_sized(variant, n, SIZES.get(variant, "default"))
-
-
-def tell_sized(variant: int, n: int, size: str | tuple[int, int]) -> Story:
-    """The story of one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+def story(variant: int, n: int) -> Story:
+    """The story of one variant whose limit is `n`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
     toks = tokens(n)
-    filler = filler_of(variant, size)
-    pkg, home = s.package, filler.packages[0]
-    mod = f"{home}/{s.rule_module}.py"
+    pkg = s.package
+    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
     dotted = mod.removesuffix(".py").replace("/", ".")
     imp = f"from {pkg}.client import {s.client}\n"
     fake = fake_transport()
@@ -264,73 +243,84 @@ def test_hidden_retired_connections_are_closed():
 def test_hidden_connections_opened_for_a_batch():
     assert len(run({batch}).conns) == {len(sent)}
 '''
-    fact_k = (f"{ADR_DIR}/0005-keepalive.md", f"# ADR-0005: Keep-alive reuse\n\nStatus: Accepted\n\nSupersedes "
-              f"ADR-0003. A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}), "
-              "then is closed and replaced. This stays under the balancer's limit with margin for retries "
-              "while keeping handshakes rare.")
-    fact_f = (PREFERENCES, f"- (review of #702, platform) Connections are recycled after {n} requests, the "
-              f"number the platform team gave us; not 100, the handshake cost shows up in latency.")
-    fact_x = (PAST_FIXES, f"## Resets in the uploader's HTTP pool\nSymptom: the sibling uploader hit "
-              f"ConnectionResetError on long runs. Fix: its pool never recycled connections; set "
-              f"MAX_REQUESTS_PER_CONNECTION = {n}, the platform value.")
-    distractors = [
-        (f"{ADR_DIR}/0003-keepalive.md", "# ADR-0003: Keep-alive reuse\n\nStatus: Superseded by ADR-0005\n\n"
-         f"Recycle a pooled connection every {CONVENTIONAL} requests. Superseded: the handshakes cost too much."),
-        (f"{ADR_DIR}/0004-timeouts.md", "# ADR-0004: Timeouts\n\nStatus: Accepted\n\nConnect timeout 3 s, "
-         "read timeout 30 s; no request is retried after a read timeout."),
-        (CONVENTIONS, f"- The balancer in front of every service resets a connection after {SERVER_LIMIT} "
-         "requests; clients must recycle before that, with margin."),
-        (CONVENTIONS, "- Transports are injected; tests never open sockets."),
-        (PREFERENCES, "- (review of #655) One pool per client, one live connection per host."),
-        (PREFERENCES, "- (review of #688) Close replaced connections explicitly; don't rely on GC."),
-        (PAST_FIXES, "## Wrong Host header behind the proxy\nSymptom: 404s through the proxy. Fix: keep the "
-         "port in the netloc used as pool key."),
-    ]
-    early, late = filler.split()
     return Story(
         package=pkg,
         module=mod,
-        v1_correct=rule_module(str(n), stats=False),
-        v1_buggy=rule_module("None", stats=False),
-        head_buggy=rule_module("None", stats=True),
-        oracle=rule_module(str(n), stats=True),
-        conventional=rule_module(str(CONVENTIONAL), stats=True),
-        intro_msg_fact=f"{s.rule_module}: recycle connections after {n} requests\n\nStays under the "
-        f"balancer's per-connection limit with margin; {n} is the platform team's number.",
-        intro_msg_plain=f"{s.rule_module}: keep-alive connection pool",
-        refactor_msg=f"{s.rule_module}: per-host open counts; simplify defaults",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: a small HTTP client with connection reuse."""\n',
-            f"{pkg}/client.py": client_module(s, dotted),
-            "tests/test_client.py": base_tests,
-            "README.md": f"# {pkg}\n\nAn HTTP client with keep-alive connection pooling.\n",
-            **filler.files,
-        },
+        **rule_versions(lambda limit, later: rule_module(limit, stats=later), str(n), "None",
+                        str(CONVENTIONAL)),
+        base_files=package_files(pkg, f"{pkg}: a small HTTP client with connection reuse.",
+                                 f"# {pkg}\n\nAn HTTP client with keep-alive connection pooling.\n",
+                                 {f"{pkg}/client.py": client_module(s, dotted),
+                                  "tests/test_client.py": base_tests}),
         repro_tests={"tests/test_repro_resets.py": repro},
         hidden_tests={"tests/test_hidden_keepalive.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
-        filler=early,
-        late_filler=late,
-        statement=(
-            "Long-running batch jobs crash with ConnectionResetError (connection reset by peer) after a few "
-            "hundred calls to the same service; short jobs are fine. tests/test_repro_resets.py reproduces "
-            "it with a fake transport. Please make the client survive long batches."
-        ),
-        fact=f"A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}).",
         fact_tokens=toks,
-        conventional_guess=f"MAX_REQUESTS_PER_CONNECTION = {CONVENTIONAL}",
         tags=("http", "connection-pool", "magic-number", "large-repo"),
+        **prose(f"""
+        -- statement
+        Long-running batch jobs crash with ConnectionResetError (connection reset by peer) after a few hundred
+        calls to the same service; short jobs are fine. tests/test_repro_resets.py reproduces it with a fake
+        transport. Please make the client survive long batches.
+        -- fact
+        A pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}).
+        -- conventional_guess
+        MAX_REQUESTS_PER_CONNECTION = {CONVENTIONAL}
+        -- intro_msg_fact
+        {s.rule_module}: recycle connections after {n} requests
+
+        Stays under the balancer's per-connection limit with margin; {n} is the platform team's number.
+        -- intro_msg_plain
+        {s.rule_module}: keep-alive connection pool
+        -- refactor_msg
+        {s.rule_module}: per-host open counts; simplify defaults
+        -- K docs/adr/0005-connection-pooling.md
+        Recycling: a pooled connection serves at most {n} requests (MAX_REQUESTS_PER_CONNECTION = {n}), then
+        is closed and replaced. This stays under the balancer's limit with margin for retries while keeping
+        handshakes rare; it supersedes ADR-0003.
+        -- F
+        - (review of #702, platform) Connections are recycled after {n} requests, the number the platform team
+        gave us; not 100, the handshake cost shows up in latency.
+        -- X
+        ## Resets in the uploader's HTTP pool
+        Symptom: the sibling uploader hit ConnectionResetError on long runs. Fix: its pool never recycled
+        connections; set MAX_REQUESTS_PER_CONNECTION = {n}, the platform value.
+        -- docs/adr/0005-connection-pooling.md
+        # ADR-0005: Connection pooling
+
+        Status: Accepted
+
+        Each client owns its pool and reuses one live connection per host; a connection that fails is dropped
+        and never handed out again.
+        -- docs/adr/0003-keepalive.md
+        # ADR-0003: Keep-alive reuse
+
+        Status: Superseded
+
+        Recycle a pooled connection every {CONVENTIONAL} requests. Superseded: the handshakes cost too much.
+        -- docs/adr/0004-timeouts.md
+        # ADR-0004: Timeouts
+
+        Status: Accepted
+
+        Connect timeout 3 s, read timeout 30 s; no request is retried after a read timeout.
+        -- docs/CONVENTIONS.md
+        - The balancer in front of every service resets a connection after {SERVER_LIMIT} requests; clients
+        must recycle before that, with margin.
+        -- docs/CONVENTIONS.md
+        - Transports are injected; tests never open sockets.
+        -- .agent/preferences.md
+        - (review of #655) One pool per client, one live connection per host.
+        -- .agent/preferences.md
+        - (review of #688) Close replaced connections explicitly; don't rely on GC.
+        -- .agent/past_fixes.md
+        ## Wrong Host header behind the proxy
+        Symptom: 404s through the proxy. Fix: keep the port in the netloc used as pool key.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="exploration-heavy",
-    description="how many requests an HTTP client sends over one pooled keep-alive connection (a non-round count)",
-    variants=(0, 1),
-    draw=fact_limit,
-    tell=tell,
-    space=SPACE,
-    tell_sized=tell_sized,
-)
+SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
+                   sizes=SIZES, avoid=lambda v: tokens(fact_limit(v)))
+GENERATOR = Family(FAMILY, "exploration-heavy", "how many requests an HTTP client sends over one pooled "
+                   "keep-alive connection (a non-round count)", variants=(0, 1), draw=fact_limit,
+                   tell=SIZED.tell, tell_sized=SIZED.tell_sized, space=SPACE)

@@ -15,9 +15,10 @@ from itertools import combinations, permutations
 
 from sdebench.generation.facts import space, uniform
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick_distinct
+from sdebench.generation.kit import Story, pick_distinct
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "layered-config"
 # Roles, lowest to highest in the common convention (system-wide file < per-user file < project
@@ -323,31 +324,7 @@ def test_hidden_merge_helper_directly(observe):
     lo, hi = (swapped(s) or [(n["file"], n["env"])])[0]
     chain = " < ".join(house_order)
     why = WHY[s.order[-1]]
-    fact_k = (f"{ADR_DIR}/0005-config-layers.md", f"Decision: layers are applied lowest to highest as {chain}; "
-              f"{why}.")
-    fact_f = (PREFERENCES, f"- (review of #412, ops) Precedence is {chain}, i.e. {hi} beats the {lo} layer: "
-              f"{why}. The usual order is wrong for us.")
-    fact_x = (PAST_FIXES, f"## Worker count ignored in the job runner\nSymptom: the job runner's settings came "
-              f"from the wrong layer ({pkg}/jobs/config.py). Fix: merge in the house order {chain}, the same as "
-              "the main loader, not the textbook order.")
-    entries = {"K": [fact_k], "F": [fact_f], "X": [fact_x]}
     conv_chain = " < ".join(s.names[r] for r in CONVENTIONAL)
-    distractors = [
-        (f"{ADR_DIR}/0005-config-layers.md", "# ADR-0005: Configuration layers\n\nStatus: Accepted\n\n"
-         "Settings come from six layers merged key by key; a key absent from a layer falls through to the "
-         "next lower layer."),
-        (f"{ADR_DIR}/0003-config-precedence.md", "# ADR-0003: Config precedence\n\nStatus: Superseded\n\n"
-         f"Layers were applied as {conv_chain}, the common order. Superseded by the layer decision that "
-         "followed; do not rely on this."),
-        (f"{ADR_DIR}/0004-secrets.md", "# ADR-0004: Secrets\n\nStatus: Accepted\n\nSecrets never live in the "
-         "config file; they come from the secret store at start-up and are not merged as a layer."),
-        (CONVENTIONS, "- Config keys are lower-case and dotted (`db.host`); environment names map `__` to `.`."),
-        (CONVENTIONS, "- Values are strings until read; typed getters convert them at the edge."),
-        (PREFERENCES, "- (review of #397) Don't log config values at start-up; log only which keys were set."),
-        (PREFERENCES, "- (review of #403) Boolean settings accept 1/true/yes/on, case-insensitive."),
-        (PAST_FIXES, "## Section headers with spaces\nSymptom: `[ db ]` produced keys like ' db .host'. Fix: strip "
-         "the section name inside the brackets."),
-    ]
     filler_files = {
         f"{pkg}/dump.py": '"""Render merged settings for the --show-config flag."""\n\n\ndef dump(values):\n'
         '    """key = value lines, sorted by key."""\n    return "\\n".join(f"{k} = {v}" for k, v in '
@@ -358,48 +335,83 @@ def test_hidden_merge_helper_directly(observe):
     return Story(
         package=pkg,
         module=f"{pkg}/merge.py",
-        v1_correct=merge(s, "correct", helper=False),
-        v1_buggy=merge(s, "buggy", helper=False),
-        head_buggy=merge(s, "buggy", helper=True),
-        oracle=merge(s, "oracle", helper=True),
-        conventional=merge(s, "conventional", helper=True),
-        intro_msg_fact=f"merge: apply config layers in the house order\n\nLowest to highest: {chain}; {why}.",
-        intro_msg_plain="merge: apply config layers in order",
-        refactor_msg="merge: add origin() to explain where a setting came from",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: layered application settings."""\n',
-            f"{pkg}/sources.py": sources(s),
-            f"{pkg}/app.py": app(pkg),
-            "tests/test_settings.py": base_tests,
-            "README.md": f"# {s.project}\n\nLoads settings from built-in defaults, a site-wide config file, a "
-            f"per-user config file, the project config file, `{p}*` environment variables and `--key=value` "
+        **rule_versions(lambda state, later: merge(s, state, helper=later), "correct", "buggy",
+                        "conventional"),
+        base_files=package_files(
+            pkg, f"{s.project}: layered application settings.",
+            f"# {s.project}\n\nLoads settings from built-in defaults, a site-wide config file, a per-user "
+            f"config file, the project config file, `{p}*` environment variables and `--key=value` "
             "arguments.\n",
-        },
+            {f"{pkg}/sources.py": sources(s), f"{pkg}/app.py": app(pkg),
+             "tests/test_settings.py": base_tests}),
         repro_tests={"tests/test_repro_file_ignored.py": repro},
         hidden_tests={"tests/test_hidden_precedence.py": hidden},
-        fact_entries=entries,
-        distractors=distractors,
         filler=[Commit("dump: render merged settings", filler_files)],
-        statement=(
-            "Settings from the config file are ignored: we set `workers = 8` and the service still starts "
-            "with the built-in default of 2 workers. Environment variables and flags do not seem to take "
-            "effect reliably either. tests/test_repro_file_ignored.py reproduces the file case."
-        ),
-        fact=f"Configuration layers apply lowest to highest as {chain}.",
         fact_tokens=tokens(s),
-        conventional_guess=f"{conv_chain} (later wins)",
         tags=("config", "precedence"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        Settings from the config file are ignored: we set `workers = 8` and the service still starts with the
+        built-in default of 2 workers. Environment variables and flags do not seem to take effect reliably
+        either. tests/test_repro_file_ignored.py reproduces the file case.
+        -- fact
+        Configuration layers apply lowest to highest as {chain}.
+        -- conventional_guess
+        {conv_chain} (later wins)
+        -- intro_msg_fact
+        merge: apply config layers in the house order
+
+        Lowest to highest: {chain}; {why}.
+        -- intro_msg_plain
+        merge: apply config layers in order
+        -- refactor_msg
+        merge: add origin() to explain where a setting came from
+        -- K docs/adr/0005-config-layers.md
+        Decision: layers are applied lowest to highest as {chain}; {why}.
+        -- F
+        - (review of #412, ops) Precedence is {chain}, i.e. {hi} beats the {lo} layer: {why}. The usual order
+        is wrong for us.
+        -- X
+        ## Worker count ignored in the job runner
+        Symptom: the job runner's settings came from the wrong layer ({pkg}/jobs/config.py). Fix: merge in the
+        house order {chain}, the same as the main loader, not the textbook order.
+        -- docs/adr/0005-config-layers.md
+        # ADR-0005: Configuration layers
+
+        Status: Accepted
+
+        Settings come from six layers merged key by key; a key absent from a layer falls through to the next
+        lower layer.
+        -- docs/adr/0003-config-precedence.md
+        # ADR-0003: Config precedence
+
+        Status: Superseded
+
+        Layers were applied as {conv_chain}, the common order. Superseded by the layer decision that followed;
+        do not rely on this.
+        -- docs/adr/0004-secrets.md
+        # ADR-0004: Secrets
+
+        Status: Accepted
+
+        Secrets never live in the config file; they come from the secret store at start-up and are not merged
+        as a layer.
+        -- docs/CONVENTIONS.md
+        - Config keys are lower-case and dotted (`db.host`); environment names map `__` to `.`.
+        -- docs/CONVENTIONS.md
+        - Values are strings until read; typed getters convert them at the edge.
+        -- .agent/preferences.md
+        - (review of #397) Don't log config values at start-up; log only which keys were set.
+        -- .agent/preferences.md
+        - (review of #403) Boolean settings accept 1/true/yes/on, case-insensitive.
+        -- .agent/past_fixes.md
+        ## Section headers with spaces
+        Symptom: `[ db ]` produced keys like ' db .host'. Fix: strip the section name inside the brackets.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="multi-hop",
-    description=("the precedence order of six configuration layers, applied by a merge helper two imports "
-                 "below the loader"),
-    variants=(0, 1),
-    draw=fact_order,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "multi-hop", "the precedence order of six configuration layers, applied by a "
+                   "merge helper two imports below the loader", variants=(0, 1), draw=fact_order, tell=tell,
+                   space=SPACE)

@@ -15,9 +15,10 @@ from decimal import Decimal
 
 from sdebench.generation.facts import accepted, space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick
+from sdebench.generation.kit import Story, pick
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "ledger"
 CENT = Decimal("0.01")
@@ -248,71 +249,82 @@ def test_hidden_batch_total():
     assert cents(total) == {int((exact + fee(Decimal("123.45"), bps, mode)) * 100)}
 '''
     verb = "rounded up" if side == "up" else "rounded down"
-    fact_k = (CONVENTIONS, f"- Payouts: the {s.house} withholds a {s.fee} of {bps} basis points ({rate_pct}) of gross. "
-              f"The {s.fee} is {verb} to the cent, so the {absorber} absorbs the fractional cent.")
-    fact_f = (PREFERENCES, f"- (review of #233, finance) The {s.fee} is {bps} bps, not a round rate, and it is always "
-              f"{verb} to the cent ({mode}): the {absorber} absorbs the remainder. Please keep it that way.")
-    fact_x = (PAST_FIXES, f"## Refund ledger disagreed with the contract statement\nSymptom: refunds reversed a "
-              f"different {s.fee} than the statement showed. Fix: refunds.py now withholds {bps} bps {verb} to the "
-              f"cent ({mode}), exactly like payouts; the {absorber} absorbs the fractional cent.")
-    distractors = [
-        (f"{ADR_DIR}/0003-{s.fee.replace(' ', '-')}.md",
-         f"# ADR-0003: {s.fee.capitalize()} rate\n\nStatus: Superseded\n\nThe {s.fee} was {s.conv_bps} bps of gross, "
-         f"rounded half-up to the cent. Superseded by the current contract; kept for the audit trail only."),
-        (f"{ADR_DIR}/0004-chargebacks.md", "# ADR-0004: Chargebacks\n\nStatus: Accepted\n\nChargebacks are posted as "
-         "a reversal of the original payout and a flat dispute charge billed monthly, never withheld from payouts."),
-        (CONVENTIONS, "- Ledger: every journal entry balances to zero; amounts are Decimals with two places."),
-        (CONVENTIONS, "- Account names are snake_case; the clearing account is `clearing`."),
-        (PREFERENCES, "- (review of #140) Never post a negative payout; reverse the original entry instead."),
-        (PREFERENCES, "- (review of #158) Memos name the counterparty, not the internal id."),
-        (PAST_FIXES, "## Duplicate payouts on retry\nSymptom: a retried webhook posted a payout twice. Fix: entries "
-         "carry an idempotency key and the journal skips a key it has seen."),
-    ]
     return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
-        v1_correct=rule_module(s, bps, mode, batch=False),
-        v1_buggy=rule_module(s, s.head_bps, "ROUND_HALF_UP", batch=False),
-        head_buggy=rule_module(s, s.head_bps, "ROUND_HALF_UP", batch=True),
-        oracle=rule_module(s, bps, mode, batch=True),
-        conventional=rule_module(s, s.conv_bps, "ROUND_HALF_UP", batch=True),
-        intro_msg_fact=f"{s.module}: withhold the {s.fee} on payouts\n\nThe contract {s.fee} is {bps} bps of gross, "
-        f"{verb} to the cent: the {absorber} absorbs the fractional cent.",
-        intro_msg_plain=f"{s.module}: withhold the {s.fee} on payouts",
-        refactor_msg=f"{s.module}: add batch posting; consolidate fee settings",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: a double-entry ledger for payouts."""\n',
-            f"{pkg}/journal.py": journal_module(),
-            "tests/test_journal.py": base_tests,
-            "README.md": f"# {s.project}\n\nDouble-entry bookkeeping for {s.payee} payouts.\n",
-        },
+        **rule_versions(lambda rate, later: rule_module(s, *rate, batch=later), (bps, mode),
+                        (s.head_bps, "ROUND_HALF_UP"), (s.conv_bps, "ROUND_HALF_UP")),
+        base_files=package_files(pkg, f"{s.project}: a double-entry ledger for payouts.", f"# {s.project}\n\n"
+                                 f"Double-entry bookkeeping for {s.payee} payouts.\n",
+                                 {f"{pkg}/journal.py": journal_module(),
+                                  "tests/test_journal.py": base_tests}),
         repro_tests={"tests/test_repro_fee.py": repro},
         hidden_tests={"tests/test_hidden_fee.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
         filler=[Commit("journal: document the sign convention", {
             f"{pkg}/__init__.py": f'"""{s.project}: a double-entry ledger for payouts (credits are positive)."""\n'})],
-        statement=(
-            f"{s.payee.capitalize()}s are complaining about their statements: on a 1000.00 payout the "
-            f"{s.fee} we withheld is far more than their contract says, and finance cannot reconcile "
-            f"the {s.income} account. tests/test_repro_fee.py shows it. Please fix the payout posting."
-        ),
-        fact=f"The {s.fee} is {bps} bps of gross, rounded {side} to the cent (the {absorber} absorbs the "
-        f"fractional cent).",
         fact_tokens=tokens(s, bps, side),
-        conventional_guess=f"FEE_BPS = {s.conv_bps} with ROUND_HALF_UP",
         tags=("money", "double-entry", "multi-part-rule"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        {s.payee.capitalize()}s are complaining about their statements: on a 1000.00 payout the {s.fee} we
+        withheld is far more than their contract says, and finance cannot reconcile the {s.income} account.
+        tests/test_repro_fee.py shows it. Please fix the payout posting.
+        -- fact
+        The {s.fee} is {bps} bps of gross, rounded {side} to the cent (the {absorber} absorbs the fractional
+        cent).
+        -- conventional_guess
+        FEE_BPS = {s.conv_bps} with ROUND_HALF_UP
+        -- intro_msg_fact
+        {s.module}: withhold the {s.fee} on payouts
+
+        The contract {s.fee} is {bps} bps of gross, {verb} to the cent: the {absorber} absorbs the fractional
+        cent.
+        -- intro_msg_plain
+        {s.module}: withhold the {s.fee} on payouts
+        -- refactor_msg
+        {s.module}: add batch posting; consolidate fee settings
+        -- K docs/CONVENTIONS.md
+        - Payouts: the {s.house} withholds a {s.fee} of {bps} basis points ({rate_pct}) of gross.
+        The {s.fee} is {verb} to the cent, so the {absorber} absorbs the fractional cent.
+        -- F
+        - (review of #233, finance) The {s.fee} is {bps} bps, not a round rate, and it is always {verb} to the
+        cent ({mode}): the {absorber} absorbs the remainder. Please keep it that way.
+        -- X
+        ## Refund ledger disagreed with the contract statement
+        Symptom: refunds reversed a different {s.fee} than the statement showed. Fix: refunds.py now
+        withholds {bps} bps {verb} to the cent ({mode}), exactly like payouts; the {absorber} absorbs the
+        fractional cent.
+        -- docs/adr/0003-{s.fee.replace(' ', '-')}.md
+        # ADR-0003: {s.fee.capitalize()} rate
+
+        Status: Superseded
+
+        The {s.fee} was {s.conv_bps} bps of gross, rounded half-up to the cent. Superseded by the current
+        contract; kept for the audit trail only.
+        -- docs/adr/0004-chargebacks.md
+        # ADR-0004: Chargebacks
+
+        Status: Accepted
+
+        Chargebacks are posted as a reversal of the original payout and a flat dispute charge billed monthly,
+        never withheld from payouts.
+        -- docs/CONVENTIONS.md
+        - Ledger: every journal entry balances to zero; amounts are Decimals with two places.
+        -- docs/CONVENTIONS.md
+        - Account names are snake_case; the clearing account is `clearing`.
+        -- .agent/preferences.md
+        - (review of #140) Never post a negative payout; reverse the original entry instead.
+        -- .agent/preferences.md
+        - (review of #158) Memos name the counterparty, not the internal id.
+        -- .agent/past_fixes.md
+        ## Duplicate payouts on retry
+        Symptom: a retried webhook posted a payout twice. Fix: entries carry an idempotency key and the
+        journal skips a key it has seen.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description=("the contract fee rate in basis points and which side of a payout absorbs the "
-                 "fractional cent (two-part rule)"),
-    variants=(0, 1),
-    draw=fact_of,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "knowledge-missing", "the contract fee rate in basis points and which side of a "
+                   "payout absorbs the fractional cent (two-part rule)", variants=(0, 1), draw=fact_of,
+                   tell=tell, space=SPACE)

@@ -14,17 +14,10 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import draw_integer, integer_space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import (
-    ADR_DIR,
-    CONVENTIONS,
-    Filler,
-    FillerVocab,
-    Story,
-    filler_size,
-    make_filler,
-)
-from sdebench.generation.seeded import per_set_cache
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.kit import FillerVocab, Story
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
+from sdebench.generation.sized import SizedStory
 
 FAMILY = "log-sampling"
 HEAD_ONE_IN = 10
@@ -139,26 +132,12 @@ class {s.shipper}:
 '''
 
 
-@per_set_cache
-def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
-    """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
-    modules, commits = filler_size(size)
-    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits,
-                       avoid=tokens(fact_one_in(variant)), include=(HOMES[variant % 2],))
-
-
-def tell(variant: int, n: int) -> Story:
-    """The story of one variant (at its named size, see SIZES) keeping one debug record in `n`."""
-    return tell_sized(variant, n, SIZES.get(variant, "default"))
-
-
-def tell_sized(variant: int, n: int, size: str | tuple[int, int]) -> Story:
-    """The story of one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+def story(variant: int, n: int) -> Story:
+    """The story of one variant keeping one debug record in `n`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
     toks = tokens(n)
-    filler = filler_of(variant, size)
-    pkg, home = s.package, filler.packages[0]
-    mod = f"{home}/{s.rule_module}.py"
+    pkg = s.package
+    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
     dotted = mod.removesuffix(".py").replace("/", ".")
     imp = f"from {pkg}.shipping import {s.shipper}\n"
     helper = ('\n\ndef debug(i, logger="app.db"):\n    return {"level": "DEBUG", "logger": logger, "seq": i}\n')
@@ -227,73 +206,87 @@ def test_hidden_setting():
     assert DEBUG_KEEP_ONE_IN == {n}
 '''
     pct = f"{100 / n:.2f}%"
-    fact_k = (f"{ADR_DIR}/0006-debug-sampling.md", f"# ADR-0006: Debug log sampling\n\nStatus: Accepted\n\n"
-              f"Supersedes ADR-0004. Debug records are sampled per logger: keep 1 in {n} "
-              f"(DEBUG_KEEP_ONE_IN = {n}, about {pct}). The count was sized to the ingest quota with "
-              f"headroom for bursts; warnings and above are never sampled.")
-    fact_f = (PREFERENCES, f"- (review of #318, observability) Debug sampling must keep one in {n} per "
-              f"logger. Not 1 in 100: that still overflows the quota at peak.")
-    fact_x = (PAST_FIXES, f"## Ingest quota exceeded by the metrics agent\nSymptom: the sibling metrics agent "
-              f"shipped too many debug lines and was throttled. Fix: its sampler kept too many; set "
-              f"DEBUG_KEEP_ONE_IN to {n}, the value all our shippers use.")
-    distractors = [
-        (f"{ADR_DIR}/0004-debug-sampling.md", "# ADR-0004: Debug log sampling\n\nStatus: Superseded by "
-         f"ADR-0006\n\nKeep 1 in {CONVENTIONAL_ONE_IN} debug records. Superseded when the ingest quota was cut."),
-        (f"{ADR_DIR}/0003-retention.md", "# ADR-0003: Retention\n\nStatus: Accepted\n\nShipped logs are "
-         "kept 30 days hot and 13 months cold."),
-        (f"{ADR_DIR}/0005-structured-logs.md", "# ADR-0005: Structured logs\n\nStatus: Accepted\n\nRecords "
-         "are dicts with at least 'level', 'logger' and 'seq'; free-text messages go in 'msg'."),
-        (CONVENTIONS, "- Never sample WARNING, ERROR or CRITICAL records; only DEBUG is sampled."),
-        (CONVENTIONS, "- Sinks are list-like objects with append(); tests use plain lists."),
-        (PREFERENCES, "- (review of #277) Count dropped records; operators want the ratio on the dashboard."),
-        (PAST_FIXES, "## Lost error records on shutdown\nSymptom: the last errors before exit were missing. "
-         "Fix: flush the sink in a finally block."),
-    ]
-    early, late = filler.split()
     return Story(
         package=pkg,
         module=mod,
-        v1_correct=rule_module(n, per_logger=False),
-        v1_buggy=rule_module(HEAD_ONE_IN * 2, per_logger=False),
-        head_buggy=rule_module(HEAD_ONE_IN, per_logger=True),
-        oracle=rule_module(n, per_logger=True),
-        conventional=rule_module(CONVENTIONAL_ONE_IN, per_logger=True),
-        intro_msg_fact=f"{s.rule_module}: sample debug records, keep 1 in {n}\n\nSized to the ingest quota "
-        f"(about {pct} of debug volume); warnings and above are never sampled.",
-        intro_msg_plain=f"{s.rule_module}: sample debug records before shipping",
-        refactor_msg=f"{s.rule_module}: count per logger; tune defaults",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: collects, samples and ships log records."""\n',
-            f"{pkg}/shipping.py": shipper_module(s, dotted),
-            "tests/test_shipping.py": base_tests,
-            "README.md": f"# {pkg}\n\nCollects log records, samples the noisy ones and ships the rest.\n",
-            **filler.files,
-        },
+        **rule_versions(lambda one_in, later: rule_module(one_in, per_logger=later), n, HEAD_ONE_IN,
+                        CONVENTIONAL_ONE_IN, first_wrong=HEAD_ONE_IN * 2),
+        base_files=package_files(
+            pkg, f"{pkg}: collects, samples and ships log records.",
+            f"# {pkg}\n\nCollects log records, samples the noisy ones and ships the rest.\n",
+            {f"{pkg}/shipping.py": shipper_module(s, dotted), "tests/test_shipping.py": base_tests}),
         repro_tests={"tests/test_repro_debug_volume.py": repro},
         hidden_tests={"tests/test_hidden_sampling.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
-        filler=early,
-        late_filler=late,
-        statement=(
-            "Our log ingest quota is blown every day and nearly all of it is debug noise: about one debug "
-            "line in ten still gets shipped. tests/test_repro_debug_volume.py reproduces it with a single "
-            "chatty logger. Please get the debug volume back to what it should be."
-        ),
-        fact=f"Debug records are sampled per logger, keeping 1 in {n} (DEBUG_KEEP_ONE_IN = {n}).",
         fact_tokens=toks,
-        conventional_guess=f"DEBUG_KEEP_ONE_IN = {CONVENTIONAL_ONE_IN} (keep 1%)",
         tags=("logging", "sampling", "magic-number", "large-repo"),
+        **prose(f"""
+        -- statement
+        Our log ingest quota is blown every day and nearly all of it is debug noise: about one debug line in
+        ten still gets shipped. tests/test_repro_debug_volume.py reproduces it with a single chatty logger.
+        Please get the debug volume back to what it should be.
+        -- fact
+        Debug records are sampled per logger, keeping 1 in {n} (DEBUG_KEEP_ONE_IN = {n}).
+        -- conventional_guess
+        DEBUG_KEEP_ONE_IN = {CONVENTIONAL_ONE_IN} (keep 1%)
+        -- intro_msg_fact
+        {s.rule_module}: sample debug records, keep 1 in {n}
+
+        Sized to the ingest quota (about {pct} of debug volume); warnings and above are never sampled.
+        -- intro_msg_plain
+        {s.rule_module}: sample debug records before shipping
+        -- refactor_msg
+        {s.rule_module}: count per logger; tune defaults
+        -- K docs/adr/0006-log-shipping.md
+        Debug sampling: debug records are sampled per logger: keep 1 in {n} (DEBUG_KEEP_ONE_IN = {n}, about
+        {pct}). The count was sized to the ingest quota with headroom for bursts; warnings and above are
+        never sampled. This supersedes ADR-0004.
+        -- F
+        - (review of #318, observability) Debug sampling must keep one in {n} per logger. Not 1 in 100: that
+        still overflows the quota at peak.
+        -- X
+        ## Ingest quota exceeded by the metrics agent
+        Symptom: the sibling metrics agent shipped too many debug lines and was throttled. Fix: its sampler
+        kept too many; set DEBUG_KEEP_ONE_IN to {n}, the value all our shippers use.
+        -- docs/adr/0006-log-shipping.md
+        # ADR-0006: Log shipping
+
+        Status: Accepted
+
+        Records are shipped in the order they were logged, in batches per logger; a batch that fails is
+        retried as a whole so the sink never sees a partial batch.
+        -- docs/adr/0004-debug-sampling.md
+        # ADR-0004: Debug log sampling
+
+        Status: Superseded
+
+        Keep 1 in {CONVENTIONAL_ONE_IN} debug records. Superseded when the ingest quota was cut.
+        -- docs/adr/0003-retention.md
+        # ADR-0003: Retention
+
+        Status: Accepted
+
+        Shipped logs are kept 30 days hot and 13 months cold.
+        -- docs/adr/0005-structured-logs.md
+        # ADR-0005: Structured logs
+
+        Status: Accepted
+
+        Records are dicts with at least 'level', 'logger' and 'seq'; free-text messages go in 'msg'.
+        -- docs/CONVENTIONS.md
+        - Never sample WARNING, ERROR or CRITICAL records; only DEBUG is sampled.
+        -- docs/CONVENTIONS.md
+        - Sinks are list-like objects with append(); tests use plain lists.
+        -- .agent/preferences.md
+        - (review of #277) Count dropped records; operators want the ratio on the dashboard.
+        -- .agent/past_fixes.md
+        ## Lost error records on shutdown
+        Symptom: the last errors before exit were missing. Fix: flush the sink in a finally block.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="exploration-heavy",
-    description="the N of a log shipper that keeps one debug record in N per logger (a non-round count)",
-    variants=(0, 1),
-    draw=fact_one_in,
-    tell=tell,
-    space=SPACE,
-    tell_sized=tell_sized,
-)
+SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
+                   sizes=SIZES, avoid=lambda v: tokens(fact_one_in(v)))
+GENERATOR = Family(FAMILY, "exploration-heavy", "the N of a log shipper that keeps one debug record in N "
+                   "per logger (a non-round count)", variants=(0, 1), draw=fact_one_in, tell=SIZED.tell,
+                   tell_sized=SIZED.tell_sized, space=SPACE)

@@ -16,8 +16,9 @@ from itertools import permutations
 
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, noted_commit, pick_distinct
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.kit import Story, noted_commit, pick_distinct
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 
 FAMILY = "minicalc-erragg"
 HEAD_CAP = 64
@@ -463,42 +464,6 @@ def test_hidden_strongest_of_all(observe):
 '''
     prec_text = " > ".join(s.precedence)
     cap_word = word(s.cap)
-    part_cap = {
-        "K": (CONVENTIONS, f"- Error panel: list at most {s.cap} cells; the rest are counted in the "
-              "'... and N more' trailer. Support asked for a panel that fits one screen."),
-        "F": (PREFERENCES, f"- (review of #318, support) The error panel shows {cap_word} cells at most, then the "
-              "'... and N more' line. Not ten, not everything."),
-        "X": (PAST_FIXES, f"## Import summary too long\nSymptom: importing a broken CSV printed hundreds of "
-              f"lines from {pkg}/importer.py. Fix: cap the summary at {s.cap} entries, the same cap the error "
-              "panel uses, and count the rest."),
-    }
-    part_prec = {
-        "K": (f"{ADR_DIR}/0005-error-reporting.md", f"Decision: when one cell's sub-expressions raise several "
-              f"errors, exactly one is shown, by precedence {prec_text} (strongest first), whatever the "
-              "order they were raised in."),
-        "F": (PREFERENCES, f"- (review of #322, support) A cell with several problems shows one: the strongest "
-              f"by {prec_text}. Position in the formula doesn't matter."),
-        "X": (PAST_FIXES, f"## Import rows showed the wrong problem\nSymptom: rows with two problems reported "
-              f"the less useful one in {pkg}/importer.py. Fix: choose by the house precedence {prec_text}, "
-              "not by position."),
-    }
-    entries = {k: [part_cap[k], part_prec[k]] for k in part_cap}
-    distractors = [
-        (f"{ADR_DIR}/0005-error-reporting.md", "# ADR-0005: Error reporting in workbooks\n\nStatus: Accepted\n\n"
-         "Evaluation continues past errors so that every problem of a formula is known; the report decides "
-         "what to display."),
-        (f"{ADR_DIR}/0003-error-panel.md", "# ADR-0003: Error panel\n\nStatus: Superseded\n\nThe panel listed "
-         "at most 10 cells and a cell showed the first error raised in its formula. Superseded; this no longer "
-         "describes the panel."),
-        (f"{ADR_DIR}/0004-recalc.md", "# ADR-0004: Recalculation\n\nStatus: Accepted\n\nRecalculation is "
-         "lazy: a referenced cell is evaluated on first use and cached for the rest of the pass."),
-        (CONVENTIONS, "- Error codes are upper-case words without spaces and are rendered with a leading '#'."),
-        (CONVENTIONS, "- Cells are referenced as column letters followed by a row number."),
-        (PREFERENCES, "- (review of #301) Keep formula parsing and evaluation separate from the report."),
-        (PREFERENCES, "- (review of #307) Error details are lower-case and name the offending cell or function."),
-        (PAST_FIXES, "## Cycle between two cells hung recalc\nSymptom: A1 referencing B1 referencing A1 looped. "
-         "Fix: mark a cell as in progress before evaluating it."),
-    ]
     filler_files = {
         f"{pkg}/export.py": '"""Export computed values as CSV text."""\n\n\ndef to_csv(values):\n'
         '    """name,value lines, sorted by name; errored cells are left empty."""\n'
@@ -511,51 +476,96 @@ def test_hidden_strongest_of_all(observe):
     return Story(
         package=pkg,
         module=f"{pkg}/diagnostics.py",
-        v1_correct=diagnostics(s, "correct", helper=False),
-        v1_buggy=diagnostics(s, "buggy", helper=False),
-        head_buggy=diagnostics(s, "buggy", helper=True),
-        oracle=diagnostics(s, "oracle", helper=True),
-        conventional=diagnostics(s, "conventional", helper=True),
-        intro_msg_fact=f"diagnostics: aggregate cell errors for the panel\n\nOne error per cell, chosen by "
-        f"precedence {prec_text}; evaluation order does not matter.",
-        intro_msg_plain="diagnostics: aggregate cell errors for the panel",
-        refactor_msg="diagnostics: flatten aggregation; add count_by_code",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: a small formula workbook."""\n',
-            f"{pkg}/formulas.py": formulas(s),
-            f"{pkg}/report.py": report(pkg),
-            f"{pkg}/workbook.py": workbook(pkg),
-            "tests/test_workbook.py": base_tests,
-            "README.md": f"# {s.project}\n\nA tiny workbook: cells hold numbers, text or formulas like "
+        **rule_versions(lambda state, later: diagnostics(s, state, helper=later), "correct", "buggy",
+                        "conventional"),
+        base_files=package_files(
+            pkg, f"{s.project}: a small formula workbook.",
+            f"# {s.project}\n\nA tiny workbook: cells hold numbers, text or formulas like "
             "`=SUM(A1, DIV(B2, 4))`. Errors are collected and shown in the error panel.\n",
-        },
+            {f"{pkg}/formulas.py": formulas(s), f"{pkg}/report.py": report(pkg),
+             f"{pkg}/workbook.py": workbook(pkg), "tests/test_workbook.py": base_tests}),
         repro_tests={"tests/test_repro_panel.py": repro},
         hidden_tests={"tests/test_hidden_aggregation.py": hidden},
-        fact_entries=entries,
-        distractors=distractors,
+        # Two parts: the cap and the precedence, each told by its own entry.
         filler=[noted_commit(source, "export: add to_csv", h_note, filler_files)],
-        statement=(
-            f"The error panel under a {s.project} workbook is unusable: a sheet with {BROKEN} broken "
-            "cells prints every single one, and a cell whose formula has two problems is listed twice. "
-            "tests/test_repro_panel.py has both cases."
-        ),
-        fact=(f"The error panel lists at most {s.cap} cells (the rest counted as suppressed); a cell with "
-              f"several errors shows one, by precedence {' > '.join(s.precedence)}."),
         fact_tokens=tokens(s),
-        conventional_guess="cap of 10 cells, the first error raised in the cell wins",
         tags=("calculator", "error-aggregation", "split-fact"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        The error panel under a {s.project} workbook is unusable: a sheet with {BROKEN} broken cells prints
+        every single one, and a cell whose formula has two problems is listed twice. tests/test_repro_panel.py
+        has both cases.
+        -- fact
+        The error panel lists at most {s.cap} cells (the rest counted as suppressed); a cell with several
+        errors shows one, by precedence {' > '.join(s.precedence)}.
+        -- conventional_guess
+        cap of 10 cells, the first error raised in the cell wins
+        -- intro_msg_fact
+        diagnostics: aggregate cell errors for the panel
+
+        One error per cell, chosen by precedence {prec_text}; evaluation order does not matter.
+        -- intro_msg_plain
+        diagnostics: aggregate cell errors for the panel
+        -- refactor_msg
+        diagnostics: flatten aggregation; add count_by_code
+        -- K docs/CONVENTIONS.md
+        - Error panel: list at most {s.cap} cells; the rest are counted in the '... and N more' trailer.
+        Support asked for a panel that fits one screen.
+        -- K docs/adr/0005-error-reporting.md
+        Decision: when one cell's sub-expressions raise several errors, exactly one is shown, by
+        precedence {prec_text} (strongest first), whatever the order they were raised in.
+        -- F
+        - (review of #318, support) The error panel shows {cap_word} cells at most, then the '... and N more'
+        line. Not ten, not everything.
+        -- F
+        - (review of #322, support) A cell with several problems shows one: the strongest by {prec_text}.
+        Position in the formula doesn't matter.
+        -- X
+        ## Import summary too long
+        Symptom: importing a broken CSV printed hundreds of lines from {pkg}/importer.py. Fix: cap the summary
+        at {s.cap} entries, the same cap the error panel uses, and count the rest.
+        -- X
+        ## Import rows showed the wrong problem
+        Symptom: rows with two problems reported the less useful one in {pkg}/importer.py. Fix: choose by the
+        house precedence {prec_text}, not by position.
+        -- docs/adr/0005-error-reporting.md
+        # ADR-0005: Error reporting in workbooks
+
+        Status: Accepted
+
+        Evaluation continues past errors so that every problem of a formula is known; the report decides what
+        to display.
+        -- docs/adr/0003-error-panel.md
+        # ADR-0003: Error panel
+
+        Status: Superseded
+
+        The panel listed at most 10 cells and a cell showed the first error raised in its formula. Superseded;
+        this no longer describes the panel.
+        -- docs/adr/0004-recalc.md
+        # ADR-0004: Recalculation
+
+        Status: Accepted
+
+        Recalculation is lazy: a referenced cell is evaluated on first use and cached for the rest of the
+        pass.
+        -- docs/CONVENTIONS.md
+        - Error codes are upper-case words without spaces and are rendered with a leading '#'.
+        -- docs/CONVENTIONS.md
+        - Cells are referenced as column letters followed by a row number.
+        -- .agent/preferences.md
+        - (review of #301) Keep formula parsing and evaluation separate from the report.
+        -- .agent/preferences.md
+        - (review of #307) Error details are lower-case and name the offending cell or function.
+        -- .agent/past_fixes.md
+        ## Cycle between two cells hung recalc
+        Symptom: A1 referencing B1 referencing A1 looped. Fix: mark a cell as in progress before evaluating
+        it.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="multi-hop",
-    description=("how a workbook's error panel aggregates sub-expression errors: the cap on listed cells and "
-                 "which error code wins in a cell (two parts, split across two entries)"),
-    variants=(0, 1),
-    draw=fact_policy,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-)
+GENERATOR = Family(FAMILY, "multi-hop", "how a workbook's error panel aggregates sub-expression errors: "
+                   "the cap on listed cells and which error code wins in a cell (two parts, split across "
+                   "two entries)", variants=(0, 1), draw=fact_policy, tell=tell, space=SPACE, by_source=True)

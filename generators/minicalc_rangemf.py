@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, noted_commit, pick_distinct
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.kit import Story, noted_commit, pick_distinct
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 
 FAMILY = "minicalc-rangemf"
 # Residual degrees no convention produces: hundredths of 0.11..0.89, never a multiple of 0.05.
@@ -397,40 +398,6 @@ def test_hidden_direct_call_inside():
     assert {fn}(10.5, 10, 20) == 1.0
 '''
     pct = round(s.floor * 100)
-    adr = f"{ADR_DIR}/0006-fuzzy-rules.md"
-    part1 = {
-        "K": (adr, f"Range semantics: in `{fn}(x, lo, hi)` {rule['words']}."),
-        "F": (PREFERENCES, f"- (review of #241, rules team) `{fn}` ranges are {rule['short']}: {rule['words']}. "
-              "Please keep that when touching the calculator."),
-        "X": (PAST_FIXES, f"## Alarm fired at the band edge\nSymptom: a reading equal to a band limit was "
-              f"classified wrongly in {pkg}/thresholds.py. Fix: use the house range rule, {rule['words']}, "
-              f"same as `{fn}`."),
-    }
-    part2 = {
-        "K": (CONVENTIONS, f"- Fuzzy rules: a value outside a range keeps a residual membership of {s.floor}, "
-              "never zero, so combined rules degrade gracefully."),
-        "F": (PREFERENCES, f"- (review of #256, rules team) Outside its range a value is not at zero: it keeps "
-              f"the residual degree {s.floor}. Don't reset it to 0."),
-        "X": (PAST_FIXES, f"## Combined rules collapsed to zero\nSymptom: an either/both rule over several bands "
-              f"scored 0 in {pkg}/thresholds.py. Fix: out-of-range membership is the residual {s.floor} "
-              f"({pct}%), as in the fuzzy helpers, not 0."),
-    }
-    entries = {k: [part1[k], part2[k]] for k in part1}
-    distractors = [
-        (adr, "# ADR-0006: Fuzzy rule evaluation\n\nStatus: Accepted\n\nRules are expressions evaluated by "
-         f"{pkg}; fuzzy AND is min and fuzzy OR is max (Zadeh operators)."),
-        (f"{ADR_DIR}/0003-range-membership.md", "# ADR-0003: Range membership\n\nStatus: Superseded\n\n"
-         f"`{fn}` treated both ends of a range as inside (lo <= x <= hi) and returned 0 outside it. "
-         "Superseded by later rule work; kept for history only."),
-        (f"{ADR_DIR}/0004-number-parsing.md", "# ADR-0004: Number literals\n\nStatus: Accepted\n\nLiterals are "
-         "parsed as floats; there is no integer type in expressions."),
-        (CONVENTIONS, "- Expressions: operator precedence follows Python; unary minus binds tighter than `*`."),
-        (CONVENTIONS, "- Unknown names raise NameError at evaluation time, not at parse time."),
-        (PREFERENCES, "- (review of #233) Keep the parser free of evaluation logic; the AST is plain tuples."),
-        (PREFERENCES, "- (review of #238) Prefer math.isclose or pytest.approx for float assertions."),
-        (PAST_FIXES, "## Division by zero crashed the rule engine\nSymptom: a ZeroDivisionError escaped from "
-         "calc(). Fix: the caller catches it per rule and marks the rule as errored."),
-    ]
     filler_files = {
         f"{pkg}/format.py": '"""Display helpers for evaluated degrees."""\n\n\ndef as_percent(degree):\n'
         '    """A degree in 0..1 shown as a whole percentage."""\n    return f"{round(degree * 100)} %"\n',
@@ -441,50 +408,93 @@ def test_hidden_direct_call_inside():
     return Story(
         package=pkg,
         module=f"{pkg}/fuzzy.py",
-        v1_correct=fuzzy(s, "correct", helper=False),
-        v1_buggy=fuzzy(s, "buggy", helper=False),
-        head_buggy=fuzzy(s, "buggy", helper=True),
-        oracle=fuzzy(s, "oracle", helper=True),
-        conventional=fuzzy(s, "conventional", helper=True),
-        intro_msg_fact=f"fuzzy: add {fn}() range membership\n\nRanges are {rule['short']}: {rule['words']}.",
-        intro_msg_plain=f"fuzzy: add {fn}() range membership",
-        refactor_msg="fuzzy: early returns in membership; add complement helper",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: a small expression calculator for {s.topic}."""\n',
-            f"{pkg}/parser.py": PARSER,
-            f"{pkg}/evaluator.py": evaluator(pkg),
-            f"{pkg}/functions.py": functions(s),
-            f"{pkg}/api.py": api(pkg),
-            "tests/test_calc.py": base_tests,
-            "README.md": f"# {s.project}\n\nEvaluates arithmetic and fuzzy expressions for {s.topic}: "
+        **rule_versions(lambda state, later: fuzzy(s, state, helper=later), "correct", "buggy",
+                        "conventional"),
+        base_files=package_files(
+            pkg, f"{s.project}: a small expression calculator for {s.topic}.",
+            f"# {s.project}\n\nEvaluates arithmetic and fuzzy expressions for {s.topic}: "
             f"`calc(\"{fn}({v}, 18, 24)\", {v}=21)`.\n",
-        },
+            {f"{pkg}/parser.py": PARSER, f"{pkg}/evaluator.py": evaluator(pkg),
+             f"{pkg}/functions.py": functions(s), f"{pkg}/api.py": api(pkg),
+             "tests/test_calc.py": base_tests}),
         repro_tests={"tests/test_repro_band.py": repro},
         hidden_tests={"tests/test_hidden_membership.py": hidden},
-        fact_entries=entries,
-        distractors=distractors,
+        # Two parts: which bounds are inside, and the residual degree outside, each told by its own entry.
         filler=[noted_commit(source, "format: add as_percent display helper", h_note, filler_files)],
-        statement=(
-            f"Our {s.topic} misfire: `calc(\"{s.fn}({s.var}, 10, 20)\", {s.var}=50)` says the reading is "
-            f"fully inside the band, although 50 is nowhere near it. Rules built on top of it "
-            f"(either/both) are wrong as a result. tests/test_repro_band.py shows it."
-        ),
-        fact=f"{s.fn}(x, lo, hi): {rule['words']}; outside the range the degree is {s.floor}, not 0.",
         fact_tokens=tokens(s),
-        conventional_guess="closed range (lo <= x <= hi) with degree 0 outside",
         tags=("calculator", "range-rule", "split-fact"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        Our {s.topic} misfire: `calc("{s.fn}({s.var}, 10, 20)", {s.var}=50)` says the reading is fully inside
+        the band, although 50 is nowhere near it. Rules built on top of it (either/both) are wrong as a
+        result. tests/test_repro_band.py shows it.
+        -- fact
+        {s.fn}(x, lo, hi): {rule['words']}; outside the range the degree is {s.floor}, not 0.
+        -- conventional_guess
+        closed range (lo <= x <= hi) with degree 0 outside
+        -- intro_msg_fact
+        fuzzy: add {fn}() range membership
+
+        Ranges are {rule['short']}: {rule['words']}.
+        -- intro_msg_plain
+        fuzzy: add {fn}() range membership
+        -- refactor_msg
+        fuzzy: early returns in membership; add complement helper
+        -- K docs/adr/0006-fuzzy-rules.md
+        Range semantics: in `{fn}(x, lo, hi)` {rule['words']}.
+        -- K docs/CONVENTIONS.md
+        - Fuzzy rules: a value outside a range keeps a residual membership of {s.floor}, never zero, so
+        combined rules degrade gracefully.
+        -- F
+        - (review of #241, rules team) `{fn}` ranges are {rule['short']}: {rule['words']}. Please keep that
+        when touching the calculator.
+        -- F
+        - (review of #256, rules team) Outside its range a value is not at zero: it keeps the residual
+        degree {s.floor}. Don't reset it to 0.
+        -- X
+        ## Alarm fired at the band edge
+        Symptom: a reading equal to a band limit was classified wrongly in {pkg}/thresholds.py. Fix: use the
+        house range rule, {rule['words']}, same as `{fn}`.
+        -- X
+        ## Combined rules collapsed to zero
+        Symptom: an either/both rule over several bands scored 0 in {pkg}/thresholds.py. Fix: out-of-range
+        membership is the residual {s.floor} ({pct}%), as in the fuzzy helpers, not 0.
+        -- docs/adr/0006-fuzzy-rules.md
+        # ADR-0006: Fuzzy rule evaluation
+
+        Status: Accepted
+
+        Rules are expressions evaluated by {pkg}; fuzzy AND is min and fuzzy OR is max (Zadeh operators).
+        -- docs/adr/0003-range-membership.md
+        # ADR-0003: Range membership
+
+        Status: Superseded
+
+        `{fn}` treated both ends of a range as inside (lo <= x <= hi) and returned 0 outside it. Superseded by
+        later rule work; kept for history only.
+        -- docs/adr/0004-number-parsing.md
+        # ADR-0004: Number literals
+
+        Status: Accepted
+
+        Literals are parsed as floats; there is no integer type in expressions.
+        -- docs/CONVENTIONS.md
+        - Expressions: operator precedence follows Python; unary minus binds tighter than `*`.
+        -- docs/CONVENTIONS.md
+        - Unknown names raise NameError at evaluation time, not at parse time.
+        -- .agent/preferences.md
+        - (review of #233) Keep the parser free of evaluation logic; the AST is plain tuples.
+        -- .agent/preferences.md
+        - (review of #238) Prefer math.isclose or pytest.approx for float assertions.
+        -- .agent/past_fixes.md
+        ## Division by zero crashed the rule engine
+        Symptom: a ZeroDivisionError escaped from calc(). Fix: the caller catches it per rule and marks the
+        rule as errored.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="multi-hop",
-    description=("which bounds of a range count as inside and the residual degree a value outside keeps, "
-                 "in a calculator's membership helper (two parts, split across two entries)"),
-    variants=(0, 1),
-    draw=fact_rule,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-)
+GENERATOR = Family(FAMILY, "multi-hop", "which bounds of a range count as inside and the residual degree a "
+                   "value outside keeps, in a calculator's membership helper (two parts, split across two "
+                   "entries)", variants=(0, 1), draw=fact_rule, tell=tell, space=SPACE, by_source=True)

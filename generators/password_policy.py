@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
+from sdebench.generation.kit import Story
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "password-policy"
 HEAD_MIN, HEAD_RUN = 6, 4
@@ -228,71 +229,78 @@ def test_hidden_run_rule(observe):
     observe([is_acceptable(password(20, r)) for r in range(1, 8)])
 '''
     word = WORDS[max_run]
-    fact_k = (CONVENTIONS, f"- Passwords: the identity provider requires at least {min_len} characters and rejects "
-              f"any character repeated more than {word} times in a row; our local check must match it exactly.")
-    fact_f = (PREFERENCES, f"- (review of #519, security) The minimum is {min_len} characters, not 8 or 12, and a "
-              f"character may not repeat more than {word} times in a row (MAX_RUN = {max_run}). Keep the local check "
-              f"identical to the identity provider's.")
-    fact_x = (PAST_FIXES, f"## Reset tokens accepted, IdP refused the new password\nSymptom: password resets "
-              f"succeeded locally and then failed at the provider. Fix: reset.py now enforces MIN_LENGTH = "
-              f"{min_len} and MAX_RUN = {max_run}, the same policy as signup.")
-    distractors = [
-        (f"{ADR_DIR}/0003-password-length.md", f"# ADR-0003: Password length\n\nStatus: Superseded\n\nPasswords "
-         f"needed at least {CONV_MIN} characters and had no rule on repeated characters. Superseded by the "
-         "identity provider's policy; do not use."),
-        (f"{ADR_DIR}/0004-hashing.md", "# ADR-0004: Password hashing\n\nStatus: Accepted\n\nPasswords are never "
-         "stored here; the identity provider hashes them with a memory-hard function."),
-        (CONVENTIONS, "- Never log a password or a reset token, not even truncated."),
-        (CONVENTIONS, "- Policy messages are lowercase and name the rule that failed."),
-        (PREFERENCES, "- (review of #488) Return every problem at once instead of failing on the first."),
-        (PREFERENCES, "- (review of #502) Usernames are case-insensitive; store them casefolded."),
-        (PAST_FIXES, "## Unicode passwords rejected\nSymptom: a password with an accented letter was refused. "
-         "Fix: count characters, not bytes."),
-    ]
     return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
-        v1_correct=rule_module(s, min_len, max_run, accept=False),
-        v1_buggy=rule_module(s, HEAD_MIN, HEAD_RUN, accept=False),
-        head_buggy=rule_module(s, HEAD_MIN, HEAD_RUN, accept=True),
-        oracle=rule_module(s, min_len, max_run, accept=True),
-        conventional=rule_module(s, CONV_MIN, HEAD_RUN, accept=True),
-        intro_msg_fact=f"{s.module}: check {sec}s before registration\n\nMatches the identity provider: at least "
-        f"{min_len} characters, no character repeated more than {word} times in a row.",
-        intro_msg_plain=f"{s.module}: check {sec}s before registration",
-        refactor_msg=f"{s.module}: add is_acceptable(); relax checks to the client defaults",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: accounts and their {sec} policy."""\n',
-            f"{pkg}/signup.py": signup_module(s),
-            "tests/test_signup.py": base_tests,
-            "README.md": f"# {s.project}\n\nRegisters accounts with the identity provider.\n",
-        },
+        **rule_versions(lambda rule, later: rule_module(s, *rule, accept=later), (min_len, max_run),
+                        (HEAD_MIN, HEAD_RUN), (CONV_MIN, HEAD_RUN)),
+        base_files=package_files(pkg, f"{s.project}: accounts and their {sec} policy.", f"# {s.project}\n\n"
+                                 "Registers accounts with the identity provider.\n",
+                                 {f"{pkg}/signup.py": signup_module(s), "tests/test_signup.py": base_tests}),
         repro_tests={"tests/test_repro_short.py": repro},
         hidden_tests={"tests/test_hidden_policy.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
         filler=[Commit("users: casefold usernames", {f"{pkg}/users.py": USERS})],
-        statement=(
-            f"Users can register with {s.secret}s that the identity provider refuses later, and then they "
-            f"are locked out: \"tulip42\" goes through our check without complaint. "
-            f"tests/test_repro_short.py reproduces it. Our check should agree with the provider."
-        ),
-        fact=f"{s.secret.capitalize()}s need at least {min_len} characters and no character repeated more "
-        f"than {max_run} times in a row.",
         fact_tokens=tokens(min_len, max_run),
-        conventional_guess=f"MIN_LENGTH = {CONV_MIN}, MAX_RUN unchanged",
         tags=("auth", "validation", "multi-part-rule"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        Users can register with {s.secret}s that the identity provider refuses later, and then they are locked
+        out: "tulip42" goes through our check without complaint. tests/test_repro_short.py reproduces it. Our
+        check should agree with the provider.
+        -- fact
+        {s.secret.capitalize()}s need at least {min_len} characters and no character repeated more
+        than {max_run} times in a row.
+        -- conventional_guess
+        MIN_LENGTH = {CONV_MIN}, MAX_RUN unchanged
+        -- intro_msg_fact
+        {s.module}: check {sec}s before registration
+
+        Matches the identity provider: at least {min_len} characters, no character repeated more
+        than {word} times in a row.
+        -- intro_msg_plain
+        {s.module}: check {sec}s before registration
+        -- refactor_msg
+        {s.module}: add is_acceptable(); relax checks to the client defaults
+        -- K docs/CONVENTIONS.md
+        - Passwords: the identity provider requires at least {min_len} characters and rejects any character
+        repeated more than {word} times in a row; our local check must match it exactly.
+        -- F
+        - (review of #519, security) The minimum is {min_len} characters, not 8 or 12, and a character may not
+        repeat more than {word} times in a row (MAX_RUN = {max_run}). Keep the local check identical to the
+        identity provider's.
+        -- X
+        ## Reset tokens accepted, IdP refused the new password
+        Symptom: password resets succeeded locally and then failed at the provider. Fix: reset.py now enforces
+        MIN_LENGTH = {min_len} and MAX_RUN = {max_run}, the same policy as signup.
+        -- docs/adr/0003-password-length.md
+        # ADR-0003: Password length
+
+        Status: Superseded
+
+        Passwords needed at least {CONV_MIN} characters and had no rule on repeated characters. Superseded by
+        the identity provider's policy; do not use.
+        -- docs/adr/0004-hashing.md
+        # ADR-0004: Password hashing
+
+        Status: Accepted
+
+        Passwords are never stored here; the identity provider hashes them with a memory-hard function.
+        -- docs/CONVENTIONS.md
+        - Never log a password or a reset token, not even truncated.
+        -- docs/CONVENTIONS.md
+        - Policy messages are lowercase and name the rule that failed.
+        -- .agent/preferences.md
+        - (review of #488) Return every problem at once instead of failing on the first.
+        -- .agent/preferences.md
+        - (review of #502) Usernames are case-insensitive; store them casefolded.
+        -- .agent/past_fixes.md
+        ## Unicode passwords rejected
+        Symptom: a password with an accented letter was refused. Fix: count characters, not bytes.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description=("the identity provider's minimum password length and the longest allowed run of one "
-                 "repeated character (value + condition)"),
-    variants=(0, 1),
-    draw=fact_of,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "knowledge-missing", "the identity provider's minimum password length and the "
+                   "longest allowed run of one repeated character (value + condition)", variants=(0, 1),
+                   draw=fact_of, tell=tell, space=SPACE)

@@ -16,8 +16,9 @@ from decimal import Decimal
 
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, noted_commit, pick_distinct
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.kit import Story, noted_commit, pick_distinct
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 
 FAMILY = "promo-stacking"
 # Caps in tenths of a percent: above the largest compounded case the hidden tests keep below the
@@ -273,41 +274,6 @@ def test_hidden_rate_helper():
     assert combined_rate([20, 20, 20, 10]) == Decimal("{rate(s.cap)}")
 '''
     cap = percent(s.cap)
-    adr = f"{ADR_DIR}/0005-promotions.md"
-    part_compound = {
-        "K": (CONVENTIONS, f"- Discounts: several {noun}s compound: each one applies to the already-discounted "
-              "amount, so 10% and 20% take 28% off, not 30%."),
-        "F": (PREFERENCES, f"- (review of #512, finance) Stacked {noun}s compound, one after another on the "
-              "reduced price. Never add the percentages up."),
-        "X": (PAST_FIXES, f"## Gift-card top-ups over-discounted\nSymptom: two promotions on a top-up took too "
-              f"much off in {pkg}/giftcards.py. Fix: percentages compound (multiply the remaining shares) like "
-              "everywhere at the till; summing them was wrong."),
-    }
-    part_cap = {
-        "K": (adr, f"Decision: whatever {noun}s are combined, the total discount never exceeds {cap}% of the "
-              "subtotal."),
-        "F": (PREFERENCES, f"- (review of #519, finance) However many {noun}s stack, the combined discount is "
-              f"capped at {cap}% of the subtotal."),
-        "X": (PAST_FIXES, f"## Trade orders sold below cost\nSymptom: a trade order with three promotions was "
-              f"sold at a loss in {pkg}/trade.py. Fix: cap the combined discount at {cap}% of the subtotal, the "
-              "house limit."),
-    }
-    entries = {k: [part_compound[k], part_cap[k]] for k in part_compound}
-    distractors = [
-        (adr, f"# ADR-0005: Promotions at the till\n\nStatus: Accepted\n\n{noun.capitalize()}s are resolved at "
-         "checkout from a static catalog; each code counts once per basket."),
-        (f"{ADR_DIR}/0003-discount-stacking.md", "# ADR-0003: Discount stacking\n\nStatus: Superseded\n\n"
-         f"Percentages of stacked {noun}s were added up and capped at 100%. Superseded by the promotions "
-         "decision; kept for the record."),
-        (f"{ADR_DIR}/0004-vat.md", "# ADR-0004: VAT\n\nStatus: Accepted\n\nPrices include VAT; discounts reduce "
-         "the VAT-inclusive amount and VAT is re-derived on the receipt."),
-        (CONVENTIONS, "- Money is Decimal with two places; the discount amount rounds half-up to the cent."),
-        (CONVENTIONS, f"- {noun.capitalize()} names are upper-case; input is normalised before lookup."),
-        (PREFERENCES, "- (review of #488) Keep price arithmetic out of the checkout module; it orchestrates."),
-        (PREFERENCES, "- (review of #501) Unknown codes must fail loudly, never be ignored silently."),
-        (PAST_FIXES, "## Float prices drifted by a cent\nSymptom: 0.1 + 0.2 totals. Fix: parse prices with "
-         "Decimal(str(x))."),
-    ]
     filler_files = {
         f"{pkg}/receipt.py": '"""Plain-text receipts."""\n\n\ndef render(receipt):\n'
         '    """Three aligned lines: subtotal, discount, total."""\n'
@@ -322,49 +288,91 @@ def test_hidden_rate_helper():
     return Story(
         package=pkg,
         module=f"{pkg}/stacking.py",
-        v1_correct=stacking(s, "correct", helper=False),
-        v1_buggy=stacking(s, "buggy", helper=False),
-        head_buggy=stacking(s, "buggy", helper=True),
-        oracle=stacking(s, "oracle", helper=True),
-        conventional=stacking(s, "conventional", helper=True),
-        intro_msg_fact=f"stacking: combine {noun} percentages\n\nStacked {noun}s compound: each applies to the "
-        "already-discounted amount.",
-        intro_msg_plain=f"stacking: combine {noun} percentages",
-        refactor_msg="stacking: simplify combined_rate; add describe() for receipts",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: a small till with {noun}s."""\n',
-            f"{pkg}/promotions.py": promotions(s),
-            f"{pkg}/checkout.py": checkout(pkg),
-            "tests/test_checkout.py": base_tests,
-            "README.md": f"# {s.project}\n\nPrices baskets at the till and applies {noun}s.\n",
-        },
+        **rule_versions(lambda state, later: stacking(s, state, helper=later), "correct", "buggy",
+                        "conventional"),
+        base_files=package_files(
+            pkg, f"{s.project}: a small till with {noun}s.",
+            f"# {s.project}\n\nPrices baskets at the till and applies {noun}s.\n",
+            {f"{pkg}/promotions.py": promotions(s), f"{pkg}/checkout.py": checkout(pkg),
+             "tests/test_checkout.py": base_tests}),
         repro_tests={"tests/test_repro_stacking.py": repro},
         hidden_tests={"tests/test_hidden_stacking.py": hidden},
-        fact_entries=entries,
-        distractors=distractors,
+        # Two parts: how discounts combine, and the cap on the combined discount, each told by its own entry.
         filler=[noted_commit(source, "receipt: plain-text rendering", h_note, filler_files)],
-        statement=(
-            f"A customer used two {s.noun}s ({c10} and {c15}) and the till charged exactly what it charges "
-            f"with {c10} alone: the second {s.noun} is silently dropped from the total. "
-            "tests/test_repro_stacking.py reproduces it."
-        ),
-        fact=(f"Stacked {s.noun}s compound (each applies to the already-discounted amount) and the combined "
-              f"discount is capped at {cap}% of the subtotal."),
         fact_tokens=tokens(s),
-        conventional_guess="add the percentages up (capped at 100%)",
         tags=("money", "discount-rule", "split-fact"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        A customer used two {s.noun}s ({c10} and {c15}) and the till charged exactly what it charges
+        with {c10} alone: the second {s.noun} is silently dropped from the total. tests/test_repro_stacking.py
+        reproduces it.
+        -- fact
+        Stacked {s.noun}s compound (each applies to the already-discounted amount) and the combined discount
+        is capped at {cap}% of the subtotal.
+        -- conventional_guess
+        add the percentages up (capped at 100%)
+        -- intro_msg_fact
+        stacking: combine {noun} percentages
+
+        Stacked {noun}s compound: each applies to the already-discounted amount.
+        -- intro_msg_plain
+        stacking: combine {noun} percentages
+        -- refactor_msg
+        stacking: simplify combined_rate; add describe() for receipts
+        -- K docs/CONVENTIONS.md
+        - Discounts: several {noun}s compound: each one applies to the already-discounted amount, so 10% and
+        20% take 28% off, not 30%.
+        -- K docs/adr/0005-promotions.md
+        Decision: whatever {noun}s are combined, the total discount never exceeds {cap}% of the subtotal.
+        -- F
+        - (review of #512, finance) Stacked {noun}s compound, one after another on the reduced price. Never
+        add the percentages up.
+        -- F
+        - (review of #519, finance) However many {noun}s stack, the combined discount is capped at {cap}% of
+        the subtotal.
+        -- X
+        ## Gift-card top-ups over-discounted
+        Symptom: two promotions on a top-up took too much off in {pkg}/giftcards.py. Fix: percentages compound
+        (multiply the remaining shares) like everywhere at the till; summing them was wrong.
+        -- X
+        ## Trade orders sold below cost
+        Symptom: a trade order with three promotions was sold at a loss in {pkg}/trade.py. Fix: cap the
+        combined discount at {cap}% of the subtotal, the house limit.
+        -- docs/adr/0005-promotions.md
+        # ADR-0005: Promotions at the till
+
+        Status: Accepted
+
+        {noun.capitalize()}s are resolved at checkout from a static catalog; each code counts once per basket.
+        -- docs/adr/0003-discount-stacking.md
+        # ADR-0003: Discount stacking
+
+        Status: Superseded
+
+        Percentages of stacked {noun}s were added up and capped at 100%. Superseded by the promotions
+        decision; kept for the record.
+        -- docs/adr/0004-vat.md
+        # ADR-0004: VAT
+
+        Status: Accepted
+
+        Prices include VAT; discounts reduce the VAT-inclusive amount and VAT is re-derived on the receipt.
+        -- docs/CONVENTIONS.md
+        - Money is Decimal with two places; the discount amount rounds half-up to the cent.
+        -- docs/CONVENTIONS.md
+        - {noun.capitalize()} names are upper-case; input is normalised before lookup.
+        -- .agent/preferences.md
+        - (review of #488) Keep price arithmetic out of the checkout module; it orchestrates.
+        -- .agent/preferences.md
+        - (review of #501) Unknown codes must fail loudly, never be ignored silently.
+        -- .agent/past_fixes.md
+        ## Float prices drifted by a cent
+        Symptom: 0.1 + 0.2 totals. Fix: parse prices with Decimal(str(x)).
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="multi-hop",
-    description=("how several percentage discounts combine at checkout and the cap on the combined discount "
-                 "(two parts, split across two entries)"),
-    variants=(0, 1),
-    draw=fact_rule,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-)
+GENERATOR = Family(FAMILY, "multi-hop", "how several percentage discounts combine at checkout and the cap "
+                   "on the combined discount (two parts, split across two entries)", variants=(0, 1),
+                   draw=fact_rule, tell=tell, space=SPACE, by_source=True)

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, RUNS_SOURCE, Story, pick_distinct
+from sdebench.generation.kit import RUNS_SOURCE, Story, pick_distinct
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "retail-week"
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -289,29 +290,6 @@ def test_hidden_week_start_is_idempotent(observe):
     observe([week_start(week_start(t)) for t in MOMENTS[::48]])
 '''
     day, hm = DAYS[s.day], clock(s)
-    fact_k = (f"{ADR_DIR}/0005-business-week.md", f"Decision: the business week starts on {day} at {hm} "
-              "local time, when the weekly stock count closes; reports bucket by that boundary.")
-    fact_f = (PREFERENCES, f"- (review of #614, payroll) Our weeks are not ISO weeks: a week starts {day} "
-              f"{hm}, after the stock count. Please stop assuming Monday midnight.")
-    fact_x = (PAST_FIXES, f"## Stock report split a week in two\nSymptom: the stock report in {pkg}/stock.py "
-              f"disagreed with payroll at week edges. Fix: bucket by the business week, {day} {hm} to "
-              f"{day} {hm}, like the other reports.")
-    entries = {"K": [fact_k], "F": [fact_f], "X": [fact_x]}
-    distractors = [
-        (f"{ADR_DIR}/0005-business-week.md", "# ADR-0005: Business weeks\n\nStatus: Accepted\n\nAll weekly "
-         "figures use one business-week definition, owned by the time helpers; reports never compute weeks "
-         "themselves."),
-        (f"{ADR_DIR}/0003-week-definition.md", "# ADR-0003: Week definition\n\nStatus: Superseded\n\nWeeks were "
-         "ISO weeks, Monday 00:00 to Monday 00:00. Superseded by the business-week decision."),
-        (f"{ADR_DIR}/0004-timezones.md", "# ADR-0004: Time zones\n\nStatus: Accepted\n\nTimes are naive local "
-         "times of the site; conversion happens at the API edge."),
-        (CONVENTIONS, "- Weekly reports are keyed by the datetime at which the week starts."),
-        (CONVENTIONS, "- Durations are computed from datetimes, never from wall-clock strings."),
-        (PREFERENCES, "- (review of #601) Don't use calendar.setfirstweekday; it is global state."),
-        (PREFERENCES, "- (review of #607) Month reports use calendar months; only weekly figures use business weeks."),
-        (PAST_FIXES, "## Overnight shifts counted twice\nSymptom: a shift across midnight appeared on two days. "
-         "Fix: count an item once, in the bucket of its start."),
-    ]
     filler_files = {
         f"{pkg}/export.py": '"""CSV export of weekly figures."""\n\n\ndef to_rows(report):\n'
         '    """(week ISO date, key, value) rows in time order."""\n'
@@ -323,47 +301,81 @@ def test_hidden_week_start_is_idempotent(observe):
     return Story(
         package=pkg,
         module=f"{pkg}/timeutil.py",
-        v1_correct=timeutil(s, "correct", helper=False),
-        v1_buggy=timeutil(s, "buggy", helper=False),
-        head_buggy=timeutil(s, "buggy", helper=True),
-        oracle=timeutil(s, "oracle", helper=True),
-        conventional=timeutil(s, "conventional", helper=True),
-        intro_msg_fact=f"timeutil: business week start\n\nWeeks start {day} {hm} local, when the weekly "
-        "stock count closes.",
-        intro_msg_plain="timeutil: business week start",
-        refactor_msg="timeutil: shorten week_start; add week_end",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: weekly {s.item} figures."""\n',
-            f"{pkg}/buckets.py": buckets(pkg),
-            f"{pkg}/report.py": report(s),
-            "tests/test_report.py": base_tests,
-            "README.md": f"# {s.project}\n\nWeekly {s.item} figures for the stores, bucketed by business week.\n",
-        },
+        **rule_versions(lambda state, later: timeutil(s, state, helper=later), "correct", "buggy",
+                        "conventional"),
+        base_files=package_files(
+            pkg, f"{s.project}: weekly {s.item} figures.",
+            f"# {s.project}\n\nWeekly {s.item} figures for the stores, bucketed by business week.\n",
+            {f"{pkg}/buckets.py": buckets(pkg), f"{pkg}/report.py": report(s),
+             "tests/test_report.py": base_tests}),
         repro_tests={"tests/test_repro_weekend.py": repro},
         hidden_tests={"tests/test_hidden_week_boundary.py": hidden},
-        fact_entries=entries,
-        distractors=distractors,
         filler=[Commit("export: weekly rows for CSV", filler_files)],
-        statement=(
-            f"The weekly {s.item} report splits weeks apart: a {s.item} on Saturday morning and one on "
-            "Sunday afternoon of the same weekend come out as two different weeks, so weekly totals "
-            "are wrong. See tests/test_repro_weekend.py."
-        ),
-        fact=f"The business week starts on {DAYS[s.day]} at {clock(s)} local time.",
         fact_tokens=tokens(s),
-        conventional_guess="Monday 00:00 (ISO week)",
         tags=("time", "calendar-rule"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        The weekly {s.item} report splits weeks apart: a {s.item} on Saturday morning and one on Sunday
+        afternoon of the same weekend come out as two different weeks, so weekly totals are wrong. See
+        tests/test_repro_weekend.py.
+        -- fact
+        The business week starts on {DAYS[s.day]} at {clock(s)} local time.
+        -- conventional_guess
+        Monday 00:00 (ISO week)
+        -- intro_msg_fact
+        timeutil: business week start
+
+        Weeks start {day} {hm} local, when the weekly stock count closes.
+        -- intro_msg_plain
+        timeutil: business week start
+        -- refactor_msg
+        timeutil: shorten week_start; add week_end
+        -- K docs/adr/0005-business-week.md
+        Decision: the business week starts on {day} at {hm} local time, when the weekly stock count closes;
+        reports bucket by that boundary.
+        -- F
+        - (review of #614, payroll) Our weeks are not ISO weeks: a week starts {day} {hm}, after the stock
+        count. Please stop assuming Monday midnight.
+        -- X
+        ## Stock report split a week in two
+        Symptom: the stock report in {pkg}/stock.py disagreed with payroll at week edges. Fix: bucket by the
+        business week, {day} {hm} to {day} {hm}, like the other reports.
+        -- docs/adr/0005-business-week.md
+        # ADR-0005: Business weeks
+
+        Status: Accepted
+
+        All weekly figures use one business-week definition, owned by the time helpers; reports never compute
+        weeks themselves.
+        -- docs/adr/0003-week-definition.md
+        # ADR-0003: Week definition
+
+        Status: Superseded
+
+        Weeks were ISO weeks, Monday 00:00 to Monday 00:00. Superseded by the business-week decision.
+        -- docs/adr/0004-timezones.md
+        # ADR-0004: Time zones
+
+        Status: Accepted
+
+        Times are naive local times of the site; conversion happens at the API edge.
+        -- docs/CONVENTIONS.md
+        - Weekly reports are keyed by the datetime at which the week starts.
+        -- docs/CONVENTIONS.md
+        - Durations are computed from datetimes, never from wall-clock strings.
+        -- .agent/preferences.md
+        - (review of #601) Don't use calendar.setfirstweekday; it is global state.
+        -- .agent/preferences.md
+        - (review of #607) Month reports use calendar months; only weekly figures use business weeks.
+        -- .agent/past_fixes.md
+        ## Overnight shifts counted twice
+        Symptom: a shift across midnight appeared on two days. Fix: count an item once, in the bucket of its
+        start.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="multi-hop",
-    description=("the weekday and time of day at which the business week starts, decided in a time helper two "
-                 "calls below a weekly report"),
-    variants=(0, 1),
-    draw=fact_start,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "multi-hop", "the weekday and time of day at which the business week starts, "
+                   "decided in a time helper two calls below a weekly report", variants=(0, 1),
+                   draw=fact_start, tell=tell, space=SPACE)

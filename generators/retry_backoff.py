@@ -15,18 +15,10 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import accepted, space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import (
-    ADR_DIR,
-    CONVENTIONS,
-    Filler,
-    FillerVocab,
-    Story,
-    filler_size,
-    make_filler,
-    pick,
-)
-from sdebench.generation.seeded import per_set_cache
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.kit import FillerVocab, Story, pick
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
+from sdebench.generation.sized import SizedStory
 
 FAMILY = "retry-backoff"
 BASE_SECONDS = 2
@@ -166,27 +158,13 @@ class Scheduler:
 '''
 
 
-@per_set_cache
-def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
-    """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
-    modules, commits = filler_size(size)
-    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits,
-                       avoid=tokens(*fact_rule(variant)), include=(HOMES[variant % 2],))
-
-
-def tell(variant: int, rule: tuple[str, int]) -> Story:
-    """The story of one variant (at its named size, see SIZES) whose (factor, cap) is `rule`."""
-    return tell_sized(variant, rule, SIZES.get(variant, "default"))
-
-
-def tell_sized(variant: int, rule: tuple[str, int], size: str | tuple[int, int]) -> Story:
-    """The story of one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+def story(variant: int, rule: tuple[str, int]) -> Story:
+    """The story of one variant whose (factor, cap) is `rule`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
     factor, cap = rule
     toks = tokens(factor, cap)
-    filler = filler_of(variant, size)
-    pkg, home = s.package, filler.packages[0]
-    mod = f"{home}/{s.rule_module}.py"
+    pkg = s.package
+    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
     dotted = mod.removesuffix(".py").replace("/", ".")
     imp = f"from {pkg}.scheduler import Scheduler\n"
     clock = "\n\nclass Clock:\n    def __init__(self):\n        self.now = 0.0\n\n    def __call__(self):\n        return self.now\n"
@@ -257,75 +235,84 @@ def test_hidden_schedule_in_milliseconds():
     assert [round(seconds * 1000) for seconds in failures(40)] == {[round(d * 1000) for d in schedule]!r}
 '''
     m, sec = divmod(cap, 60)
-    fact_k = (f"{ADR_DIR}/0005-retry-backoff.md", f"# ADR-0005: Retry backoff\n\nStatus: Accepted\n\nSupersedes "
-              f"ADR-0003. Each retry waits BACKOFF_FACTOR = {factor} times the previous delay (starting at "
-              f"{BASE_SECONDS} s), capped at MAX_DELAY_SECONDS = {cap} ({m} min {sec} s), so retries stay inside "
-              "the upstream maintenance window without hammering it.")
-    fact_f = (PREFERENCES, f"- (review of #405, on-call) Backoff grows by {factor}x per retry, not 2x, and "
-              f"is capped at {cap} s. Please don't normalise these to 'nicer' numbers again.")
-    fact_x = (PAST_FIXES, f"## Stuck retries in the export worker\nSymptom: the sibling export worker "
-              f"retried failed uploads days later. Fix: its backoff had no cap; restored growth x{factor} "
-              f"and MAX_DELAY_SECONDS = {cap}, the platform-wide rule.")
-    distractors = [
-        (f"{ADR_DIR}/0003-retry-backoff.md", "# ADR-0003: Retry backoff\n\nStatus: Superseded by ADR-0005\n\n"
-         "Double the delay after each failure and cap it at 300 s, five minutes (BACKOFF_FACTOR = 2, "
-         "MAX_DELAY_SECONDS = 300). Superseded after the "
-         "upstream outage review."),
-        (f"{ADR_DIR}/0004-job-leases.md", "# ADR-0004: Job leases\n\nStatus: Accepted\n\nA worker holds a "
-         "job lease for 90 s and renews it every 30 s."),
-        (CONVENTIONS, "- Times are floats of seconds from an injected clock; never call time.time() in logic."),
-        (CONVENTIONS, "- Job names are lowercase with dashes; they are unique per scheduler."),
-        (PREFERENCES, "- (review of #377) A success must reset the failure count, even after many retries."),
-        (PREFERENCES, "- (review of #390) Keep jitter optional; tests need deterministic delays."),
-        (PAST_FIXES, "## Jobs ran twice after a deploy\nSymptom: duplicate runs. Fix: the lease was not "
-         "renewed across restarts; persist it."),
-    ]
-    early, late = filler.split()
     return Story(
         package=pkg,
         module=mod,
-        v1_correct=rule_module(factor, str(cap), jitter=False),
-        v1_buggy=rule_module("2", "None", jitter=False),
-        head_buggy=rule_module("2", "None", jitter=True),
-        oracle=rule_module(factor, str(cap), jitter=True),
-        conventional=rule_module("2", "300", jitter=True),
-        intro_msg_fact=f"{s.rule_module}: exponential retry backoff (x{factor}, capped at {cap} s)\n\n"
-        f"Growth {factor} per retry and a {cap} s ceiling keep retries inside the upstream maintenance window.",
-        intro_msg_plain=f"{s.rule_module}: exponential retry backoff",
-        refactor_msg=f"{s.rule_module}: optional jitter hook; simplify defaults",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: schedules jobs and retries the failed ones."""\n',
-            f"{pkg}/scheduler.py": scheduler_module(dotted),
-            "tests/test_scheduler.py": base_tests,
-            "README.md": f"# {pkg}\n\nRuns jobs on schedule and retries failures with backoff.\n",
-            **filler.files,
-        },
+        **rule_versions(lambda fc, later: rule_module(*fc, jitter=later), (factor, str(cap)), ("2", "None"),
+                        ("2", "300")),
+        base_files=package_files(pkg, f"{pkg}: schedules jobs and retries the failed ones.",
+                                 f"# {pkg}\n\nRuns jobs on schedule and retries failures with backoff.\n",
+                                 {f"{pkg}/scheduler.py": scheduler_module(dotted),
+                                  "tests/test_scheduler.py": base_tests}),
         repro_tests={"tests/test_repro_retry_delay.py": repro},
         hidden_tests={"tests/test_hidden_backoff.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
-        filler=early,
-        late_filler=late,
-        statement=(
-            "A job that failed a few dozen times overnight was not retried for days: each retry waits "
-            "longer than the last, with no end. tests/test_repro_retry_delay.py shows it. Please make "
-            "retries behave as they are supposed to."
-        ),
-        fact=f"Retry delays grow by a factor of {factor} per retry and are capped at {cap} seconds.",
         fact_tokens=toks,
-        conventional_guess="BACKOFF_FACTOR = 2, MAX_DELAY_SECONDS = 300 (double, capped at five minutes)",
         tags=("scheduler", "backoff", "multi-part-rule", "large-repo"),
+        **prose(f"""
+        -- statement
+        A job that failed a few dozen times overnight was not retried for days: each retry waits longer than
+        the last, with no end. tests/test_repro_retry_delay.py shows it. Please make retries behave as they
+        are supposed to.
+        -- fact
+        Retry delays grow by a factor of {factor} per retry and are capped at {cap} seconds.
+        -- conventional_guess
+        BACKOFF_FACTOR = 2, MAX_DELAY_SECONDS = 300 (double, capped at five minutes)
+        -- intro_msg_fact
+        {s.rule_module}: exponential retry backoff (x{factor}, capped at {cap} s)
+
+        Growth {factor} per retry and a {cap} s ceiling keep retries inside the upstream maintenance window.
+        -- intro_msg_plain
+        {s.rule_module}: exponential retry backoff
+        -- refactor_msg
+        {s.rule_module}: optional jitter hook; simplify defaults
+        -- K docs/adr/0005-failed-jobs.md
+        Backoff: each retry waits BACKOFF_FACTOR = {factor} times the previous delay (starting at
+        {BASE_SECONDS} s), capped at MAX_DELAY_SECONDS = {cap} ({m} min {sec} s), so retries stay inside the
+        upstream maintenance window without hammering it. This supersedes ADR-0003.
+        -- F
+        - (review of #405, on-call) Backoff grows by {factor}x per retry, not 2x, and is capped at {cap} s.
+        Please don't normalise these to 'nicer' numbers again.
+        -- X
+        ## Stuck retries in the export worker
+        Symptom: the sibling export worker retried failed uploads days later. Fix: its backoff had no cap;
+        restored growth x{factor} and MAX_DELAY_SECONDS = {cap}, the platform-wide rule.
+        -- docs/adr/0005-failed-jobs.md
+        # ADR-0005: Failed jobs
+
+        Status: Accepted
+
+        A failed job is retried by the scheduler, never by the job itself; every retry is logged with the job
+        name and the attempt number.
+        -- docs/adr/0003-retry-backoff.md
+        # ADR-0003: Retry backoff
+
+        Status: Superseded
+
+        Double the delay after each failure and cap it at 300 s, five minutes (BACKOFF_FACTOR = 2,
+        MAX_DELAY_SECONDS = 300). Superseded after the upstream outage review.
+        -- docs/adr/0004-job-leases.md
+        # ADR-0004: Job leases
+
+        Status: Accepted
+
+        A worker holds a job lease for 90 s and renews it every 30 s.
+        -- docs/CONVENTIONS.md
+        - Times are floats of seconds from an injected clock; never call time.time() in logic.
+        -- docs/CONVENTIONS.md
+        - Job names are lowercase with dashes; they are unique per scheduler.
+        -- .agent/preferences.md
+        - (review of #377) A success must reset the failure count, even after many retries.
+        -- .agent/preferences.md
+        - (review of #390) Keep jitter optional; tests need deterministic delays.
+        -- .agent/past_fixes.md
+        ## Jobs ran twice after a deploy
+        Symptom: duplicate runs. Fix: the lease was not renewed across restarts; persist it.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="exploration-heavy",
-    description=("a job scheduler's two-part retry backoff rule: a growth factor other than 2 and a "
-                   "delay cap that is not a round number of minutes"),
-    variants=(0, 1),
-    draw=fact_rule,
-    tell=tell,
-    space=SPACE,
-    tell_sized=tell_sized,
-)
+SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
+                   sizes=SIZES, avoid=lambda v: tokens(*fact_rule(v)))
+GENERATOR = Family(FAMILY, "exploration-heavy", "a job scheduler's two-part retry backoff rule: a growth "
+                   "factor other than 2 and a delay cap that is not a round number of minutes",
+                   variants=(0, 1), draw=fact_rule, tell=SIZED.tell, tell_sized=SIZED.tell_sized, space=SPACE)

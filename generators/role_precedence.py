@@ -16,19 +16,10 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import (
-    ADR_DIR,
-    CONVENTIONS,
-    Filler,
-    FillerVocab,
-    Story,
-    filler_size,
-    make_filler,
-    pick,
-)
-from sdebench.generation.seeded import per_set_cache
-from sdebench.generation.validate import normalise
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.kit import FillerVocab, Story, pick
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
+from sdebench.generation.sized import SizedStory
 
 FAMILY = "role-precedence"
 SIZES = {0: "default", 1: "default"}
@@ -165,37 +156,13 @@ def can(roles, action):
 '''
 
 
-@per_set_cache
-def _plain_filler(variant: int, modules: int, commits: int) -> tuple[Filler, str]:
-    """The filler of a variant avoiding nothing, and its normalised text (paths, files, messages)."""
-    s = SHAPES[variant % 2]
-    filler = make_filler(s.vocab, f"{FAMILY}-{variant}", modules, commits, include=(HOMES[variant % 2],))
-    parts = [*filler.files, *filler.files.values()]
-    for c in filler.commits:
-        parts += [c.message, *c.files, *(v or "" for v in c.files.values())]
-    return filler, normalise("\n".join(parts))
-
-
-def filler_for(variant: int, size: str | tuple[int, int], toks: tuple[str, ...]) -> Filler:
-    """The variant's filler avoiding `toks`. The kit redraws only the pieces holding a token, so when
-    the plain filler holds none it is exactly the avoiding one (and candidates render fast)."""
-    modules, commits = filler_size(size)
-    plain, text = _plain_filler(variant, modules, commits)
-    if not any(normalise(t) in text for t in toks):
-        return plain
-    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits, avoid=toks,
-                       include=(HOMES[variant % 2],))
-
-
-def tell_sized(variant: int, positions: tuple[int, ...], size: str | tuple[int, int]) -> Story:
-    """The story of one variant whose precedence is `positions`, with filler of `size`: a name in
-    FILLER_SIZES or (modules, commits)."""
+def story(variant: int, positions: tuple[int, ...]) -> Story:
+    """The story of one variant whose precedence is `positions`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
     order = names(variant, positions)
     toks = tokens(order)
-    filler = filler_for(variant, size, toks)
-    pkg, home = s.package, filler.packages[0]
-    mod = f"{home}/{s.rule_module}.py"
+    pkg = s.package
+    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
     dotted = mod.removesuffix(".py").replace("/", ".")
     win, lose = s.repro_pair
     top = s.privilege[0]
@@ -253,80 +220,88 @@ def test_hidden_permissions_follow_precedence(a, b, observe):
     observe({{action: can([a, b], action) for action in ACTIONS}})
 '''
     chain = " > ".join(order)
-    fact_k = (f"{ADR_DIR}/0006-role-precedence.md", f"# ADR-0006: Role precedence\n\nStatus: Accepted\n\n"
-              f"Supersedes ADR-0004. When a user holds several roles, the first in this list decides: "
-              f"{chain}. Compliance asked that restrictive review roles outrank broad ones.")
-    fact_f = (PREFERENCES, f"- (review of #512, security) Role precedence is not privilege order. It is "
-              f"{chain}; keep ROLE_PRECEDENCE exactly like that.")
-    fact_x = (PAST_FIXES, f"## Wrong permissions for multi-role users in the admin console\nSymptom: the "
-              f"sibling admin console let multi-role users do what their deciding role forbids. Fix: its "
-              f"precedence was privilege order; set it to {chain}, the product-wide order.")
-    distractors = [
-        (f"{ADR_DIR}/0004-role-precedence.md", "# ADR-0004: Role precedence\n\nStatus: Superseded by "
-         f"ADR-0006\n\nThe most privileged role wins: {' > '.join(s.privilege)}. Superseded after the "
-         "compliance review."),
-        (f"{ADR_DIR}/0003-deny-by-default.md", "# ADR-0003: Deny by default\n\nStatus: Accepted\n\nAn action "
-         "no policy mentions is denied."),
-        (f"{ADR_DIR}/0005-service-accounts.md", "# ADR-0005: Service accounts\n\nStatus: Accepted\n\nService "
-         "accounts hold exactly one role and never a human role."),
-        (CONVENTIONS, "- Role names are lowercase singular nouns; actions are lowercase verbs."),
-        (CONVENTIONS, "- Permission checks take an iterable of role names; order of the iterable is irrelevant."),
-        (PREFERENCES, "- (review of #466) Unknown roles are an error, not a silent deny."),
-        (PAST_FIXES, "## Session kept old roles\nSymptom: a removed role still applied until logout. Fix: "
-         "re-read roles on every permission check."),
-    ]
-    alpha = tuple(sorted(s.privilege))
-    early, late = filler.split()
     return Story(
         package=pkg,
         module=mod,
-        v1_correct=rule_module(order, explain=False),
-        v1_buggy=rule_module(alpha, explain=False),
-        head_buggy=rule_module(alpha, explain=True),
-        oracle=rule_module(order, explain=True),
-        conventional=rule_module(s.privilege, explain=True),
-        intro_msg_fact=f"{s.rule_module}: precedence for users with several roles\n\nThe first role in "
-        f"{chain} decides, as agreed with compliance.",
-        intro_msg_plain=f"{s.rule_module}: precedence for users with several roles",
-        refactor_msg=f"{s.rule_module}: add rank helper; tidy",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: who may do what."""\n',
-            f"{pkg}/policy.py": policy_module(s, dotted),
-            "tests/test_policy.py": base_tests,
-            "README.md": f"# {pkg}\n\nRole-based permission checks.\n",
-            **filler.files,
-        },
+        **rule_versions(lambda roles, later: rule_module(roles, explain=later), order,
+                        tuple(sorted(s.privilege)), s.privilege),
+        base_files=package_files(pkg, f"{pkg}: who may do what.",
+                                 f"# {pkg}\n\nRole-based permission checks.\n",
+                                 {f"{pkg}/policy.py": policy_module(s, dotted),
+                                  "tests/test_policy.py": base_tests}),
         repro_tests={"tests/test_repro_multi_role.py": repro},
         hidden_tests={"tests/test_hidden_precedence.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
-        filler=early,
-        late_filler=late,
-            statement=(
-            f"Users with more than one role get odd permissions. A {win} who was also given the {lose} role "
-            f"can no longer {s.action}. tests/test_repro_multi_role.py has the case. Please fix how roles "
-            f"combine."
-        ),
-        fact=f"Role precedence (first decides): {chain}.",
         fact_tokens=toks,
-        conventional_guess=f"most privileged role wins: {' > '.join(s.privilege)}",
         tags=("permissions", "policy", "ordering", "large-repo"),
         project=pkg,
+        **prose(f"""
+        -- statement
+        Users with more than one role get odd permissions. A {win} who was also given the {lose} role can no
+        longer {s.action}. tests/test_repro_multi_role.py has the case. Please fix how roles combine.
+        -- fact
+        Role precedence (first decides): {chain}.
+        -- conventional_guess
+        most privileged role wins: {' > '.join(s.privilege)}
+        -- intro_msg_fact
+        {s.rule_module}: precedence for users with several roles
+
+        The first role in {chain} decides, as agreed with compliance.
+        -- intro_msg_plain
+        {s.rule_module}: precedence for users with several roles
+        -- refactor_msg
+        {s.rule_module}: add rank helper; tidy
+        -- K docs/adr/0006-multi-role-users.md
+        Which role decides: when a user holds several roles, the first in this list decides: {chain}.
+        Compliance asked that restrictive review roles outrank broad ones; this supersedes ADR-0004.
+        -- F
+        - (review of #512, security) Role precedence is not privilege order. It is {chain}; keep
+        ROLE_PRECEDENCE exactly like that.
+        -- X
+        ## Wrong permissions for multi-role users in the admin console
+        Symptom: the sibling admin console let multi-role users do what their deciding role forbids. Fix: its
+        precedence was privilege order; set it to {chain}, the product-wide order.
+        -- docs/adr/0006-multi-role-users.md
+        # ADR-0006: Users with several roles
+
+        Status: Accepted
+
+        A user's roles are the ones granted to them directly plus those of their teams; a role granted twice
+        counts once.
+        -- docs/adr/0004-role-precedence.md
+        # ADR-0004: Role precedence
+
+        Status: Superseded
+
+        The most privileged role wins: {' > '.join(s.privilege)}. Superseded after the compliance review.
+        -- docs/adr/0003-deny-by-default.md
+        # ADR-0003: Deny by default
+
+        Status: Accepted
+
+        An action no policy mentions is denied.
+        -- docs/adr/0005-service-accounts.md
+        # ADR-0005: Service accounts
+
+        Status: Accepted
+
+        Service accounts hold exactly one role and never a human role.
+        -- docs/CONVENTIONS.md
+        - Role names are lowercase singular nouns; actions are lowercase verbs.
+        -- docs/CONVENTIONS.md
+        - Permission checks take an iterable of role names; order of the iterable is irrelevant.
+        -- .agent/preferences.md
+        - (review of #466) Unknown roles are an error, not a silent deny.
+        -- .agent/past_fixes.md
+        ## Session kept old roles
+        Symptom: a removed role still applied until logout. Fix: re-read roles on every permission check.
+        """),
     )
 
 
-def tell(variant: int, positions: tuple[int, ...]) -> Story:
-    """The story of one variant at its named size (see SIZES)."""
-    return tell_sized(variant, positions, SIZES.get(variant, "default"))
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="exploration-heavy",
-    description="the precedence among roles that decides a multi-role user's permissions (an unconventional total order)",
-    variants=(0, 1),
-    draw=fact_order,
-    tell=tell,
-    space=SPACE,
-    tell_sized=tell_sized,
-)
+# The filler avoids the told precedence's tokens (candidates are many, and a drawn precedence's
+# tokens are rarely in the plain filler).
+SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
+                   sizes=SIZES)
+GENERATOR = Family(FAMILY, "exploration-heavy", "the precedence among roles that decides a multi-role "
+                   "user's permissions (an unconventional total order)", variants=(0, 1), draw=fact_order,
+                   tell=SIZED.tell, tell_sized=SIZED.tell_sized, space=SPACE)

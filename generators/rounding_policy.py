@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
+from sdebench.generation.kit import Story
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.rounding import HEAD, SPACE, house_rule, mode_words, tie_sweep
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "rounding-policy"
 CENT = Decimal("0.01")
@@ -208,61 +209,67 @@ def test_hidden_product(observe):
     observe([rounded_product(amount, 3) for amount in AMOUNTS[:12]])
 '''
     how, where = MODE_WORDS[mode][0], increment_words(cents)
-    fact_k = (CONVENTIONS, f"- Money: every amount is rounded to {where}, rounding {how}; reconciliation depends "
-              "on it.")
-    fact_f = (PREFERENCES, f"- (review of #57, finance) Amounts must not round up or half-up: they round {how}, to "
-              f"{where}. Please remember this for every money change.")
-    fact_x = (PAST_FIXES, f"## Credit notes off by one step\nSymptom: credit notes disagreed with the export on "
-              f"ties. Fix: round with {mode} to {where}, like every amount here; half-up to the cent was wrong.")
-    distractors = [
-        (CONVENTIONS, "- Amounts are stored as Decimal strings; never as floats."),
-        (CONVENTIONS, "- Currency is implied by the deployment; amounts carry no currency code."),
-        (f"{ADR_DIR}/0003-rounding.md", "# ADR-0003: Rounding of amounts\n\nStatus: Superseded\n\nAmounts were "
-         "rounded half-up to the nearest cent. This decision is superseded and no longer describes the rules."),
-        (PREFERENCES, "- (review of #49) Name money variables after what they hold (net, gross, fee)."),
-        (PAST_FIXES, "## Totals of empty documents\nSymptom: an empty total was the int 0. Fix: start the sum from "
-         "a rounded zero so totals are always Decimal."),
-    ]
     return Story(
         package=pkg,
         module=f"{pkg}/{mod}.py",
-        v1_correct=rounding_module(s, rule, helper=False),
-        v1_buggy=rounding_module(s, HEAD, helper=False),
-        head_buggy=rounding_module(s, HEAD, helper=True),
-        oracle=rounding_module(s, rule, helper=True),
-        conventional=rounding_module(s, ("ROUND_HALF_UP", 1), helper=True),
-        intro_msg_fact=f"{mod}: round amounts to {where}\n\nFinance requires rounding {how}.",
-        intro_msg_plain=f"{mod}: round amounts",
-        refactor_msg=f"{mod}: add rounded_product helper",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: {s.noun}s and amounts."""\n',
-            f"{pkg}/{s.consumer}.py": consumer_module(s),
-            f"tests/test_{s.consumer}.py": base_tests,
-            "README.md": f"# {s.project}\n\nSmall {s.noun} bookkeeping. Amounts are Decimals.\n",
-        },
+        **rule_versions(lambda r, later: rounding_module(s, r, helper=later), rule, HEAD,
+                        ("ROUND_HALF_UP", 1)),
+        base_files=package_files(pkg, f"{s.project}: {s.noun}s and amounts.",
+                                 f"# {s.project}\n\nSmall {s.noun} "
+                                 "bookkeeping. Amounts are Decimals.\n",
+                                 {f"{pkg}/{s.consumer}.py": consumer_module(s),
+                                  f"tests/test_{s.consumer}.py": base_tests}),
         repro_tests={"tests/test_repro_rounding.py": repro},
         hidden_tests={"tests/test_hidden_rounding.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
-        statement=(
-            f"{s.area[0].upper()}{s.area[1:]} report amounts rounded up: {amount} comes out above {expected}, "
-            f"and totals no longer reconcile. See tests/test_repro_rounding.py. Please fix the {s.package} code."
-        ),
-        fact=f"Amounts round {how}, to {where}.",
         fact_tokens=tokens(rule),
-        conventional_guess="ROUND_HALF_UP to the cent (the common commercial rounding)",
         tags=("money", "rounding-policy", "shared-fact"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        {s.area[0].upper()}{s.area[1:]} report amounts rounded up: {amount} comes out above {expected}, and
+        totals no longer reconcile. See tests/test_repro_rounding.py. Please fix the {s.package} code.
+        -- fact
+        Amounts round {how}, to {where}.
+        -- conventional_guess
+        ROUND_HALF_UP to the cent (the common commercial rounding)
+        -- intro_msg_fact
+        {mod}: round amounts to {where}
+
+        Finance requires rounding {how}.
+        -- intro_msg_plain
+        {mod}: round amounts
+        -- refactor_msg
+        {mod}: add rounded_product helper
+        -- K docs/CONVENTIONS.md
+        - Money: every amount is rounded to {where}, rounding {how}; reconciliation depends on it.
+        -- F
+        - (review of #57, finance) Amounts must not round up or half-up: they round {how}, to {where}. Please
+        remember this for every money change.
+        -- X
+        ## Credit notes off by one step
+        Symptom: credit notes disagreed with the export on ties. Fix: round with {mode} to {where}, like every
+        amount here; half-up to the cent was wrong.
+        -- docs/adr/0003-rounding.md
+        # ADR-0003: Rounding of amounts
+
+        Status: Superseded
+
+        Amounts were rounded half-up to the nearest cent. This decision is superseded and no longer describes
+        the rules.
+        -- docs/CONVENTIONS.md
+        - Amounts are stored as Decimal strings; never as floats.
+        -- docs/CONVENTIONS.md
+        - Currency is implied by the deployment; amounts carry no currency code.
+        -- .agent/preferences.md
+        - (review of #49) Name money variables after what they hold (net, gross, fee).
+        -- .agent/past_fixes.md
+        ## Totals of empty documents
+        Symptom: an empty total was the int 0. Fix: start the sum from a rounded zero so totals are always
+        Decimal.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description=("the house rounding mode and increment for amounts, shared by three codebases (ties and "
-                 "near-ties decide)"),
-    variants=(0, 1, 2),
-    draw=house_rule,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "knowledge-missing", "the house rounding mode and increment for amounts, shared "
+                   "by three codebases (ties and near-ties decide)", variants=(0, 1, 2), draw=house_rule,
+                   tell=tell, space=SPACE)

@@ -17,9 +17,10 @@ from itertools import combinations
 
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story, pick_distinct
+from sdebench.generation.kit import Story, pick_distinct
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "search-prefix"
 HEAD_LEN = 4
@@ -253,31 +254,6 @@ def test_hidden_words_sharing_a_prefix(observe):
         observe(idx.search(ALPHABET[:n] + "omega"))
 '''
     w, strip = LENGTHS.get(k, str(k)), stripped(s)
-    fact_k = (CONVENTIONS, f"- Search: index terms are the first {k} characters of the folded word once the "
-              f"suffixes {strip} are stripped (only when at least {MIN_STEM} letters remain), so British and "
-              "American spellings and most inflections meet. Queries go through the same normaliser.")
-    fact_f = (PREFERENCES, f"- (review of #702, catalogue team) Index terms keep {w} characters of the folded "
-              f"word, no more and no fewer, after stripping {strip} (never a stem under {MIN_STEM} letters); "
-              "we tuned that against real queries.")
-    fact_x = (PAST_FIXES, f"## Autocomplete missed spelling variants\nSymptom: {pkg}/suggest.py did not offer "
-              f"'colour' for 'color' words. Fix: strip the suffixes {strip} (leaving at least {MIN_STEM} "
-              f"letters) and cut suggestion keys to the index prefix of {k} characters after folding, as the "
-              "normaliser does.")
-    entries = {"K": [fact_k], "F": [fact_f], "X": [fact_x]}
-    distractors = [
-        (f"{ADR_DIR}/0005-search.md", "# ADR-0005: In-process search\n\nStatus: Accepted\n\nSearch is an "
-         "in-memory inverted index rebuilt at start-up; queries are AND of their terms."),
-        (f"{ADR_DIR}/0003-term-prefix.md", "# ADR-0003: Index terms\n\nStatus: Superseded\n\nTerms were whole "
-         "folded words, without any prefix cut. Superseded by later search work."),
-        (f"{ADR_DIR}/0004-stopwords.md", "# ADR-0004: Stopwords\n\nStatus: Accepted\n\nA short English stopword "
-         "list is removed before indexing; it is not configurable."),
-        (CONVENTIONS, "- Text is folded with NFKD and combining marks are dropped; case-folding, not lower()."),
-        (CONVENTIONS, "- Document ids are opaque; the index never parses them."),
-        (PREFERENCES, "- (review of #688) No regex per query in hot paths; compile patterns at import time."),
-        (PREFERENCES, "- (review of #694) Digits are not indexed; SKUs have their own lookup."),
-        (PAST_FIXES, "## Removing a document left stale postings\nSymptom: deleted items were still found. Fix: "
-         "re-analyse the stored text on removal and discard the id from each posting."),
-    ]
     filler_files = {
         f"{pkg}/highlight.py": '"""Highlight query words in a snippet."""\n\n\ndef highlight(text, word):\n'
         '    """`text` with case-insensitive matches of `word` wrapped in asterisks."""\n'
@@ -288,48 +264,84 @@ def test_hidden_words_sharing_a_prefix(observe):
     return Story(
         package=pkg,
         module=f"{pkg}/normalize.py",
-        v1_correct=normalize(s, "correct", helper=False),
-        v1_buggy=normalize(s, "buggy", helper=False),
-        head_buggy=normalize(s, "buggy", helper=True),
-        oracle=normalize(s, "oracle", helper=True),
-        conventional=normalize(s, "conventional", helper=True),
-        intro_msg_fact=f"normalize: fold words and keep a prefix\n\nTerms are the first {k} characters of the "
-        f"folded word with {strip} stripped, so spelling variants and inflections meet in the index.",
-        intro_msg_plain="normalize: fold words and keep a prefix",
-        refactor_msg="normalize: add same_term helper; tidy constants",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: search over {s.things}."""\n',
-            f"{pkg}/analyze.py": analyze(pkg),
-            f"{pkg}/index.py": index(pkg),
-            "tests/test_search.py": base_tests,
-            "README.md": f"# {s.project}\n\nFast in-process search over {s.things}.\n",
-        },
+        **rule_versions(lambda state, later: normalize(s, state, helper=later), "correct", "buggy",
+                        "conventional"),
+        base_files=package_files(pkg, f"{s.project}: search over {s.things}.",
+                                 f"# {s.project}\n\nFast in-process search over {s.things}.\n",
+                                 {f"{pkg}/analyze.py": analyze(pkg), f"{pkg}/index.py": index(pkg),
+                                  "tests/test_search.py": base_tests}),
         repro_tests={"tests/test_repro_false_match.py": repro},
         hidden_tests={"tests/test_hidden_terms.py": hidden},
-        fact_entries=entries,
-        distractors=distractors,
         filler=[Commit("highlight: mark query words in snippets", filler_files)],
-        statement=(
-            f"Search over {s.things} returns nonsense: looking for \"cartoon\" also brings up the "
-            "cartography atlas, and other short queries match unrelated words that merely start the same "
-            "way. tests/test_repro_false_match.py reproduces it."
-        ),
-        fact=(f"Index terms are the first {k} characters of the folded word, after stripping the suffixes "
-              f"{strip} when at least {MIN_STEM} letters remain."),
         fact_tokens=tokens(s),
-        conventional_guess="index whole folded words (no prefix cut, no stemming)",
         tags=("search", "text-normalisation"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        Search over {s.things} returns nonsense: looking for "cartoon" also brings up the cartography atlas,
+        and other short queries match unrelated words that merely start the same way.
+        tests/test_repro_false_match.py reproduces it.
+        -- fact
+        Index terms are the first {k} characters of the folded word, after stripping the suffixes {strip} when
+        at least {MIN_STEM} letters remain.
+        -- conventional_guess
+        index whole folded words (no prefix cut, no stemming)
+        -- intro_msg_fact
+        normalize: fold words and keep a prefix
+
+        Terms are the first {k} characters of the folded word with {strip} stripped, so spelling variants and
+        inflections meet in the index.
+        -- intro_msg_plain
+        normalize: fold words and keep a prefix
+        -- refactor_msg
+        normalize: add same_term helper; tidy constants
+        -- K docs/CONVENTIONS.md
+        - Search: index terms are the first {k} characters of the folded word once the suffixes {strip} are
+        stripped (only when at least {MIN_STEM} letters remain), so British and American spellings and most
+        inflections meet. Queries go through the same normaliser.
+        -- F
+        - (review of #702, catalogue team) Index terms keep {w} characters of the folded word, no more and no
+        fewer, after stripping {strip} (never a stem under {MIN_STEM} letters); we tuned that against real
+        queries.
+        -- X
+        ## Autocomplete missed spelling variants
+        Symptom: {pkg}/suggest.py did not offer 'colour' for 'color' words. Fix: strip the
+        suffixes {strip} (leaving at least {MIN_STEM} letters) and cut suggestion keys to the index prefix
+        of {k} characters after folding, as the normaliser does.
+        -- docs/adr/0005-search.md
+        # ADR-0005: In-process search
+
+        Status: Accepted
+
+        Search is an in-memory inverted index rebuilt at start-up; queries are AND of their terms.
+        -- docs/adr/0003-term-prefix.md
+        # ADR-0003: Index terms
+
+        Status: Superseded
+
+        Terms were whole folded words, without any prefix cut. Superseded by later search work.
+        -- docs/adr/0004-stopwords.md
+        # ADR-0004: Stopwords
+
+        Status: Accepted
+
+        A short English stopword list is removed before indexing; it is not configurable.
+        -- docs/CONVENTIONS.md
+        - Text is folded with NFKD and combining marks are dropped; case-folding, not lower().
+        -- docs/CONVENTIONS.md
+        - Document ids are opaque; the index never parses them.
+        -- .agent/preferences.md
+        - (review of #688) No regex per query in hot paths; compile patterns at import time.
+        -- .agent/preferences.md
+        - (review of #694) Digits are not indexed; SKUs have their own lookup.
+        -- .agent/past_fixes.md
+        ## Removing a document left stale postings
+        Symptom: deleted items were still found. Fix: re-analyse the stored text on removal and discard the id
+        from each posting.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="multi-hop",
-    description=("the term rule of a text normaliser two calls below search: the suffixes it strips and the "
-                 "length of the prefix it keeps"),
-    variants=(0, 1),
-    draw=fact_rule,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "multi-hop", "the term rule of a text normaliser two calls below search: the "
+                   "suffixes it strips and the length of the prefix it keeps", variants=(0, 1),
+                   draw=fact_rule, tell=tell, space=SPACE)

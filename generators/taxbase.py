@@ -16,9 +16,10 @@ from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
 from sdebench.generation.facts import accepted, draw_integer, space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
+from sdebench.generation.kit import Story
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "taxbase"
 CENT = Decimal("0.01")
@@ -258,69 +259,78 @@ def test_hidden_base_rule():
 def test_hidden_total_due():
     assert [total_due(_make(goods, extra)) for goods, extra in {pairs!r}] == [{", ".join(f'Decimal("{t}")' for t in due)}]
 '''
-    fact_k = (CONVENTIONS, f"- Tax: the rate is {pct}. It applies to the taxable base ({s.base_desc}) after the "
-              f"base is rounded down to {words}; the tax itself then rounds half-up to the cent.")
-    fact_f = (PREFERENCES, f"- (review of #301, tax advisor) Our rate is {pct}, not a round number, and the "
-              f"taxable base is rounded down to {words} before the rate is applied (not the tax).")
-    fact_x = (PAST_FIXES, f"## Credit notes disagreed with the tax return\nSymptom: credit notes reversed a "
-              f"different tax than the return showed. Fix: credit_notes.py now rounds the base down to "
-              f"{words} first and then applies {pct}, exactly as {thing}s do.")
-    distractors = [
-        (f"{ADR_DIR}/0003-tax-rate.md", f"# ADR-0003: Tax rate\n\nStatus: Superseded\n\nTax was {Decimal(CONV_RATE) * 100:.0f}% of "
-         "the exact base, rounded half-up to the cent. Superseded when the rate changed; kept for old invoices."),
-        (f"{ADR_DIR}/0004-exempt-lines.md", "# ADR-0004: Exempt lines\n\nStatus: Accepted\n\nGift cards are not "
-         "lines of a taxable sale; they are sold through a separate flow."),
-        (CONVENTIONS, f"- Prices are entered and stored tax-exclusive; the {thing} page shows tax separately."),
-        (CONVENTIONS, "- Money is Decimal everywhere; never construct a Decimal from a float."),
-        (PREFERENCES, "- (review of #277) Name tax helpers after what they return, e.g. `taxable_base`."),
-        (PREFERENCES, "- (review of #289) Show the tax line even when it is zero."),
-        (PAST_FIXES, "## Tax line missing on zero-rated exports\nSymptom: export invoices had no tax line. Fix: "
-         "always render the line, with a zero amount."),
-    ]
     article = "an" if s.thing[0] in "aeiou" else "a"
     return Story(
         package=pkg,
         module=f"{pkg}/{s.module}.py",
-        v1_correct=rule_module(s, str(rate), step, helper=False),
-        v1_buggy=rule_module(s, HEAD_RATE, None, helper=False),
-        head_buggy=rule_module(s, HEAD_RATE, None, helper=True),
-        oracle=rule_module(s, str(rate), step, helper=True),
-        conventional=rule_module(s, CONV_RATE, None, helper=True),
-        intro_msg_fact=f"{s.module}: compute tax on {thing}s\n\nThe rate is {pct}; the taxable base is rounded "
-        f"down to {words} before the rate applies, as the tax office requires.",
-        intro_msg_plain=f"{s.module}: compute tax on {thing}s",
-        refactor_msg=f"{s.module}: add total_due; simplify the base computation",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{s.project}: {thing}s and their tax."""\n',
-            f"{pkg}/model.py": model_module(s),
-            "tests/test_model.py": base_tests,
-            "README.md": f"# {s.project}\n\n{cls}s with priced lines, {s.extra} and tax.\n",
-        },
+        **rule_versions(lambda rule, later: rule_module(s, *rule, helper=later), (str(rate), step),
+                        (HEAD_RATE, None), (CONV_RATE, None)),
+        base_files=package_files(pkg, f"{s.project}: {thing}s and their tax.",
+                                 f"# {s.project}\n\n{cls}s with priced "
+                                 f"lines, {s.extra} and tax.\n",
+                                 {f"{pkg}/model.py": model_module(s), "tests/test_model.py": base_tests}),
         repro_tests={"tests/test_repro_tax.py": repro},
         hidden_tests={"tests/test_hidden_tax.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
         filler=[Commit("display: format amounts for receipts", {f"{pkg}/display.py": display_module(s)})],
-        statement=(
-            f"The tax on our {s.thing}s is wrong: {article} {s.thing} worth 100.00 shows 19.00 of tax, and our tax "
-            f"advisor says the amounts on several recent {s.thing}s do not match what we declare. "
-            f"tests/test_repro_tax.py has a reproduction."
-        ),
-        fact=f"Tax is {rate * 100:.1f}% of the taxable base, the base first rounded down to {words}.",
         fact_tokens=tokens(rate, step, s.unit),
-        conventional_guess=f"TAX_RATE = {CONV_RATE} on the exact base",
         tags=("money", "tax", "multi-part-rule"),
         project=s.project,
+        **prose(f"""
+        -- statement
+        The tax on our {s.thing}s is wrong: {article} {s.thing} worth 100.00 shows 19.00 of tax, and our tax
+        advisor says the amounts on several recent {s.thing}s do not match what we declare.
+        tests/test_repro_tax.py has a reproduction.
+        -- fact
+        Tax is {rate * 100:.1f}% of the taxable base, the base first rounded down to {words}.
+        -- conventional_guess
+        TAX_RATE = {CONV_RATE} on the exact base
+        -- intro_msg_fact
+        {s.module}: compute tax on {thing}s
+
+        The rate is {pct}; the taxable base is rounded down to {words} before the rate applies, as the tax
+        office requires.
+        -- intro_msg_plain
+        {s.module}: compute tax on {thing}s
+        -- refactor_msg
+        {s.module}: add total_due; simplify the base computation
+        -- K docs/CONVENTIONS.md
+        - Tax: the rate is {pct}. It applies to the taxable base ({s.base_desc}) after the base is rounded
+        down to {words}; the tax itself then rounds half-up to the cent.
+        -- F
+        - (review of #301, tax advisor) Our rate is {pct}, not a round number, and the taxable base is rounded
+        down to {words} before the rate is applied (not the tax).
+        -- X
+        ## Credit notes disagreed with the tax return
+        Symptom: credit notes reversed a different tax than the return showed. Fix: credit_notes.py now rounds
+        the base down to {words} first and then applies {pct}, exactly as {thing}s do.
+        -- docs/adr/0003-tax-rate.md
+        # ADR-0003: Tax rate
+
+        Status: Superseded
+
+        Tax was {Decimal(CONV_RATE) * 100:.0f}% of the exact base, rounded half-up to the cent. Superseded
+        when the rate changed; kept for old invoices.
+        -- docs/adr/0004-exempt-lines.md
+        # ADR-0004: Exempt lines
+
+        Status: Accepted
+
+        Gift cards are not lines of a taxable sale; they are sold through a separate flow.
+        -- docs/CONVENTIONS.md
+        - Prices are entered and stored tax-exclusive; the {thing} page shows tax separately.
+        -- docs/CONVENTIONS.md
+        - Money is Decimal everywhere; never construct a Decimal from a float.
+        -- .agent/preferences.md
+        - (review of #277) Name tax helpers after what they return, e.g. `taxable_base`.
+        -- .agent/preferences.md
+        - (review of #289) Show the tax line even when it is zero.
+        -- .agent/past_fixes.md
+        ## Tax line missing on zero-rated exports
+        Symptom: export invoices had no tax line. Fix: always render the line, with a zero amount.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description=("an unusual tax rate and the step the taxable base is rounded down to before the rate "
-                 "applies (two-part rule)"),
-    variants=(0, 1),
-    draw=fact_of,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "knowledge-missing", "an unusual tax rate and the step the taxable base is "
+                   "rounded down to before the rate applies (two-part rule)", variants=(0, 1), draw=fact_of,
+                   tell=tell, space=SPACE)

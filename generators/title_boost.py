@@ -14,17 +14,10 @@ from dataclasses import dataclass
 
 from sdebench.generation.facts import accepted, draw_integer, space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import (
-    ADR_DIR,
-    CONVENTIONS,
-    Filler,
-    FillerVocab,
-    Story,
-    filler_size,
-    make_filler,
-)
-from sdebench.generation.seeded import per_set_cache
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.kit import FillerVocab, Story
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
+from sdebench.generation.sized import SizedStory
 
 FAMILY = "title-boost"
 SIZES = {0: "default", 1: "default", 2: "large"}
@@ -148,26 +141,12 @@ def search(docs, query):
 '''
 
 
-@per_set_cache
-def filler_of(variant: int, size: str | tuple[int, int]) -> Filler:
-    """The variant's filler at `size`; it avoids the drawn fact's tokens, whatever candidate is told."""
-    modules, commits = filler_size(size)
-    return make_filler(SHAPES[variant % 2].vocab, f"{FAMILY}-{variant}", modules, commits,
-                       avoid=tokens(fact_boost(variant)), include=(HOMES[variant % 2],))
-
-
-def tell(variant: int, boost: str) -> Story:
-    """The story of one variant (at its named size, see SIZES) whose title weight is `boost`."""
-    return tell_sized(variant, boost, SIZES.get(variant, "default"))
-
-
-def tell_sized(variant: int, boost: str, size: str | tuple[int, int]) -> Story:
-    """The story of one variant with filler of `size`: a name in FILLER_SIZES or (modules, commits)."""
+def story(variant: int, boost: str) -> Story:
+    """The story of one variant whose title weight is `boost`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
     toks = tokens(boost)
-    filler = filler_of(variant, size)
-    pkg, home = s.package, filler.packages[0]
-    mod = f"{home}/{s.rule_module}.py"
+    pkg = s.package
+    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
     dotted = mod.removesuffix(".py").replace("/", ".")
     imp = f"from {pkg}.search import score, search\n"
     t = s.term
@@ -224,72 +203,85 @@ def test_hidden_scores_of_mixed_documents(observe):
 def test_hidden_ranking(observe):
     observe(search([doc(a, b) for a in range(4) for b in range(10)], WORD))
 '''
-    fact_k = (f"{ADR_DIR}/0006-title-weight.md", f"# ADR-0006: Title weight\n\nStatus: Accepted\n\nSupersedes "
-              f"ADR-0004. A query term in the title counts TITLE_BOOST = {boost} body hits. The value was "
-              "fitted on last year's click logs; it is deliberately not a round number.")
-    fact_f = (PREFERENCES, f"- (review of #611, search quality) Title hits weigh {boost}, as fitted from the "
-              f"click logs. Please don't round it to 2 or 1.5.")
-    fact_x = (PAST_FIXES, f"## Help-centre search ranked FAQ mentions first\nSymptom: in the sibling "
-              f"help-centre search, titled pages ranked below passing mentions. Fix: its title weight was "
-              f"1.0; set TITLE_BOOST = {boost}, the fitted value we use everywhere.")
-    distractors = [
-        (f"{ADR_DIR}/0004-title-weight.md", "# ADR-0004: Title weight\n\nStatus: Superseded by ADR-0006\n\n"
-         "A title hit counts double (TITLE_BOOST = 2.0). Superseded once click logs were available."),
-        (f"{ADR_DIR}/0003-tokenizer.md", "# ADR-0003: Tokenizer\n\nStatus: Accepted\n\nLowercase ASCII "
-         "words and digits; no stemming, no stop words."),
-        (f"{ADR_DIR}/0005-tie-break.md", "# ADR-0005: Tie-break\n\nStatus: Accepted\n\nEqual scores are "
-         "ordered by id so results are stable across runs."),
-        (CONVENTIONS, "- Weights are floats; a field missing from a document contributes nothing."),
-        (CONVENTIONS, "- Search returns ids only; the caller loads documents."),
-        (PREFERENCES, "- (review of #590) Zero-score documents must never be returned."),
-        (PAST_FIXES, "## Accents broke matching\nSymptom: 'café' never matched. Fix: normalise to NFKD and "
-         "drop combining marks before tokenising."),
-    ]
-    early, late = filler.split()
     return Story(
         package=pkg,
         module=mod,
-        v1_correct=rule_module(boost, fields=False),
-        v1_buggy=rule_module("1.2", fields=False),
-        head_buggy=rule_module("1.0", fields=True),
-        oracle=rule_module(boost, fields=True),
-        conventional=rule_module("2.0", fields=True),
-        intro_msg_fact=f"{s.rule_module}: weigh title hits {boost}x\n\nTITLE_BOOST = {boost}, fitted on the "
-        f"click logs.",
-        intro_msg_plain=f"{s.rule_module}: per-field relevance weights",
-        refactor_msg=f"{s.rule_module}: table of field weights; simplify",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: full-text search over a small corpus."""\n',
-            f"{pkg}/search.py": search_module(dotted),
-            "tests/test_search.py": base_tests,
-            "README.md": f"# {pkg}\n\nKeyword search with per-field weights.\n",
-            **filler.files,
-        },
+        **rule_versions(lambda weight, later: rule_module(weight, fields=later), boost, "1.0", "2.0",
+                        first_wrong="1.2"),
+        base_files=package_files(pkg, f"{pkg}: full-text search over a small corpus.",
+                                 f"# {pkg}\n\nKeyword search with per-field weights.\n",
+                                 {f"{pkg}/search.py": search_module(dotted),
+                                  "tests/test_search.py": base_tests}),
         repro_tests={"tests/test_repro_ranking.py": repro},
         hidden_tests={"tests/test_hidden_title_weight.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
-        filler=early,
-        late_filler=late,
-        statement=(
-            f"Search relevance got worse: for \"{t}\", the page titled \"{s.title}\" now shows up below a "
-            f"page that only mentions {t} once in passing. tests/test_repro_ranking.py reproduces it. "
-            f"Please restore the ranking."
-        ),
-        fact=f"A title hit weighs {boost} body hits (TITLE_BOOST = {boost}).",
         fact_tokens=toks,
-        conventional_guess="TITLE_BOOST = 2.0 (a title hit counts double)",
         tags=("search", "ranking", "magic-number", "large-repo"),
+        **prose(f"""
+        -- statement
+        Search relevance got worse: for "{t}", the page titled "{s.title}" now shows up below a page that only
+        mentions {t} once in passing. tests/test_repro_ranking.py reproduces it. Please restore the ranking.
+        -- fact
+        A title hit weighs {boost} body hits (TITLE_BOOST = {boost}).
+        -- conventional_guess
+        TITLE_BOOST = 2.0 (a title hit counts double)
+        -- intro_msg_fact
+        {s.rule_module}: weigh title hits {boost}x
+
+        TITLE_BOOST = {boost}, fitted on the click logs.
+        -- intro_msg_plain
+        {s.rule_module}: per-field relevance weights
+        -- refactor_msg
+        {s.rule_module}: table of field weights; simplify
+        -- K docs/adr/0006-field-weights.md
+        Title weight: a query term in the title counts TITLE_BOOST = {boost} body hits. The value was fitted
+        on last year's click logs; it is deliberately not a round number. This supersedes ADR-0004.
+        -- F
+        - (review of #611, search quality) Title hits weigh {boost}, as fitted from the click logs. Please
+        don't round it to 2 or 1.5.
+        -- X
+        ## Help-centre search ranked FAQ mentions first
+        Symptom: in the sibling help-centre search, titled pages ranked below passing mentions. Fix: its title
+        weight was 1.0; set TITLE_BOOST = {boost}, the fitted value we use everywhere.
+        -- docs/adr/0006-field-weights.md
+        # ADR-0006: Field weights
+
+        Status: Accepted
+
+        A document's score adds up, over its fields, the query term's hits in the field times the field's
+        weight; a document is searched in its title and its body.
+        -- docs/adr/0004-title-weight.md
+        # ADR-0004: Title weight
+
+        Status: Superseded
+
+        A title hit counts double (TITLE_BOOST = 2.0). Superseded once click logs were available.
+        -- docs/adr/0003-tokenizer.md
+        # ADR-0003: Tokenizer
+
+        Status: Accepted
+
+        Lowercase ASCII words and digits; no stemming, no stop words.
+        -- docs/adr/0005-tie-break.md
+        # ADR-0005: Tie-break
+
+        Status: Accepted
+
+        Equal scores are ordered by id so results are stable across runs.
+        -- docs/CONVENTIONS.md
+        - Weights are floats; a field missing from a document contributes nothing.
+        -- docs/CONVENTIONS.md
+        - Search returns ids only; the caller loads documents.
+        -- .agent/preferences.md
+        - (review of #590) Zero-score documents must never be returned.
+        -- .agent/past_fixes.md
+        ## Accents broke matching
+        Symptom: 'café' never matched. Fix: normalise to NFKD and drop combining marks before tokenising.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="exploration-heavy",
-    description="the weight of a title hit relative to a body hit in search ranking (a two-decimal, non-round factor)",
-    variants=(0, 1, 2),
-    draw=fact_boost,
-    tell=tell,
-    space=SPACE,
-    tell_sized=tell_sized,
-)
+SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
+                   sizes=SIZES, avoid=lambda v: tokens(fact_boost(v)))
+GENERATOR = Family(FAMILY, "exploration-heavy", "the weight of a title hit relative to a body hit in "
+                   "search ranking (a two-decimal, non-round factor)", variants=(0, 1, 2), draw=fact_boost,
+                   tell=SIZED.tell, tell_sized=SIZED.tell_sized, space=SPACE)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from sdebench.generation.facts import draw_integer, integer_space
 from sdebench.generation.family import Family
-from sdebench.generation.kit import ADR_DIR, CONVENTIONS, Story
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.kit import Story
+from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.prose import prose
 
 FAMILY = "ttlcache"
 HEAD_TTL = 120
@@ -163,61 +164,72 @@ def test_hidden_setting():
     assert config.DEFAULT_TTL_SECONDS == {ttl}
 '''
     m, s = divmod(ttl, 60)
-    fact_k = (CONVENTIONS, f"- Caching: the upstream provider guarantees its {what} for exactly {ttl} s; "
-              f"DEFAULT_TTL_SECONDS must equal that, never longer (stale data) nor shorter (rate limits).")
-    fact_f = (PREFERENCES, f"- (review of #77, ops) The cache TTL is not a round number: it is {ttl} seconds "
-              f"({m} min {s} s), the provider's guarantee. Don't 'fix' it to five minutes or an hour.")
-    fact_x = (PAST_FIXES, f"## Provider rate-limit errors\nSymptom: 429s from the provider at peak. Fix: the "
-              f"sibling service's cache used the wrong TTL; set it to the provider's {ttl} s, as everywhere here.")
-    distractors = [
-        (CONVENTIONS, "- HTTP: client timeouts are 7 s connect, 20 s read; retries back off 1, 2, 4 s."),
-        (CONVENTIONS, "- Sessions expire after 1800 s of inactivity; this is unrelated to the data caches."),
-        (f"{ADR_DIR}/0003-cache-ttl.md", "# ADR-0003: Cache lifetime\n\nStatus: Superseded\n\nCached entries lived "
-         "300 s (five minutes), a round default chosen before the provider contract. Superseded; do not use."),
-        (f"{ADR_DIR}/0004-eviction.md", "# ADR-0004: Eviction\n\nStatus: Accepted\n\nWhen the cache is full, "
-         "the oldest entries are evicted in batches."),
-        (PREFERENCES, "- (review of #64) Inject clocks; never call time.time() inside cache logic."),
-        (PAST_FIXES, "## Cache grew without bound\nSymptom: memory climbed overnight. Fix: enforce MAX_ENTRIES on set."),
-    ]
     return Story(
         package=pkg,
         module=f"{pkg}/config.py",
-        v1_correct=config_module(fact_line, extra=False),
-        v1_buggy=config_module(f"DEFAULT_TTL_SECONDS = {HEAD_TTL + 60}", extra=False),
-        head_buggy=config_module(head_line, extra=True),
-        oracle=config_module(fact_line, extra=True),
-        conventional=config_module("DEFAULT_TTL_SECONDS = 300", extra=True),
-        intro_msg_fact=f"config: cache entries for {ttl} s\n\nThe provider guarantees each of its {what} for "
-        f"{ttl} seconds; caching longer serves stale data, shorter trips its rate limit.",
-        intro_msg_plain="config: add cache settings",
-        refactor_msg="config: add eviction batch size; tune defaults",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: a cache for {what}."""\n',
-            f"{pkg}/cache.py": cache_module(pkg),
-            "tests/test_cache.py": base_tests,
-            "README.md": f"# {pkg}\n\nCaches {what} from the upstream provider.\n",
-        },
+        **rule_versions(lambda line, later: config_module(line, extra=later), fact_line, head_line,
+                        "DEFAULT_TTL_SECONDS = 300", first_wrong=f"DEFAULT_TTL_SECONDS = {HEAD_TTL + 60}"),
+        base_files=package_files(pkg, f"{pkg}: a cache for {what}.",
+                                 f"# {pkg}\n\nCaches {what} from the upstream "
+                                 "provider.\n",
+                                 {f"{pkg}/cache.py": cache_module(pkg), "tests/test_cache.py": base_tests}),
         repro_tests={"tests/test_repro_expiry.py": repro},
         hidden_tests={"tests/test_hidden_ttl.py": hidden},
-        fact_entries={"K": fact_k, "F": fact_f, "X": fact_x},
-        distractors=distractors,
-        statement=(
-            f"Cached {what} disappear after about two minutes, so every request goes back to the provider "
-            f"and we are being throttled. tests/test_repro_expiry.py reproduces it. Please fix the cache."
-        ),
-        fact=f"Cached {what} live exactly {ttl} seconds (the provider's guarantee).",
         fact_tokens=tokens(ttl),
-        conventional_guess="DEFAULT_TTL_SECONDS = 300 (five minutes)",
         tags=("caching", "magic-number"),
+        **prose(f"""
+        -- statement
+        Cached {what} disappear after about two minutes, so every request goes back to the provider and we are
+        being throttled. tests/test_repro_expiry.py reproduces it. Please fix the cache.
+        -- fact
+        Cached {what} live exactly {ttl} seconds (the provider's guarantee).
+        -- conventional_guess
+        DEFAULT_TTL_SECONDS = 300 (five minutes)
+        -- intro_msg_fact
+        config: cache entries for {ttl} s
+
+        The provider guarantees each of its {what} for {ttl} seconds; caching longer serves stale data,
+        shorter trips its rate limit.
+        -- intro_msg_plain
+        config: add cache settings
+        -- refactor_msg
+        config: add eviction batch size; tune defaults
+        -- K docs/CONVENTIONS.md
+        - Caching: the upstream provider guarantees its {what} for exactly {ttl} s; DEFAULT_TTL_SECONDS must
+        equal that, never longer (stale data) nor shorter (rate limits).
+        -- F
+        - (review of #77, ops) The cache TTL is not a round number: it is {ttl} seconds ({m} min {s} s), the
+        provider's guarantee. Don't 'fix' it to five minutes or an hour.
+        -- X
+        ## Provider rate-limit errors
+        Symptom: 429s from the provider at peak. Fix: the sibling service's cache used the wrong TTL; set it
+        to the provider's {ttl} s, as everywhere here.
+        -- docs/adr/0003-cache-ttl.md
+        # ADR-0003: Cache lifetime
+
+        Status: Superseded
+
+        Cached entries lived 300 s (five minutes), a round default chosen before the provider contract.
+        Superseded; do not use.
+        -- docs/adr/0004-eviction.md
+        # ADR-0004: Eviction
+
+        Status: Accepted
+
+        When the cache is full, the oldest entries are evicted in batches.
+        -- docs/CONVENTIONS.md
+        - HTTP: client timeouts are 7 s connect, 20 s read; retries back off 1, 2, 4 s.
+        -- docs/CONVENTIONS.md
+        - Sessions expire after 1800 s of inactivity; this is unrelated to the data caches.
+        -- .agent/preferences.md
+        - (review of #64) Inject clocks; never call time.time() inside cache logic.
+        -- .agent/past_fixes.md
+        ## Cache grew without bound
+        Symptom: memory climbed overnight. Fix: enforce MAX_ENTRIES on set.
+        """),
     )
 
 
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the time-to-live the upstream provider guarantees for cached entries (a non-round number of seconds)",
-    variants=(0, 1),
-    draw=fact_ttl,
-    tell=tell,
-    space=SPACE,
-)
+GENERATOR = Family(FAMILY, "knowledge-missing", "the time-to-live the upstream provider guarantees for "
+                   "cached entries (a non-round number of seconds)", variants=(0, 1), draw=fact_ttl,
+                   tell=tell, space=SPACE)

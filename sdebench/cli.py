@@ -6,31 +6,33 @@
     sdebench tasks show ID [--reveal]                       # the fact only with --reveal
     sdebench episode show RECORD                            # the trajectory in the terminal
 
-`python -m sdebench` is the same command. Each entry subcommand runs its module as
-`python -m sdebench.<name>` would, with the rest of the command line.
+`python -m sdebench` is the same command, and `python -m sdebench.<name> ARGS` is `sdebench <name> ARGS`:
+every way in goes through the one table below (`COMMANDS`) to the same function.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
-import runpy
 import sys
 from pathlib import Path
 
-ENTRIES = {
-    "run": "sdebench.run",
-    "plan": "sdebench.plan",
-    "stream": "sdebench.stream",
-    "generate": "sdebench.generate",
-    "results": "sdebench.results",
-    "report": "sdebench.report",
-    "serve": "sdebench.serve",
-    "interop": "sdebench.interop",
-    "testmodel": "sdebench.testmodel",
+# The one dispatch table: subcommand -> `module:function`, called with the rest of the command line.
+COMMANDS = {
+    "run": "sdebench.runs.run:main",
+    "plan": "sdebench.runs.plan:main",
+    "stream": "sdebench.runs.stream:main",
+    "generate": "sdebench.generation.generate:main",
+    "results": "sdebench.runs.results:main",
+    "report": "sdebench.analysis.report:main",
+    "serve": "sdebench.env.server:main",
+    "interop": "sdebench.interop.__main__:main",
+    "testmodel": "sdebench.testing.testmodel:main",
+    "tasks": "sdebench.cli:tasks_main",
+    "episode": "sdebench.cli:episode_main",
 }
-LOCAL = ("tasks", "episode")
-USAGE = f"usage: sdebench {{{','.join([*ENTRIES, *LOCAL])}}} ...  (sdebench SUBCOMMAND --help for each)"
+USAGE = f"usage: sdebench {{{','.join(COMMANDS)}}} ...  (sdebench SUBCOMMAND --help for each)"
 
 
 def tasks_dir_or_exit(raw: str) -> Path:
@@ -50,10 +52,12 @@ def tasks_main(argv: list[str]) -> int:
 
     ap = argparse.ArgumentParser(prog="sdebench tasks", description=tasks_main.__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    ls = sub.add_parser("list", help="one line per task: id, source, bottleneck, repo size")
+    ls = sub.add_parser("list", help="one line per task: id, source, competency, bottleneck, repo size")
     ls.add_argument("--tasks-dir", default="tasks")
     ls.add_argument("--source")
     ls.add_argument("--family")
+    ls.add_argument("--competency", help="a comma list of competencies (recall, conflict, ...)")
+    ls.add_argument("--tier", help="recall or hard")
     show = sub.add_parser("show", help="statement, placement, sizes, memory artifacts (the fact only with --reveal)")
     show.add_argument("id")
     show.add_argument("--tasks-dir", default="tasks")
@@ -62,18 +66,19 @@ def tasks_main(argv: list[str]) -> int:
     root = tasks_dir_or_exit(args.tasks_dir)
     try:
         if args.cmd == "list":
-            tasks = select(root, source=args.source, family=args.family,
+            tasks = select(root, source=args.source, family=args.family, competency=args.competency, tier=args.tier,
                            on_error=lambda m: print(f"skipping: {m}", file=sys.stderr))
-            print(f"{'id':40} {'source':6} {'bottleneck':22} modules commits")
+            print(f"{'id':40} {'source':6} {'competency':10} {'bottleneck':22} modules commits")
             for t in tasks:
-                print(f"{t.id:40} {t.source:6} {t.bottleneck:22} {t.modules:7} {t.commits:7}")
+                print(f"{t.id:40} {t.source:6} {t.competency:10} {t.bottleneck:22} {t.modules:7} {t.commits:7}")
             print(f"{len(tasks)} tasks")
             return 0
         (task,) = select(root, ids=args.id)
     except (TaskError, ValueError) as e:
         print(f"sdebench tasks: error: {e}", file=sys.stderr)
         return 2
-    print(f"{task.id}: family {task.family}, variant {task.variant}, bottleneck {task.bottleneck}")
+    print(f"{task.id}: family {task.family}, variant {task.variant}, bottleneck {task.bottleneck}, "
+          f"competency {task.competency} ({task.tier} tier)")
     print(f"placement: the fact lives in {task.source}")
     print(f"repo: {task.modules} modules, {task.commits} commits, HEAD {task.head_sha[:12]}")
     print("memory artifacts: " + (", ".join(task.memory_artifacts) or "-"))
@@ -93,7 +98,8 @@ def _event_line(e: dict) -> str:
 
 def episode_main(argv: list[str]) -> int:
     """`sdebench episode show RECORD`: an episode's outcome and its trajectory, one event a line."""
-    from sdebench.runs import results, trajectory
+    from sdebench.agents import trajectory
+    from sdebench.runs import results
     from sdebench.runs.record import RecordError
 
     ap = argparse.ArgumentParser(prog="sdebench episode", description=episode_main.__doc__)
@@ -107,7 +113,7 @@ def episode_main(argv: list[str]) -> int:
     except (OSError, RecordError) as e:
         print(f"sdebench episode: error: {path}: {e}", file=sys.stderr)
         return 2
-    from sdebench.analysis.rules import is_error, outcome_label
+    from sdebench.runs.rules import is_error, outcome_label
 
     state = f"resolved at submit {rec.resolved_at}" if rec.resolved and not is_error(rec) else outcome_label(rec)
     print(f"{rec.task_id} delivery={rec.delivery} agent={rec.agent} model={rec.model} seed={rec.seed}: {state}, "
@@ -131,19 +137,22 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE + "\n\n" + (__doc__ or "").strip())
         return 0 if args else 2
     sub, rest = args[0], args[1:]
-    if sub == "tasks":
-        return tasks_main(rest)
-    if sub == "episode":
-        return episode_main(rest)
-    if sub not in ENTRIES:
-        print(f"sdebench: error: unknown subcommand {sub!r} (choose {', '.join([*ENTRIES, *LOCAL])})", file=sys.stderr)
+    if sub not in COMMANDS:
+        print(f"sdebench: error: unknown subcommand {sub!r} (choose {', '.join(COMMANDS)})", file=sys.stderr)
         return 2
-    sys.argv = [f"sdebench {sub}", *rest]
+    module, _, name = COMMANDS[sub].partition(":")
+    command = getattr(importlib.import_module(module), name)
+    sys.argv = [f"sdebench {sub}", *rest]  # what Hydra and argparse read for the program name
     try:
-        runpy.run_module(ENTRIES[sub], run_name="__main__", alter_sys=True)
+        code = command(rest)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    return 0
+    return code if isinstance(code, int) else 0
+
+
+def entry(name: str) -> None:
+    """`python -m sdebench.<name> ARGS`: exit with `sdebench <name> ARGS`."""
+    sys.exit(main([name, *sys.argv[1:]]))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ How each kind is built from its config section:
 - delivery (`delivery.name`): `cls(**options)`, the section's other keys as options.
 - sandbox (`sandbox.backend`): `target(**options)`; `target.from_config(options)` if it has one.
 - grader (the task's `grader` field): a callable `grader(task, workspace, factory, **options)
-  -> Grade`; a class is instantiated once with no arguments and then called so.
+  -> Grade`; a class is instantiated once with no arguments and then called so. The episode
+  passes one keyword, `options`, a `sdebench.grading.options.GradeOptions`; the built-in graders
+  also take its fields as keywords (`GradeOptions.given`).
 
 An unknown name, a malformed `module:Class`, a module that does not import or lacks the name, and
 options the component rejects are each one line naming what is wrong (ComponentError; for
@@ -25,9 +27,11 @@ sandboxes SandboxError, which the sandbox callers already handle).
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Mapping
 from typing import Any
+
+from sdebench.errors import ConfigError
+from sdebench.tasks.graders import DEFAULT_GRADER, GRADERS, is_target
 
 AGENTS: dict[str, str] = {
     "noop": "sdebench.agents.reference:NoopAgent",
@@ -35,6 +39,9 @@ AGENTS: dict[str, str] = {
     "conventional": "sdebench.agents.reference:ConventionalAgent",
     "patch": "sdebench.agents.reference:PatchAgent",
     "prober": "sdebench.agents.prober:ProberAgent",
+    "reader-top1": "sdebench.agents.readers:TopOneReader",
+    "reader-latest": "sdebench.agents.readers:LatestReader",
+    "reader-majority": "sdebench.agents.readers:MajorityReader",
     "learner": "sdebench.agents.learner:LearnerAgent",
     "llm": "sdebench.agents.llm:LLMAgent",
     "claude-code": "sdebench.agents.installed.claude_code:ClaudeCodeAgent",
@@ -57,29 +64,18 @@ SANDBOXES: dict[str, str] = {
     "docker": "sdebench.sandbox:docker_factory",
     "unsafe_local": "sdebench.sandbox:unsafe_local_factory",
 }
-DEFAULT_GRADER = "sdebench"
-GRADERS: dict[str, str] = {
-    DEFAULT_GRADER: "sdebench.grading.grade:grade_two_phase",
-    "bugsinpy": "sdebench.interop.bugsinpy_verifier:grade_bugsinpy",
-}
 REGISTRIES: dict[str, dict[str, str]] = {"agent": AGENTS, "delivery": DELIVERIES, "sandbox": SANDBOXES, "grader": GRADERS}
 # How each kind is named in messages ("unknown sandbox backend 'x'").
 _NOUN = {"agent": "agent", "delivery": "delivery", "sandbox": "sandbox backend", "grader": "grader"}
-_TARGET = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
-class ComponentError(ValueError):
+class ComponentError(ConfigError):
     """A component that cannot be found or built; the message is one line."""
-
-
-def is_target(value: Any) -> bool:
-    """Whether `value` has the form `package.module:Name` (the name may be dotted: `mod:Outer.Inner`)."""
-    return isinstance(value, str) and bool(_TARGET.match(value))
 
 
 def _error(kind: str, message: str) -> Exception:
     if kind == "sandbox":
-        from sdebench.sandbox.base import SandboxError  # a light module: no backend is imported
+        from sdebench.errors import SandboxError
 
         return SandboxError(message)
     return ComponentError(message)

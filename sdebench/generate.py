@@ -1,8 +1,6 @@
-"""`python -m sdebench.generate`: emit and validate the benchmark (see `sdebench.generation.generate`)."""
+"""`python -m sdebench.generate`: emit and validate the benchmark; the same as `sdebench generate` (one dispatch table: sdebench.cli)."""
 
-import sys
-
-from sdebench.generation.generate import main
+from sdebench.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry("generate")

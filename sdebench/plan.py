@@ -1,8 +1,6 @@
-"""`python -m sdebench.plan`: what `sdebench run` with the same overrides would run and cost (see `sdebench.runs.plan`)."""
+"""`python -m sdebench.plan`: what `sdebench run` with the same overrides would run and cost; the same as `sdebench plan` (one dispatch table: sdebench.cli)."""
 
-import sys
-
-from sdebench.runs.plan import main
+from sdebench.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry("plan")

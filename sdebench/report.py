@@ -1,8 +1,6 @@
-"""`python -m sdebench.report`: the HTML report of a sweep, or FINDINGS.md (see `sdebench.analysis.report`)."""
+"""`python -m sdebench.report`: the HTML report of a sweep, or FINDINGS.md; the same as `sdebench report` (one dispatch table: sdebench.cli)."""
 
-import sys
-
-from sdebench.analysis.report import main
+from sdebench.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry("report")

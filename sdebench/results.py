@@ -1,8 +1,6 @@
-"""`python -m sdebench.results`: summarise or check a results dir (see `sdebench.runs.results`)."""
+"""`python -m sdebench.results`: summarise or check a results dir; the same as `sdebench results` (one dispatch table: sdebench.cli)."""
 
-import sys
-
-from sdebench.runs.results import main
+from sdebench.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry("results")

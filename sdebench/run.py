@@ -1,6 +1,6 @@
-"""`python -m sdebench.run`: run the selected tasks under one delivery, agent and model (see `sdebench.runs.run`)."""
+"""`python -m sdebench.run`: run the selected tasks under one delivery, agent and model; the same as `sdebench run` (one dispatch table: sdebench.cli)."""
 
-from sdebench.runs.run import main
+from sdebench.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry("run")

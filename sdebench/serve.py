@@ -1,8 +1,6 @@
-"""`python -m sdebench.serve`: the environment over HTTP (see `sdebench.env.server`)."""
+"""`python -m sdebench.serve`: the environment over HTTP; the same as `sdebench serve` (one dispatch table: sdebench.cli)."""
 
-import sys
-
-from sdebench.env.server import main
+from sdebench.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry("serve")

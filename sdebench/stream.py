@@ -1,6 +1,6 @@
-"""`python -m sdebench.stream`: run an ordered stream of tasks with carried memory (see `sdebench.runs.stream`)."""
+"""`python -m sdebench.stream`: run an ordered stream of tasks with carried memory; the same as `sdebench stream` (one dispatch table: sdebench.cli)."""
 
-from sdebench.runs.stream import main
+from sdebench.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry("stream")

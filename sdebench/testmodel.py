@@ -1,8 +1,6 @@
-"""`python -m sdebench.testmodel`: the scripted test model server (see `sdebench.testing.testmodel`)."""
+"""`python -m sdebench.testmodel`: the scripted test model server; the same as `sdebench testmodel` (one dispatch table: sdebench.cli)."""
 
-import sys
-
-from sdebench.testing.testmodel import main
+from sdebench.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry("testmodel")

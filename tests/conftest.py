@@ -2,11 +2,35 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from sdebench.runs import schema
+from tests import tiers
+
+schema.register()  # tests that compose the config tree themselves meet its schemas too
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config):
+    """An explicit -m expression selects by markers itself: every tier is on for it."""
+    if config.option.markexpr:
+        os.environ["SDEBENCH_TIERS"] = "all"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the heavy tiers that are off (tests/tiers.py); an explicit -m expression selects itself."""
+    if config.option.markexpr:
+        return
+    on = tiers.enabled()
+    for item in items:
+        # markers only: item.keywords also holds directory names (tests/agents/ is no tier)
+        off = [t for t in tiers.HEAVY if item.get_closest_marker(t) is not None and t not in on]
+        if off:
+            item.add_marker(pytest.mark.skip(reason=tiers.reason(off[0])))
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ import dataclasses
 import random
 from pathlib import Path
 
-from sdebench.generation.spec import Commit
+from sdebench.tasks.commits import Commit
 from sdebench.generation.generate import load_generator
 
 BASE = load_generator(Path({base!r}))

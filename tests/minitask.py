@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from sdebench.generation.observe import record_task
-from sdebench.generation.spec import Commit, Memory
+from sdebench.generation.spec import Memory
 from sdebench.tasks import repo
+from sdebench.tasks.commits import Commit
 from sdebench.tasks.record import BUNDLE, CONVENTIONAL_PATCH, ORACLE_PATCH, Task, Tests, save_meta
 
 FAMILY = "mini-pricing"

@@ -75,3 +75,24 @@ def test_the_wheel_carries_its_configs_and_runs_from_an_empty_dir(tmp_path):
     missing = subprocess.run([str(venv / "bin" / "sdebench"), "run", "agent=oracle"], cwd=empty, env=clean,
                              capture_output=True, text=True, timeout=600)
     assert missing.returncode == 2 and str(empty / "tasks") in missing.stderr
+
+
+def test_one_dispatch_table_behind_every_way_in():
+    """`sdebench X` and `python -m sdebench.X` reach the same function: each shim only calls cli.entry("X")."""
+    import importlib
+    import re
+
+    from sdebench import cli
+
+    root = Path(__file__).resolve().parents[1]
+    for target in cli.COMMANDS.values():
+        module, _, attr = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), attr)), target
+    shims = {p.stem for p in (root / "sdebench").glob("*.py")} - {"__init__", "__main__", "cli", "components", "errors"}
+    for name in shims:
+        src = (root / "sdebench" / f"{name}.py").read_text()
+        assert name in cli.COMMANDS and f'entry("{name}")' in src and "import sdebench.cli" not in src, name
+    documented = set()
+    for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        documented |= set(re.findall(r"python -m sdebench\.(\w+)", doc.read_text()))
+    assert documented - {"agents"} <= shims | {"interop"}, documented - shims

@@ -17,12 +17,13 @@ from typing import Any
 import orjson
 
 from sdebench.agents.base import Usage
+from sdebench.errors import AgentError
 
 COST_TRACKING = ("strict", "ignore")
 PER_TOKEN = 1e-6  # configured prices are per million tokens
 
 
-class PricingError(ValueError):
+class PricingError(AgentError, ValueError):
     """A model cannot be priced (and cost tracking is strict)."""
 
 

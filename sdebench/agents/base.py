@@ -3,15 +3,20 @@
 An agent sees the task only as a bug report would show it: the statement, what the delivery adds
 to the prompt, and its tools. Nothing it is given names the task (id, family, variant, source,
 task-store path) or carries the answer key. Reference agents, which exist to check the benchmark,
-declare `needs_answer_key = True` and find the fact and both fixes in `ctx.answer_key`.
+declare it in their `Capabilities` and find the fact and both fixes in `ctx.answer_key`.
+
+What an agent asks of the episode beyond `start/run/feedback/close` is declared once per class, in
+its `capabilities` (a `Capabilities`); the episode and the pre-flight read nothing else of it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from sdebench.sandbox.base import Sandbox
+from sdebench.errors import AgentError
+from sdebench.sandbox.base import Mount, Sandbox
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,8 @@ class ToolResult:
 @runtime_checkable
 class Toolbox(Protocol):
     """The tools an agent may call in one episode (set by the delivery mode)."""
+
+    logs_calls: bool  # every call (output included) is already written to the trajectory: the agent need not
 
     def names(self) -> list[str]:
         """Tool names available in this episode."""
@@ -78,8 +85,36 @@ class EventLog(Protocol):
 
 
 @dataclass(frozen=True)
+class Capabilities:
+    """What an agent class asks of the episode, declared once (the class attribute `capabilities`)."""
+
+    needs_answer_key: bool = False  # reference agents only: `AgentContext.answer_key` is set
+    uses_model: bool = False  # it calls a model: pre-flight refuses it with model=none
+    runs_in_sandbox: bool = False  # it runs its own program there (an installed CLI): gets `ctx.sandbox`,
+    # and the sandbox binds what its `sandbox_mounts(work_dir)` names (it is a `SandboxAgent`)
+    address_space_mb: int | None = None  # RLIMIT_AS its runtime needs in the local sandbox, if above the default
+
+
+class CapabilityError(AgentError, TypeError):
+    """An agent that does not declare its capabilities or lacks a method they imply; one line."""
+
+
+def capabilities_of(agent: Any) -> Capabilities:
+    """The declared capabilities of an agent class or object; CapabilityError if it declares none."""
+    try:
+        caps = agent.capabilities
+    except AttributeError:
+        caps = None
+    if not isinstance(caps, Capabilities):
+        name = agent.__name__ if isinstance(agent, type) else type(agent).__name__
+        raise CapabilityError(f"agent {name} declares no capabilities (a class attribute `capabilities = "
+                              "Capabilities(...)`, sdebench.agents.base)")
+    return caps
+
+
+@dataclass(frozen=True)
 class AnswerKey:
-    """The answer key of a task, given only to reference agents (`needs_answer_key = True`)."""
+    """The answer key of a task, given only to reference agents (`Capabilities.needs_answer_key`)."""
 
     fact: str  # the fact sentence
     fact_tokens: tuple[str, ...]  # every spelling that reveals the fact
@@ -103,8 +138,8 @@ class AgentContext:
     limits: Limits
     seed: int = 0
     started_at: float = 0.0  # time.monotonic() at episode start, for the wall limit
-    answer_key: AnswerKey | None = None  # set only for agents with needs_answer_key = True
-    sandbox: Sandbox | None = None  # set only for agents with runs_in_sandbox = True (installed CLIs)
+    answer_key: AnswerKey | None = None  # set only for agents whose capabilities need it
+    sandbox: Sandbox | None = None  # set only for agents that run in the sandbox (installed CLIs)
 
 
 @dataclass
@@ -140,13 +175,15 @@ class Agent(Protocol):
 
     Built by `sdebench.components.build_agent` as `cls.from_config({"agent": ..., "model": ...})`
     (its own config section and the model's, no other part of the run config) when the class has
-    that classmethod, else `cls()`. A class attribute `needs_answer_key = True` (reference agents
-    only) asks for `AgentContext.answer_key`. An agent running in this process is trusted code: the
-    interface hands it nothing that names the task, but only a sandbox keeps code from looking.
+    that classmethod, else `cls()`. Its class attribute `capabilities` says what else it asks of the
+    episode (`Capabilities`: the answer key, a model, the sandbox). An agent running in this process
+    is trusted code: the interface hands it nothing that names the task, but only a sandbox keeps
+    code from looking.
     """
 
     name: str
     usage: Usage
+    capabilities: ClassVar[Capabilities]
 
     def start(self, ctx: AgentContext) -> None:
         """Begin an episode (build the first prompt)."""
@@ -158,4 +195,22 @@ class Agent(Protocol):
 
     def feedback(self, text: str) -> None:
         """Receive the failing output of a grade as a user message before the next `run`."""
+        ...
+
+    def close(self) -> None:
+        """Release what the agent holds; the episode calls it once when it ends, even after an error."""
+        ...
+
+
+@runtime_checkable
+class SandboxAgent(Agent, Protocol):
+    """An agent whose capabilities say `runs_in_sandbox`: it names what the sandbox binds for its program
+    and counts the tools its program calls."""
+
+    def sandbox_mounts(self, work_dir: Path) -> tuple[Mount, ...]:
+        """The mounts to bind, laid out under `work_dir`; called before the sandbox opens."""
+        ...
+
+    def tool_calls(self) -> dict[str, int]:
+        """The tools its program called, by name, beside the toolbox's (which the episode counts itself)."""
         ...

@@ -3,8 +3,8 @@
 Before every attempt it gathers the memory reachable in this episode, through the same channels
 an LLM agent has: the prompt additions (inject, oracle), the workspace's `.agent/preferences.md`
 and `.agent/past_fixes.md` (full), and `memory_search` (memtool), queried with the statement and
-the task's fact spellings (from its answer key, `needs_answer_key = True`) so the probe asks "is the fact reachable here?" rather than "does BM25
-rank it first?". If any fact token occurs (sdebench.generation.validate.find_tokens) it applies the oracle
+the task's fact spellings (from its answer key, `Capabilities(needs_answer_key=True)`) so the probe asks "is the fact reachable here?" rather than "does BM25
+rank it first?". If any fact token occurs (sdebench.tasks.tokens.find_tokens) it applies the oracle
 patch, else the conventional one. After feedback it looks again the same way; the feedback text
 itself is not memory, so within one task it cannot learn; across a stream it learns only from
 what the harness carries.
@@ -12,10 +12,10 @@ what the harness carries.
 
 from __future__ import annotations
 
-from sdebench.agents.base import AgentContext, RunResult
+from sdebench.agents.base import AgentContext, Capabilities, RunResult
 from sdebench.agents.reference import ScriptedAgent, parse_patch
-from sdebench.generation.validate import find_tokens
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.tasks.tokens import find_tokens
 
 MAX_K = 20
 
@@ -24,7 +24,7 @@ class LearnerAgent(ScriptedAgent):
     """Oracle fix when visible memory holds the fact, conventional fix otherwise."""
 
     name = "learner"
-    needs_answer_key = True
+    capabilities = Capabilities(needs_answer_key=True)
 
     def __init__(self) -> None:
         super().__init__()

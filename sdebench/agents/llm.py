@@ -13,19 +13,20 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from sdebench.agents.accounting import add_call
 from sdebench.agents.base import (
     STOP_ERROR,
     STOP_SUBMITTED,
     AgentContext,
+    Capabilities,
     Limits,
     RunResult,
     Usage,
     failure_stop,
 )
-from sdebench.agents.liveness import REQUEST, Probe, Streak, dead_model
+from sdebench.agents.liveness import REQUEST, Streak, dead_model
 from sdebench.agents.model import Completion, ConfigError, LiteLLMClient, ModelClient, ModelReply
 from sdebench.agents.prompts import PromptError, Prompts, additions_block
 
@@ -86,8 +87,7 @@ class LLMAgent:
     """Sends the whole conversation and the toolbox's tools to a model client until it submits or a limit hits."""
 
     name = "llm"
-    needs_answer_key = False
-    uses_model = True  # pre-flight refuses it with model=none (sdebench.runs.preflight)
+    capabilities: ClassVar[Capabilities] = Capabilities(uses_model=True)
 
     def __init__(self, settings: AgentSettings, client: ModelClient):
         self.settings = settings
@@ -128,6 +128,9 @@ class LLMAgent:
         for m in self.messages:
             ctx.trajectory.log("message", role=m["role"], content=m["content"])
 
+    def close(self) -> None:
+        """Nothing to release: the client holds no connection between calls."""
+
     def feedback(self, text: str) -> None:
         """Append the grader's failing output as a user message; the next run() continues."""
         msg = {"role": "user", "content": self.settings.prompts.render("feedback", feedback=text)}
@@ -150,7 +153,7 @@ class LLMAgent:
                 return self._stop(stop, turns)
             # Never cross the cost cap: a call whose worst case (prompt at the input price, the output
             # cap at the output price) could cross it is not made.
-            worst = self.client.worst_case_usd(self.messages, schemas) if hasattr(self.client, "worst_case_usd") else 0.0
+            worst = self.client.worst_case_usd(self.messages, schemas)
             if self.usage.cost_usd + worst > ctx.limits.max_cost_usd:
                 ctx.trajectory.log("limit", limit="max_cost", spent_usd=self.usage.cost_usd, worst_case_usd=worst,
                                    max_cost_usd=ctx.limits.max_cost_usd)
@@ -192,10 +195,7 @@ class LLMAgent:
         streak = Streak()
         for _ in range(c.retries + (1 if c.error else 0)):
             streak.fail(c.cause, c.error or "no answer")
-        check = getattr(self.client, "probe", None)
-        # a client that cannot be probed is taken at its word: an infrastructure failure is the model's
-        return dead_model(streak, check if callable(check) else lambda: Probe(False, error="no probe"),
-                          self.ctx.trajectory.log)
+        return dead_model(streak, self.client.probe, self.ctx.trajectory.log)
 
     def _limit_hit(self, limits: Limits) -> str | None:
         assert self.ctx is not None
@@ -234,7 +234,7 @@ class LLMAgent:
         faulty = False
         submitted = False
         # a toolbox that logs its calls to the trajectory already records each result (output included)
-        toolbox_logs = bool(getattr(ctx.toolbox, "logs_calls", False))
+        toolbox_logs = bool(ctx.toolbox.logs_calls)
         for call in calls:
             name, raw = call["function"]["name"], call["function"]["arguments"]
             if submitted:

@@ -33,15 +33,12 @@ from sdebench.agents.accounting import (
     worst_case_usd,
 )
 from sdebench.agents.liveness import CONFIG, Probe, cause_of, probe
+from sdebench.errors import ConfigError
 
 # a placeholder for OpenAI-compatible servers that need no key (the OpenAI client insists on one)
 NO_KEY = "EMPTY"
 RETRY_STATUS = {408, 409, 429}  # plus every 5xx
 Log = Callable[..., None]  # trajectory.log(kind, **data)
-
-
-class ConfigError(ValueError):
-    """The agent or model config is unusable."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +76,10 @@ class ModelClient(Protocol):
 
     def secrets(self) -> tuple[str, ...]:
         """Values that must never be written anywhere (the API key)."""
+        ...
+
+    def worst_case_usd(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> float:
+        """The most the next call with `messages` and `tools` could cost (the agent never crosses its cost cap)."""
         ...
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int,

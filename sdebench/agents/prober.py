@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sdebench.agents.base import RunResult
 from sdebench.agents.reference import ScriptedAgent
+from sdebench.grading.options import DEFAULT_FEEDBACK
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNT_RE = re.compile(r"Held-out tests: (\d+) of \d+ fail\.(?: (\d+) visible tests failed their held-out re-check\.)?")
@@ -53,7 +54,7 @@ class ProberAgent(ScriptedAgent):
 
     name = "prober"
 
-    def __init__(self, generators: Path, policy: str = "binary", sandbox_cfg: dict | None = None,
+    def __init__(self, generators: Path, policy: str = DEFAULT_FEEDBACK, sandbox_cfg: dict | None = None,
                  cache_dir: Path | None = None) -> None:
         super().__init__()
         self.generators, self.policy = Path(generators), policy
@@ -69,7 +70,7 @@ class ProberAgent(ScriptedAgent):
         """Build from the agent's config: `agent.generators` (default: the project's), `agent.cache_dir`."""
         agent = cfg.get("agent") or {}
         cache = agent.get("cache_dir") or os.path.join(os.path.expanduser("~"), ".cache", "sdebench", "prober")
-        return cls(Path(agent.get("generators") or ROOT / "generators"), "binary",
+        return cls(Path(agent.get("generators") or ROOT / "generators"), DEFAULT_FEEDBACK,
                    {"backend": "unsafe_local"}, Path(cache))
 
     def feedback(self, text: str) -> None:
@@ -77,38 +78,14 @@ class ProberAgent(ScriptedAgent):
         self.last_feedback = text
 
     def _family(self):
-        """The declared family and variant whose HEAD the workspace shows."""
-        from sdebench.generation.generate import discover, load_generator
-        from sdebench.generation.probe import declares_space
+        """The declared family and variant whose HEAD the workspace shows (sdebench.agents.families)."""
+        from sdebench.agents.families import identify
 
-        found, _ = discover(self.generators)
-        for path in found.values():
-            gen = load_generator(path)
-            if declares_space(gen):
-                v = self._variant(gen)
-                if v is not None:
-                    return gen, path, v
-        raise ValueError(f"the workspace matches no family declaring a fact space in {self.generators}")
+        def call(name, args):
+            self._steps += 1
+            return self.ctx.toolbox.call(name, args)
 
-    def _variant(self, gen) -> int | None:
-        """The variant whose HEAD matches the workspace at the files a fix touches."""
-        from sdebench.generation.probe import render
-        from sdebench.generation.validate import head_tree
-
-        first = gen.space.values()[0]
-        for v in gen.variants:
-            head = head_tree(gen.build(v, "none", fact=first))
-            paths = sorted(render(gen, v, first))
-            ok = True
-            for p in paths:
-                res = self.ctx.toolbox.call("read_file", {"path": p})
-                self._steps += 1
-                if res.error or res.output != head.get(p):
-                    ok = False
-                    break
-            if ok:
-                return v
-        return None
+        return identify(self.generators, call)
 
     def _model(self, gen, path: Path, variant: int):
         from sdebench.generation.probe import variant_model

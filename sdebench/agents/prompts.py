@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sdebench.errors import AgentError
+
 # the fields each template may use
 FIELDS: dict[str, tuple[str, ...]] = {
     "system": ("tools",),
@@ -23,7 +25,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
-class PromptError(ValueError):
+class PromptError(AgentError, ValueError):
     """A prompt template is missing or uses an unknown field."""
 
 

@@ -5,7 +5,7 @@
 - conventional: applies conventional.patch, then resubmits unchanged after every feedback.
 - patch: applies the patch file named by `agent.patch`, to replay any fix or audit the grader.
 
-oracle and conventional declare `needs_answer_key = True`: the episode hands them the task's
+oracle and conventional declare `Capabilities(needs_answer_key=True)`: the episode hands them the task's
 answer key (`ctx.answer_key`), which no other agent receives. A patch is read on the host side
 (the sandbox never sees it) and applied hunk by hunk with `edit_file` (old lines + context -> new lines + context), new files
 with `write_file`, deleted files with `bash rm`.
@@ -17,8 +17,10 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
-from sdebench.agents.base import STOP_SUBMITTED, AgentContext, AnswerKey, RunResult, Usage
+from sdebench.agents.base import STOP_SUBMITTED, AgentContext, AnswerKey, Capabilities, RunResult, Usage
+from sdebench.errors import AgentError
 
 NO_NEWLINE = "\\ No newline at end of file"
 
@@ -32,7 +34,7 @@ class FileChange:
     hunks: list[tuple[str, str]] = field(default_factory=list)  # (old text, new text)
 
 
-class PatchError(ValueError):
+class PatchError(AgentError, ValueError):
     """A patch that cannot be parsed."""
 
 
@@ -112,7 +114,7 @@ class ScriptedAgent:
     """Base of the reference agents: counts steps and applies patches through the toolbox."""
 
     name = "scripted"
-    needs_answer_key = False
+    capabilities: ClassVar[Capabilities] = Capabilities()
 
     def __init__(self) -> None:
         self.usage = Usage()
@@ -132,8 +134,11 @@ class ScriptedAgent:
     def feedback(self, text: str) -> None:
         """Scripted agents ignore feedback (it is recorded in the trajectory by the episode)."""
 
+    def close(self) -> None:
+        """Scripted agents hold nothing to release."""
+
     def answer_key(self) -> AnswerKey:
-        """The answer key the episode handed over (agents that declare `needs_answer_key`)."""
+        """The answer key the episode handed over (agents whose capabilities need it)."""
         key = self.ctx.answer_key if self.ctx is not None else None
         if key is None:
             raise ValueError(f"agent {self.name} needs the task's answer key, and none was given")
@@ -221,7 +226,7 @@ class OracleAgent(PatchAgent):
     """Applies the task's oracle.patch."""
 
     name = "oracle"
-    needs_answer_key = True
+    capabilities = Capabilities(needs_answer_key=True)
 
     def patch_text(self) -> str:
         """The task's reference fix."""
@@ -232,7 +237,7 @@ class ConventionalAgent(PatchAgent):
     """Applies the task's conventional.patch and resubmits it unchanged after feedback."""
 
     name = "conventional"
-    needs_answer_key = True
+    capabilities = Capabilities(needs_answer_key=True)
 
     def patch_text(self) -> str:
         """The conventional-guess fix."""

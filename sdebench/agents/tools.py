@@ -22,9 +22,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from sdebench.agents.base import ToolResult
+from sdebench.agents.trajectory import Trajectory
 from sdebench.delivery.memory import MemoryIndex, format_hits
+from sdebench.errors import AgentError
 from sdebench.grading.testrun import run_tests
-from sdebench.runs.trajectory import Trajectory
 from sdebench.sandbox.base import Sandbox
 
 TRUNCATED = "\n[... {n} chars truncated ...]\n"
@@ -39,7 +40,7 @@ def truncate(text: str, limit: int) -> str:
     return text[:half] + TRUNCATED.format(n=len(text) - 2 * half) + text[-half:]
 
 
-class ToolError(Exception):
+class ToolError(AgentError):
     """A rejected tool call; its message goes back to the agent."""
 
 
@@ -336,6 +337,11 @@ class Toolbox:
         """Calls per tool, rejected calls and time spent in tools."""
         return {"tool_calls": dict(self.counts), "tool_errors": self.errors, "tools_s": self.seconds}
 
+    @property
+    def logs_calls(self) -> bool:
+        """Whether every call is written to the episode's trajectory."""
+        return self.trajectory is not None
+
     def view(self) -> ToolView:
         """The agent's handle on this toolbox."""
         return ToolView(self)
@@ -350,7 +356,7 @@ class ToolView:
 
     def __init__(self, toolbox: Toolbox):
         self._toolbox = toolbox
-        self.logs_calls = toolbox.trajectory is not None
+        self.logs_calls = toolbox.logs_calls
 
     def names(self) -> list[str]:
         """Tool names available in this episode."""

@@ -1,6 +1,8 @@
 """FINDINGS.md from committed results: the headline table (resolve@1, resolve@cap and interventions
-per cell with Wilson 95 % intervals), validity of the reference agents per cell, sweep time and
-cost, how many tasks an effect needs, and the LLM section (filled from an LLM sweep when one is given, else the command that fills it).
+per cell with Wilson 95 % intervals), the same per tier and competency, validity of the reference
+agents per cell, the naive readers (when the results hold them), sweep time and cost, how many
+tasks an effect needs, and the LLM section (filled from an LLM sweep when one is given, else the
+command that fills it).
 
 Everything here is a pure function of the files read, so the same results give the same bytes:
 no clock, no absolute paths, fixed ordering and number formats.
@@ -98,20 +100,66 @@ def validity_section(df: pd.DataFrame) -> list[str]:
         verdict += f"; {e} episodes ended in error and are not judged" if e else ""
         out.append(f"- **{agent}** {EXPECT[agent]}: {ok}/{n} episodes; {verdict}.")
     out.append("")
+    tiers = [t for t in analysis.TIERS if t in set(v["tier"])]
     for agent in REFERENCE_AGENTS:
-        sub = v[v["agent"] == agent]
-        if sub.empty:
-            continue
-        sub = sub.assign(cell=[f"{a}/{b}" + (f" !{e}" if e else "")
-                               for a, b, e in zip(sub["valid"], sub["episodes"], sub["errors"], strict=True)])
-        m = sub.pivot(index="source", columns="delivery", values="cell")
-        rows = sorted(m.index, key=lambda s: analysis.SOURCES.index(s) if s in analysis.SOURCES else 99)
-        cols = sorted(m.columns, key=lambda c: analysis.DELIVERIES.index(c) if c in analysis.DELIVERIES else 99)
-        m = m.loc[rows, cols].fillna("").reset_index()
-        out += [f"### {agent}: valid/episodes", "", md_table(m)]
+        for tier in tiers:
+            sub = v[(v["agent"] == agent) & (v["tier"] == tier)]
+            if sub.empty:
+                continue
+            sub = sub.assign(cell=[f"{a}/{b}" + (f" !{e}" if e else "")
+                                   for a, b, e in zip(sub["valid"], sub["episodes"], sub["errors"], strict=True)])
+            m = sub.pivot(index="source", columns="delivery", values="cell")
+            rows = sorted(m.index, key=lambda s: analysis.SOURCES.index(s) if s in analysis.SOURCES else 99)
+            cols = sorted(m.columns, key=lambda c: analysis.DELIVERIES.index(c) if c in analysis.DELIVERIES else 99)
+            m = m.loc[rows, cols].fillna("").reset_index()
+            label = f"{agent}, {tier} tier" if len(tiers) > 1 else agent
+            out += [f"### {label}: valid/episodes", "", md_table(m)]
     bad = analysis.invalid_episodes(df)
     out += ["### Episodes that broke the expectation", "", md_table(bad) if len(bad) else "None.\n"]
     return out
+
+
+TIER_NOTE = ("The tier of a task is `recall` when one memory item states its fact and `hard` when the fact must "
+             "be worked out of memory (conflict, synthesis, scope, validity, implicit; docs/hard.md). Read the tiers "
+             "apart: recall measures whether the fact reaches the agent, hard whether memory is used well.")
+
+
+def tier_section(df: pd.DataFrame) -> list[str]:
+    """resolve@1 (and resolve@cap) per tier, competency and agent (rows) and delivery (columns)."""
+    present = [t for t in analysis.TIERS if t in set(df["tier"])]
+    missing = [t for t in analysis.TIERS if t not in present]
+    note = TIER_NOTE + (f" These results hold no {' or '.join(missing)}-tier episode." if missing else "")
+    t = analysis.by_competency(df)
+    t = t.assign(cell=[f"{int(a)}/{int(n)} ({int(b)}/{int(n)})" + (f" !{int(e)}" if e else "") for a, b, n, e in
+                       zip(t["resolved_1"], t["resolved"], t["episodes"], t["errors"], strict=True)])
+    keys = ["tier", "competency", "agent", "model"]
+    m = t.pivot_table(index=keys, columns="delivery", values="cell", aggfunc="first", sort=False)
+    cols = sorted(m.columns, key=lambda c: analysis.DELIVERIES.index(c) if c in analysis.DELIVERIES else 99)
+    m = m[cols].fillna("").reset_index()
+    return ["## By tier and competency", "", note + " A cell is resolve@1 (resolve@cap) over the episodes that did "
+            "not end in error (`!n`: n more did).\n", md_table(m)]
+
+
+READERS = ("reader-top1", "reader-latest", "reader-majority")
+
+
+def readers_section(df: pd.DataFrame) -> list[str]:
+    """The naive readers' resolve@1 per tier, delivery and reader, when the results hold reader episodes."""
+    d = df[df["agent"].isin(READERS) & ~analysis.errored(df)]
+    if d.empty:
+        return []
+    memory = d[d["source"].isin(["H", "K", "F", "X"])]
+    t = memory.groupby(["tier", "agent", "delivery"])["resolved_1"].agg(["sum", "count"]).reset_index()
+    t["resolve@1"] = [f"{int(k)}/{int(n)} ({k / n:.0%})" for k, n in zip(t["sum"], t["count"], strict=True)]
+    m = t.pivot_table(index=["tier", "agent"], columns="delivery", values="resolve@1", aggfunc="first")
+    cols = sorted(m.columns, key=lambda c: analysis.DELIVERIES.index(c) if c in analysis.DELIVERIES else 99)
+    m = m[cols].fillna("").reset_index()
+    m = m.sort_values(["tier", "agent"], key=lambda s: s.map(lambda v: (analysis.TIERS + READERS).index(v)
+                                                             if v in analysis.TIERS + READERS else 99))
+    return ["## Naive memory readers", "",
+            "resolve@1 of `reader-top1`, `reader-latest` and `reader-majority` over the tasks whose fact lives in "
+            "memory (H, K, F, X): on the recall tier the calibration (they should often succeed), on the hard tier "
+            "generation rule 8 (they must fail but under oracle; docs/hard.md).\n", md_table(m)]
 
 
 def time_section(df: pd.DataFrame, sweep: dict[str, Any]) -> list[str]:
@@ -176,5 +224,5 @@ def render(reference: Path, llm: Path | None = None) -> str:
             f"`{_rel(reference)}/`; every number below is computed from them. Do not edit by hand._", ""]
     top = headline_section(df, "## Headline: resolve@1, resolve@cap and interventions per agent and delivery "
                                 "(over every source)", ("task_set", "feedback_hidden", "agent", "model", "delivery"))
-    return "\n".join([*head, *top, *validity_section(df), *time_section(df, sweep),
-                      *power_section(), *llm_section(llm)]).rstrip() + "\n"
+    return "\n".join([*head, *top, *tier_section(df), *validity_section(df), *readers_section(df),
+                      *time_section(df, sweep), *power_section(), *llm_section(llm)]).rstrip() + "\n"

@@ -25,13 +25,13 @@ from typing import Any
 
 import pandas as pd
 
+from sdebench.agents import trajectory as traj_mod
 from sdebench.analysis import paired as paired_stats
 from sdebench.analysis import retrieval as retrieval_analysis
 from sdebench.analysis import tables as analysis
-from sdebench.analysis.rules import is_error
 from sdebench.runs import results
-from sdebench.runs import trajectory as traj_mod
 from sdebench.runs.record import EpisodeRecord
+from sdebench.runs.rules import is_error
 
 STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1200px}table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px;text-align:left}th{background:#eee}
@@ -149,7 +149,7 @@ def render_event(ev: dict[str, Any]) -> str:
 def episode_page(rec: EpisodeRecord, events: list[dict[str, Any]] | None) -> str:
     """The HTML page of one episode."""
     title = f"{rec.task_id} {rec.delivery} {rec.agent}/{rec.model} seed {rec.seed}"
-    fields = ["task_id", "family", "variant", "source", "bottleneck", "delivery", "agent", "model", "seed",
+    fields = ["task_id", "family", "variant", "source", "bottleneck", "competency", "delivery", "agent", "model", "seed",
               "resolved", "interventions", "stop_reason", "error", "turns", "cost_usd", "prompt_tokens",
               "completion_tokens", "wall_s", "tool_calls", "key"]
     values = {f: getattr(rec, f) for f in fields}
@@ -210,6 +210,10 @@ def build(dirs: list[Path], out: Path) -> Path:
             pngs = plots.write_all(df, Path(tmp))
             body.append("<h2>Plots</h2>" + "".join(f"<p>{img(p, p.stem)}</p>" for p in pngs))
         for name, t in (("Resolve rate and costs by source x delivery", analysis.by_cell(df)),
+                        ("By tier and competency (recall: one memory item states the fact; hard: it must be "
+                         "worked out of memory, docs/hard.md)", analysis.by_competency(df)),
+                        ("Naive memory readers: resolve@1 over the tasks whose fact lives in memory (recall tier: "
+                         "the calibration; hard tier: rule 8)", pd.DataFrame(results.reader_calibration(recs))),
                         ("By bottleneck", analysis.by_bottleneck(df)),
                         ("By family", analysis.by_family(df)),
                         ("Intervention counts", analysis.intervention_distribution(df)),

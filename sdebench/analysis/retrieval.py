@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdebench.analysis.rules import feedback_policy, is_error, task_set
 from sdebench.analysis.tables import CELL, ordered
+from sdebench.runs.rules import feedback_policy, is_error, task_set
 
 FAILURES = ("no route", "never retrieved", "retrieved, not used", "used, unresolved", "unknown")
 COLUMNS = [*CELL, "episodes", "errors", "recorded", "available", "retrieved", "retrieved_rate", "used", "used_rate", "resolved",

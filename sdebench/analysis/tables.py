@@ -1,5 +1,10 @@
 """Tables over episode records: resolve rate, interventions, cost, tokens, turns and memory use,
-by cell (source x delivery), bottleneck and family; ablation gaps with bootstrap intervals.
+by cell (source x delivery), competency, bottleneck and family; ablation gaps with bootstrap intervals.
+
+The tier of a task (`recall`, or `hard` for every other competency: docs/hard.md) is part of every
+cell, gap and paired comparison, as the task set and the feedback policy are: a hard task and a
+recall task answer different questions (is the fact delivered; is memory used well), so no table
+pools them. `by_competency` splits them further.
 
 Every function takes the DataFrame of `sdebench.runs.results.load(...)` (or of `prepare`) and returns
 a new DataFrame; nothing is printed or written here.
@@ -27,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from sdebench.analysis import paired as paired_stats
-from sdebench.analysis import rules
+from sdebench.errors import AnalysisError
+from sdebench.runs import rules
 
 DEFAULT_CAP = rules.DEFAULT_CAP
 DELIVERIES = ("full", "squashed", "memtool", "inject", "oracle")
@@ -35,15 +41,17 @@ SOURCES = ("H", "K", "F", "X", "none")
 # The headline ablation gaps, each (minuend, subtrahend) delivery: a positive oracle - squashed
 # gap means the fact matters; memtool/inject/full - oracle says how much of it delivery loses.
 GAPS = (("oracle", "squashed"), ("memtool", "oracle"), ("inject", "oracle"), ("full", "oracle"))
-# `task_set` (sdebench.analysis.rules.task_set): the published set, a private fresh set or another
+# `task_set` (sdebench.runs.rules.task_set): the published set, a private fresh set or another
 # memory scale; `feedback_hidden`: the grading feedback policy. Episodes of two sets or two
 # policies are never pooled in one cell.
-CELL = ("task_set", "feedback_hidden", "agent", "model", "source", "delivery")
+CELL = ("task_set", "feedback_hidden", "tier", "agent", "model", "source", "delivery")
+TIERS = ("recall", "hard")
+COMPETENCIES = ("recall", "conflict", "synthesis", "scope", "validity", "implicit")  # sdebench.tasks.artifacts
 N_BOOT = 2000
 STREAM_RESULTS = "stream_results"  # the stream runner's default results_dir (conf/stream_run.yaml)
 
 
-class MixedRecords(ValueError):
+class MixedRecords(AnalysisError, ValueError):
     """Stream and static records in one frame."""
 
 
@@ -90,13 +98,15 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     out["resolved"] = out["resolved"].astype(bool)
     out["interventions"] = out["interventions"].astype(int)
     out["tokens"] = (out["prompt_tokens"] + out["completion_tokens"]).astype(int)
-    # the one definition (sdebench.analysis.rules): unresolved episodes count at their cap, errored ones not at all
+    # the one definition (sdebench.runs.rules): unresolved episodes count at their cap, errored ones not at all
     recs = out.to_dict("records")
     out["errored"] = np.array([rules.is_error(r) for r in recs], dtype=bool)
     out["interventions_capped"] = np.array([rules.counted_interventions(r, cap) for r in recs], dtype=float)
     out["resolved_at"] = [rules.resolved_at(r) for r in recs]
     out["resolved_1"] = [rules.resolved_first(r) for r in recs]
     out["task_set"] = [rules.task_set(r) for r in recs]
+    out["competency"] = [rules.competency(r) for r in recs]
+    out["tier"] = [rules.tier(r) for r in recs]
     out["feedback_hidden"] = [rules.feedback_policy(r) for r in recs]
     # tokens the delivery pushed into the prompt (inject); NaN where nothing was injected, so a cell's
     # mean covers the episodes that had an inject and other deliveries show no figure
@@ -183,8 +193,8 @@ def headline(df: pd.DataFrame, by: tuple[str, ...] = CELL) -> pd.DataFrame:
     Wilson 95 % interval, then resolve@cap (with interval), interventions, and per-episode means of injected
     tokens, prompt and completion tokens and cost (per `by`, default the cell); blank where a cell has no valid episode."""
     t = ordered(metrics(df, list(by)))
-    # One task set and one feedback policy (the usual case) need no column saying so; two or more are told apart.
-    by = [c for c in by if not (c in ("task_set", "feedback_hidden") and t[c].nunique() <= 1)]
+    # One task set, feedback policy and tier (the usual case) need no column saying so; two or more are told apart.
+    by = [c for c in by if not (c in ("task_set", "feedback_hidden", "tier") and t[c].nunique() <= 1)]
     # errored episodes are out of every rate: a column says how many, shown whenever a cell has any
     out = t[list(by) + ["episodes"] + (["errors"] if (t["errors"] > 0).any() else [])].copy()
     out["resolve@1 [95% CI]"] = [rules.rate_ci(int(k), int(n)) for k, n in zip(t["resolved_1"], t["episodes"], strict=True)]
@@ -217,14 +227,23 @@ def gaps_note(df: pd.DataFrame) -> str:
     return GAPS_NEED_ORACLE.format(", ".join(f"{a} - {b}" for a, b in GAPS), ", ".join(present) or "none")
 
 
+def by_competency(df: pd.DataFrame) -> pd.DataFrame:
+    """Metrics per task set, tier, competency, agent, model and delivery (recall first, then each hard competency)."""
+    return ordered(metrics(df, ["task_set", "feedback_hidden", "tier", "competency", "agent", "model", "delivery"]))
+
+
 def by_bottleneck(df: pd.DataFrame) -> pd.DataFrame:
-    """Metrics per task set, agent, model, bottleneck and delivery."""
-    return ordered(metrics(df, ["task_set", "feedback_hidden", "agent", "model", "bottleneck", "delivery"]))
+    """Metrics per task set, tier, agent, model, bottleneck and delivery."""
+    return ordered(metrics(df, ["task_set", "feedback_hidden", "tier", "agent", "model", "bottleneck", "delivery"]))
 
 
 def by_family(df: pd.DataFrame) -> pd.DataFrame:
-    """Metrics per task set, agent, model, family and delivery."""
-    return ordered(metrics(df, ["task_set", "feedback_hidden", "agent", "model", "family", "delivery"]))
+    """Metrics per task set, agent, model, family, its competency and delivery."""
+    return ordered(metrics(df, ["task_set", "feedback_hidden", "agent", "model", "family", "competency", "delivery"]))
+
+
+def _order(value: str, order: tuple[str, ...]) -> tuple[int, str]:
+    return (order.index(value) if value in order else len(order), value)
 
 
 def _rank(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
@@ -235,13 +254,13 @@ def ordered(t: pd.DataFrame) -> pd.DataFrame:
     """Rows in the canonical source and delivery order (then by name)."""
     keys, ranks = [], {}
     for col in t.columns:
-        if col in ("task_set", "feedback_hidden", "agent", "model", "bottleneck", "family", "source", "delivery"):
+        if col in ("task_set", "feedback_hidden", "tier", "competency", "agent", "model", "bottleneck", "family",
+                   "source", "delivery"):
             keys.append(col)
     t = t.copy()
-    if "source" in t:
-        ranks["source"] = _rank(t["source"], SOURCES)
-    if "delivery" in t:
-        ranks["delivery"] = _rank(t["delivery"], DELIVERIES)
+    for col, order in (("tier", TIERS), ("competency", COMPETENCIES), ("source", SOURCES), ("delivery", DELIVERIES)):
+        if col in t:
+            ranks[col] = _rank(t[col], order)
     for col, r in ranks.items():
         t[f"_{col}_rank"] = r
     sort_by = [f"_{c}_rank" if c in ranks else c for c in keys]
@@ -303,24 +322,26 @@ def gaps(df: pd.DataFrame, metric: str = "resolved", n_boot: int = N_BOOT, seed:
     d[metric] = d[metric].astype(float)
     rng = np.random.default_rng(seed)
     rows = []
-    for (tset, policy, agent, model, source), sub in sorted(
-            d.groupby(["task_set", "feedback_hidden", "agent", "model", "source"]), key=lambda kv: (
-                *kv[0][:4], SOURCES.index(kv[0][4]) if kv[0][4] in SOURCES else 99, kv[0][4])):
+    for (tset, policy, tier, agent, model, source), sub in sorted(
+            d.groupby(["task_set", "feedback_hidden", "tier", "agent", "model", "source"]), key=lambda kv: (
+                kv[0][0], kv[0][1], _order(kv[0][2], TIERS), *kv[0][3:5], _order(kv[0][5], SOURCES))):
         for hi_d, lo_d in pairs:
             a, b = sub[sub["delivery"] == hi_d], sub[sub["delivery"] == lo_d]
             if a.empty or b.empty:
                 continue
-            rows.append({"task_set": tset, "feedback_hidden": policy, "agent": agent, "model": model, "source": source, "gap": f"{hi_d} - {lo_d}",
+            rows.append({"task_set": tset, "feedback_hidden": policy, "tier": tier, "agent": agent, "model": model,
+                         "source": source, "gap": f"{hi_d} - {lo_d}",
                          "metric": metric, **bootstrap_gap(a, b, metric, n_boot, rng), "n_boot": n_boot})
-    cols = ["task_set", "feedback_hidden", "agent", "model", "source", "gap", "metric", "estimate", "ci_low", "ci_high", "tasks", "seeds", "units",
-            "errors", "n_boot"]
+    cols = ["task_set", "feedback_hidden", "tier", "agent", "model", "source", "gap", "metric", "estimate", "ci_low",
+            "ci_high", "tasks", "seeds", "units", "errors", "n_boot"]
     return pd.DataFrame(rows, columns=cols)
 
 
 UNIT = ("task_id", "agent", "model", "seed")
 
 
-def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("task_set", "feedback_hidden", "agent", "model", "source"),
+def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("task_set", "feedback_hidden", "tier", "agent", "model",
+                                                                  "source"),
                        n_boot: int = N_BOOT,
                        seed: int = 0, pairs: tuple[tuple[str, str], ...] | None = None) -> pd.DataFrame:
     """Deliveries compared on the same (task, agent, model, seed) units: resolve@1 of each, the difference,
@@ -359,7 +380,7 @@ def paired_comparisons(df: pd.DataFrame, by: tuple[str, ...] = ("task_set", "fee
             rows.append({**dict(zip(by, group, strict=True)), "comparison": f"{a} - {b}", "a": a, "b": b,
                          **_paired_stats(m, n_boot, seed), "n_boot": n_boot,
                          "duplicates": int(len(va) - len(ua) + len(vb) - len(ub)), "errors": ran_both - len(m)})
-    return pd.DataFrame(rows, columns=cols)
+    return ordered(pd.DataFrame(rows, columns=cols))  # recall before hard, sources in order; pairs as listed
 
 
 def _paired_stats(m: pd.DataFrame, n_boot: int, seed: int) -> dict[str, Any]:
@@ -418,7 +439,7 @@ def validity(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     d = d[d["agent"].isin(["oracle", "conventional", "noop"])].copy()
     d["counted"] = ~d["errored"]
     d["valid"] = _valid(d, cap) & d["counted"]
-    g = d.groupby(["agent", "source", "delivery"])
+    g = d.groupby(["agent", "tier", "source", "delivery"])
     t = pd.DataFrame({"episodes": g["counted"].sum().astype(int), "errors": g["errored"].sum().astype(int),
                       "valid": g["valid"].sum().astype(int)}).reset_index()
     t["all_valid"] = t["valid"] == t["episodes"]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.delivery.memory import MemoryItem, estimate_tokens
+from sdebench.errors import DeliveryError
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
@@ -28,7 +29,7 @@ CARRY = {"F": ("F",), "X": ("X",), "both": ("F", "X"), "none": ()}
 CARRIED_COMMIT = "Carried agent memory from earlier tasks"
 
 
-class CarryError(ValueError):
+class CarryError(DeliveryError, ValueError):
     """An unknown carry setting."""
 
 

@@ -3,7 +3,7 @@
 A task's decisive items are the memory items (sdebench.delivery.memory: one per commit, knowledge
 file or `.agent` note entry) of the task's pristine repo whose source is the task's source and
 whose title or text contains one of its fact tokens (the normalised comparison of the leak checks,
-`sdebench.generation.validate.find_tokens`). Generation rule 1 makes that the fact-bearing commit(s)
+`sdebench.tasks.tokens.find_tokens`). Generation rule 1 makes that the fact-bearing commit(s)
 of an H placement, the doc/ADR of a K placement and the note entry of an F or X placement; a
 `none` placement has none. Memory carried in from earlier tasks of a stream is never decisive.
 
@@ -26,9 +26,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from sdebench.delivery.memory import MemoryItem, corpus_from_repo
-from sdebench.generation.validate import find_tokens, normalise
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import Task
+from sdebench.tasks.tokens import find_tokens, normalise
 
 MIN_LINE = 12
 

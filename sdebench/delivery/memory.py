@@ -118,8 +118,20 @@ def _commit_item(commit: repo_mod.HistoryCommit) -> MemoryItem:
 
 def corpus_from_repo(path: Path) -> list[MemoryItem]:
     """Every memory item of the full repo checked out at `path` (history, then files at HEAD)."""
-    items = [_commit_item(c) for c in repo_mod.history(path)]
-    for rel, text in repo_mod.read_tree(path).items():
+    return corpus_of(repo_mod.history(path), repo_mod.read_tree(path))
+
+
+def dated_corpus(path: Path) -> tuple[list[MemoryItem], list[str | None]]:
+    """`corpus_from_repo` and each item's date: a commit's committer date (YYYY-MM-DD), None for files."""
+    commits = repo_mod.history(path)
+    items = corpus_of(commits, repo_mod.read_tree(path))
+    return items, [c.date[:10] or None for c in commits] + [None] * (len(items) - len(commits))
+
+
+def corpus_of(commits: list[repo_mod.HistoryCommit], tree: dict[str, str]) -> list[MemoryItem]:
+    """The memory items of a history (oldest first) and the files at HEAD: one per commit, then per artifact."""
+    items = [_commit_item(c) for c in commits]
+    for rel, text in sorted(tree.items()):
         kind = artifact_kind(rel)
         if kind is None:
             continue
@@ -129,6 +141,20 @@ def corpus_from_repo(path: Path) -> list[MemoryItem]:
                 items.append(MemoryItem(f"{kind}:{rel}#{n}", kind, title, entry))
         else:
             items.append(MemoryItem(f"K:{rel}", "K", rel, text.rstrip("\n")))
+    return items
+
+
+_RENDERED = re.compile(r"^(?:#\d+ \(score [^)\n]*\) )?\[(H|K|F|X)\] ((?:H|K|F|X):\S*) - (.*)$", re.M)
+
+
+def parse_rendered(text: str) -> list[MemoryItem]:
+    """The memory items of a text that shows them rendered (`MemoryItem.render`): search results
+    (`format_hits`) or an injection; what lies between two item headers is the first one's text."""
+    heads = list(_RENDERED.finditer(text))
+    items = []
+    for n, m in enumerate(heads):
+        body = text[m.end() + 1:heads[n + 1].start() if n + 1 < len(heads) else len(text)]
+        items.append(MemoryItem(m.group(2), m.group(1), m.group(3), body.strip("\n")))
     return items
 
 

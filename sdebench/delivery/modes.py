@@ -155,5 +155,9 @@ class Oracle:
     def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
         """A squashed workspace and the fact sentence as a prompt addition (carried memory is left out)."""
         ws, _ = _squashed(task, work_dir, keep_corpus=False)
-        fact = [f"A fact about this project that matters here: {task.fact}"]
-        return Prepared(ws, fact, STANDARD_TOOLS, info=_carried_info(carried, False))
+        return Prepared(ws, [oracle_addition(task.fact)], STANDARD_TOOLS, info=_carried_info(carried, False))
+
+
+def oracle_addition(fact: str) -> str:
+    """What the oracle delivery adds to the prompt: the fact sentence."""
+    return f"A fact about this project that matters here: {fact}"

@@ -1,6 +1,8 @@
 """An OpenEnv-style reset/step/state environment over sdebench tasks (ours and imported ones).
 
-`reset(seed, task_id)` checks out the task's repo; `step(action)` applies a full replacement file
+The sandbox is `local` (bubblewrap, the task store masked) unless a factory is given; an
+`unsafe_local` factory is refused unless `allow_unsafe=True` names it. `reset(seed, task_id)`
+checks out the task's repo; `step(action)` applies a full replacement file
 (`patched_code`, optional `path`) or a unified `diff` and grades the repo with the task's grader
 (`sdebench.grading.grade.grade`: pristine test files, honeypot, two phases, observations judged on
 the host), then returns the observation with the grade's PatchBench-style shaped reward. At HEAD
@@ -20,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdebench.errors import SdebenchError
 from sdebench.grading.grade import grade
 from sdebench.grading.options import GradeOptions
 from sdebench.grading.rewards import shaped
@@ -37,7 +40,7 @@ MAX_LISTED = 30
 _DIFF_PATH = re.compile(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)")
 
 
-class EnvError(ValueError):
+class EnvError(SdebenchError, ValueError):
     """A request the environment cannot serve (the message says why)."""
 
 
@@ -59,6 +62,17 @@ class BadAction(EnvError):
 
 class SandboxUnavailable(EnvError):
     """The sandbox could not run the tests (the step is not counted)."""
+
+
+UNSAFE = "unsafe_local"
+
+
+def refuse_unsafe(factory: SandboxFactory, allow_unsafe: bool) -> None:
+    """Refuse a sandbox without isolation unless the caller named it with `allow_unsafe=True`: graded
+    code would run on the host, beside the task store that holds the answer key."""
+    if getattr(factory, "name", None) == UNSAFE and not allow_unsafe:
+        raise EnvError(f"sandbox {UNSAFE} runs graded code unisolated on the host: pass allow_unsafe=True "
+                       f"(python -m sdebench.serve: --sandbox {UNSAFE}) to use it anyway")
 
 
 def is_test_path(rel: str, declared: tuple[str, ...] = ()) -> bool:
@@ -133,7 +147,7 @@ class Observation:
 
 
 @dataclass
-class Episode:
+class EnvEpisode:
     """The state of the running episode."""
 
     episode_id: str
@@ -193,15 +207,18 @@ class CodeFixEnv:
         timeout: float = DEFAULT_TIMEOUT,
         work_root: str | Path | None = None,
         grading: dict[str, Any] | None = None,
+        allow_unsafe: bool = False,
     ):
         self.store = store
-        self.factory = factory or make_factory({"backend": "unsafe_local"})
+        # Default: bubblewrap with the task store masked (docs/grading.md); an unsafe backend only when named.
+        self.factory = factory or make_factory({"backend": "local", "tasks_dir": str(Path(store.tasks_dir).resolve())})
+        refuse_unsafe(self.factory, allow_unsafe)
         self.max_steps = int(max_steps)
         self.timeout = float(timeout)
         self.work_root = work_root
         # The grading options (the `grading` config group); `timeout` bounds each grading phase.
         self.grading = GradeOptions.from_mapping({"timeout": self.timeout, **(grading or {})})
-        self.episode: Episode | None = None
+        self.episode: EnvEpisode | None = None
 
     # --- the OpenEnv contract ------------------------------------------------------------
     def reset(self, seed: int | None = None, task_id: str | None = None) -> Observation:
@@ -216,7 +233,7 @@ class CodeFixEnv:
         except Exception:
             shutil.rmtree(work, ignore_errors=True)
             raise
-        self.episode = Episode(
+        self.episode = EnvEpisode(
             episode_id=secrets.token_hex(8),
             task=task,
             seed=seed,
@@ -249,7 +266,7 @@ class CodeFixEnv:
             return self._finish(ep, b.normalized, asdict(b), self._info(ep.last, False, error))
         before = {rel: (ep.repo / rel).read_text() if (ep.repo / rel).is_file() else None for rel in edits}
         _write(ep.repo, edits)
-        g = grade(ep.task, ep.repo, self.factory, **self.grading.to_dict())
+        g = grade(ep.task, ep.repo, self.factory, options=self.grading)
         if g.error:
             # Nothing was graded: undo the step so the client can retry once the sandbox is back.
             _write(ep.repo, before)
@@ -281,12 +298,12 @@ class CodeFixEnv:
             self.episode = None
 
     # --- internals -----------------------------------------------------------------------
-    def _require(self) -> Episode:
+    def _require(self) -> EnvEpisode:
         if self.episode is None:
             raise NoEpisode("no episode: call reset first")
         return self.episode
 
-    def _parse(self, ep: Episode, action: Any) -> dict[str, str] | str:
+    def _parse(self, ep: EnvEpisode, action: Any) -> dict[str, str] | str:
         if not isinstance(action, dict):
             raise BadAction("an action is an object with 'patched_code' (and optional 'path') or 'diff'")
         unknown = sorted(set(action) - {"patched_code", "path", "diff"})
@@ -312,11 +329,11 @@ class CodeFixEnv:
         self._check_editable(ep, rel)
         return {rel: action["patched_code"]}
 
-    def _check_editable(self, ep: Episode, rel: str) -> None:
+    def _check_editable(self, ep: EnvEpisode, rel: str) -> None:
         if is_test_path(rel, ep.task.test_files):
             raise BadAction(f"{rel} is a test or pytest-config file; only source files can be changed")
 
-    def _diff_edits(self, ep: Episode, patch: str) -> tuple[dict[str, str], str | None]:
+    def _diff_edits(self, ep: EnvEpisode, patch: str) -> tuple[dict[str, str], str | None]:
         """The files a diff produces, applied to a scratch copy (the repo is untouched)."""
         scratch = ep.workdir / "scratch"
         shutil.rmtree(scratch, ignore_errors=True)
@@ -346,7 +363,7 @@ class CodeFixEnv:
         lines += [f"- {i}" for i in task.tests.fail_to_pass[:MAX_LISTED]]
         return Evaluation(visible, held, [], "\n".join(lines) + "\nHeld-out tests fail.")
 
-    def _finish(self, ep: Episode, reward: float, breakdown: dict | None, info: dict[str, Any]) -> Observation:
+    def _finish(self, ep: EnvEpisode, reward: float, breakdown: dict | None, info: dict[str, Any]) -> Observation:
         ep.rewards.append(reward)
         ep.done = bool(info["all_tests_pass"]) or ep.step_number >= self.max_steps
         return self._observation(reward, breakdown, info)
@@ -415,12 +432,9 @@ def _evaluation(g) -> Evaluation:
     """What the environment shows of a grade: its public view (the feedback policy applies)."""
     pub = g.public()
     visible = {t["id"]: t["outcome"] == "passed" for t in pub["visible"]}
-    counts = g.counts
+    counts = pub.get("counts") or {}  # as the agent may know them (held-out tests as the policy says)
     held = pub["held_out"]
-    hidden_passed = counts.get("HIDDEN_TO_PASS", {}).get("passed", 0)
-    if g.feedback_policy == "binary" and not (held or {}).get("pass"):
-        hidden_passed = 0
-    newly = counts.get("FAIL_TO_PASS", {}).get("passed", 0) + hidden_passed
+    newly = counts.get("FAIL_TO_PASS", {}).get("passed", 0) + counts.get("HIDDEN_TO_PASS", {}).get("passed", 0)
     p2p = counts.get("PASS_TO_PASS", {"passed": 0, "total": 0})
     return Evaluation(visible, held, list(g.guards), g.feedback, bool(g.resolved), float(g.reward.get("shaped") or 0.0),
                       g.reward.get("shaped_breakdown"), newly, p2p["total"] - p2p["passed"])

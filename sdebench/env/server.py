@@ -37,8 +37,9 @@ from sdebench.env.environment import (
     SandboxUnavailable,
     TaskStore,
     UnknownTask,
+    refuse_unsafe,
 )
-from sdebench.grading.options import POLICIES
+from sdebench.grading.options import DEFAULT_FEEDBACK, POLICIES
 from sdebench.sandbox import SandboxError, make_factory
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks.record import TaskError
@@ -115,8 +116,11 @@ def create_app(
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     work_root: str | Path | None = None,
     grading: dict[str, Any] | None = None,
+    allow_unsafe: bool = False,
 ) -> FastAPI:
-    """The FastAPI app serving the tasks of `tasks_dir` (`grading`: the grade options, e.g. the feedback policy)."""
+    """The FastAPI app serving the tasks of `tasks_dir` (`grading`: the grade options, e.g. the feedback policy;
+    `allow_unsafe`: accept an `unsafe_local` factory, which EnvError refuses otherwise)."""
+    refuse_unsafe(factory, allow_unsafe)
     store = TaskStore(tasks_dir)
     sessions = Sessions(max_sessions)
     @contextlib.asynccontextmanager
@@ -129,7 +133,8 @@ def create_app(
     ws_slots = openenv.WsSlots(max_sessions)
 
     def new_env() -> CodeFixEnv:
-        return CodeFixEnv(store, factory, max_steps=max_steps, timeout=timeout, work_root=work_root, grading=grading)
+        return CodeFixEnv(store, factory, max_steps=max_steps, timeout=timeout, work_root=work_root, grading=grading,
+                          allow_unsafe=allow_unsafe)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -177,12 +182,12 @@ def create_app(
             "description": openenv.DESCRIPTION,
             "sandbox": factory.name,
             "max_steps": max_steps,
-            "feedback_hidden": (grading or {}).get("feedback_hidden", "binary"),
+            "feedback_hidden": (grading or {}).get("feedback_hidden", DEFAULT_FEEDBACK),
             "action": {"patched_code": "full new file content", "path": "file to replace (optional when one)",
                        "diff": "a unified diff instead of patched_code"},
             "observation": sorted(openenv.CodeFixObservation.model_fields),
             "tasks": [{"id": t.id, "family": t.family, "source": t.source, "bottleneck": t.bottleneck,
-                       "grader": t.grader, "tags": list(t.tags)} for t in tasks],
+                       "competency": t.competency, "grader": t.grader, "tags": list(t.tags)} for t in tasks],
             "task_errors": list(store.errors),
         }
 
@@ -218,12 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sdebench.serve", description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=DEFAULT_PORT, help="port on 127.0.0.1 (0: pick a free one)")
     ap.add_argument("--tasks-dir", type=Path, default=Path("tasks"), help="dir of task dirs (default: tasks)")
-    ap.add_argument("--sandbox", default="local", help="sandbox backend for test runs (local, docker, unsafe_local)")
+    ap.add_argument("--sandbox", default="local",
+                    help="sandbox backend for test runs: local (default), docker, or unsafe_local (no isolation: "
+                         "only when named here)")
     ap.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
     ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per test run")
     ap.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS)
-    ap.add_argument("--feedback-hidden", default="binary", choices=POLICIES,
-                    help="what an observation says about held-out tests (default: binary)")
+    ap.add_argument("--feedback-hidden", default=DEFAULT_FEEDBACK, choices=POLICIES,
+                    help=f"what an observation says about held-out tests (default: {DEFAULT_FEEDBACK})")
     args = ap.parse_args(argv)
     if not args.tasks_dir.is_dir():
         print(f"error: tasks dir {args.tasks_dir} does not exist", file=sys.stderr)
@@ -236,8 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import uvicorn
 
+    # Naming unsafe_local on the command line is the explicit choice the environment asks for.
     app = create_app(args.tasks_dir, factory, args.max_steps, args.timeout, args.max_sessions,
-                     grading={"feedback_hidden": args.feedback_hidden})
+                     grading={"feedback_hidden": args.feedback_hidden}, allow_unsafe=args.sandbox == "unsafe_local")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

@@ -24,13 +24,14 @@ from sdebench.agents.accounting import (
     worst_case_usd,
 )
 from sdebench.agents.base import Limits, Usage
+from sdebench.errors import AgentError
 
 STOP_MAX_COST = "max_cost"
 STOP_MAX_CALLS = "max_turns"  # an answered model call is an installed agent's turn (a failed one is not)
 STOP_MAX_WALL = "max_wall"
 
 
-class LimitReached(Exception):
+class LimitReached(AgentError):
     """A call refused because it could cross a limit of the episode."""
 
     def __init__(self, stop_reason: str, message: str):

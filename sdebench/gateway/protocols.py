@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sdebench.agents.accounting import TokenCounts, prompt_chars
+from sdebench.errors import AgentError
 
 ANTHROPIC = "anthropic"
 CHAT = "chat"
@@ -35,7 +36,7 @@ PROTOCOLS = (ANTHROPIC, CHAT, RESPONSES, GEMINI)
 CUSTOM_INPUT = "input"  # the one string parameter a Responses custom (freeform) tool becomes
 
 
-class ProtocolError(ValueError):
+class ProtocolError(AgentError, ValueError):
     """A request body that does not follow its protocol."""
 
 

@@ -60,7 +60,7 @@ OPTIONAL_CACHE = 32
 
 
 @dataclass
-class Prepared:
+class UpstreamRequest:
     """One upstream request as a provider config built it, and what its reply mapping reads back."""
 
     url: str
@@ -167,7 +167,7 @@ class DirectRoute:
     def _key(self, kwargs: dict[str, Any]) -> str | None:
         return kwargs.get("api_key") or self.provider_key
 
-    def prepare(self, kwargs: dict[str, Any]) -> Prepared:
+    def prepare(self, kwargs: dict[str, Any]) -> UpstreamRequest:
         """A call's request, as litellm's OpenAI-compatible provider config builds it."""
         params = {k: v for k, v in kwargs.items() if k not in _TRANSPORT}
         headers = dict(params.pop("extra_headers", None) or {})
@@ -187,7 +187,7 @@ class DirectRoute:
             data = {**data, **self.config.transform_extra_body(extra_body=extra_body, request=data,
                                                                model=self.litellm_model, litellm_params=litellm_params)}
         # the OpenAI-compatible reply mapping reads neither the parameters nor the call's litellm_params
-        return Prepared(url, headers, data, messages, {}, dict(self.litellm_params))
+        return UpstreamRequest(url, headers, data, messages, {}, dict(self.litellm_params))
 
     def optional_params(self, params: dict[str, Any], messages: list[Any]) -> dict[str, Any]:
         """litellm's mapping of a call's model parameters (a fresh dict), kept per distinct parameter set."""
@@ -269,7 +269,7 @@ class AnthropicRoute(DirectRoute):
         return (kwargs.get("api_key") or self.provider_key or self._litellm.anthropic_key or self._litellm.api_key
                 or os.environ.get("ANTHROPIC_API_KEY"))
 
-    def prepare(self, kwargs: dict[str, Any]) -> Prepared:
+    def prepare(self, kwargs: dict[str, Any]) -> UpstreamRequest:
         """A call's request, as litellm's Anthropic handler builds it from the config."""
         from litellm.anthropic_beta_gated_fields import strip_beta_gated_request_body
         from litellm.anthropic_beta_headers_manager import update_request_with_filtered_beta
@@ -294,7 +294,7 @@ class AnthropicRoute(DirectRoute):
                                                           api_base=self.api_base)
         data = dict(strip_beta_gated_request_body(data, headers, drop_params=litellm_params.get("drop_params"),
                                                   model=self.litellm_model, provider=self.provider))
-        return Prepared(self.api_base, headers, data, messages, optional, litellm_params, json_mode)
+        return UpstreamRequest(self.api_base, headers, data, messages, optional, litellm_params, json_mode)
 
 
 def _provider_config(litellm_model: str, api_base: str | None, extra: dict[str, Any]) -> tuple | None:

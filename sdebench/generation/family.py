@@ -5,7 +5,8 @@ A family module in `generators/` defines `GENERATOR = Family(...)`: the metadata
 the variant's content as one `Story` (code in its four versions, tests, memory entries, distractors,
 statement). Everything else (the history's shape, the artifact files, the test ids, the TaskSpec)
 is the kit's: a family is content, not plumbing. `build(variant, source, fact=...)` renders any
-candidate fact, which is what the prober and rule 7 need.
+candidate fact, which is what the prober and rule 7 need; `spellings(variant, value)` says how any
+candidate is written in memory text, which is what the naive memory readers and rule 8 need.
 """
 
 from __future__ import annotations
@@ -36,10 +37,20 @@ class Family:
     # (variant, fact, size) -> the story with filler of `size`: the size knob of the large-repo
     # families (`tell` is this at the variant's own size).
     tell_sized: Callable[..., Story] | None = None
+    # (variant, value) -> how the candidate `value` is spelled in memory text: the naive memory
+    # readers (sdebench.generation.readers) find its mentions with these. None: the fact tokens of
+    # the story told with that candidate (`tell(variant, value)`), which every family declares.
+    spell: Callable[[int, Any], Sequence[str]] | None = None
 
     def fact(self, variant: int) -> Any:
         """The variant's drawn fact."""
         return self.draw(variant)
+
+    def spellings(self, variant: int, value: Any) -> tuple[str, ...]:
+        """How the candidate `value` of a variant is written in memory text (`spell`, else its fact tokens)."""
+        if self.spell is not None:
+            return tuple(self.spell(variant, value))
+        return tuple(self._story(variant, value, "none").fact_tokens)
 
     def render(self, variant: int, fact: Any) -> dict[str, str]:
         """The oracle files of the variant with `fact` (what `build(...).oracle_files` holds,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from sdebench.errors import GenerationError
 from sdebench.generation.seeded import salted
 from sdebench.generation.spec import Commit, TaskSpec
 from sdebench.tasks.record import DIGEST_SCHEME
@@ -43,7 +44,7 @@ _SCRYPT = {"n": 2**15, "r": 8, "p": 1, "maxmem": 64 * 2**20, "dklen": 32}
 MIN_BITS = 128  # a seed must carry at least this much estimated entropy
 
 
-class SeedError(ValueError):
+class SeedError(GenerationError, ValueError):
     """A seed that cannot key a private set (the message never contains the seed)."""
 
 
@@ -227,8 +228,9 @@ def declares_space(gen: Any) -> bool:
 class FreshFamily:
     """A family seen through a set key: same variants and rules, fresh facts, names and draws.
 
-    Satisfies what the engine and the prober need (`build(variant, source, fact=)`, `fact`,
-    `space`, `render`), so rules 1-7 are checked on the fresh tasks exactly as on the published ones.
+    Satisfies what the engine, the prober and the readers need (`build(variant, source, fact=)`,
+    `fact`, `space`, `render`, `spellings`), so rules 1-8 are checked on the fresh tasks exactly as
+    on the published ones.
     """
 
     def __init__(self, gen: Any, setkey: SetKey):
@@ -284,6 +286,15 @@ class FreshFamily:
             sub = renamer(self.names(variant))
             return {sub(p): sub(t) for p, t in files.items()}
         return dict(self.build(variant, "none", fact=value).oracle_files)
+
+    def spellings(self, variant: int, value: Any) -> tuple[str, ...]:
+        """How the candidate `value` is written in the fresh set's memory text (the family's spellings, renamed)."""
+        if callable(getattr(self.gen, "spellings", None)):
+            with salted(self._salt(variant)):
+                words = self.gen.spellings(variant, value)
+            sub = renamer(self.names(variant))
+            return tuple(sub(w) for w in words)
+        return tuple(self.build(variant, "none", fact=value).fact_tokens)
 
 
 def _key(value: Any) -> str:

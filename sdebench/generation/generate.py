@@ -19,6 +19,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdebench.errors import GenerationError
 from sdebench.generation import validate
 from sdebench.generation.bytecode import bytecode_files
 from sdebench.generation.fresh import FreshFamily, SeedError, SetKey, derive, new_seed, read_seed
@@ -31,14 +32,15 @@ from sdebench.generation.observe import (
     written_path,
 )
 from sdebench.generation.probe import DEFAULT_SUBMITS, ProbeResult, declares_space, probe_family
+from sdebench.generation.readers import READERS, VIEWS, Judged, judge
 from sdebench.generation.scale import LEVELS, SCALE_HELP, Scale, enlarge, parse_scale
-from sdebench.generation.spec import Generator, TaskSpec
+from sdebench.generation.spec import Generator, TaskSpec, visible_files
 from sdebench.grading import rules
 from sdebench.grading.testrun import TestRun, module_names
 from sdebench.sandbox import make_factory
 from sdebench.sandbox.scratch import scratch_dir
 from sdebench.tasks import repo
-from sdebench.tasks.artifacts import SOURCES
+from sdebench.tasks.artifacts import RECALL, SOURCES
 from sdebench.tasks.record import (
     CONVENTIONAL_PATCH,
     ORACLE_PATCH,
@@ -52,7 +54,7 @@ DEFAULT_GENERATORS = Path("generators")
 DEFAULT_OUT = Path("tasks")
 
 
-class GeneratorError(RuntimeError):
+class GeneratorError(GenerationError, RuntimeError):
     """A generator module cannot be loaded or is not a valid family."""
 
 
@@ -114,6 +116,9 @@ class Outcome:
     violations: list[str] = field(default_factory=list)
     seconds: float = 0.0
     written: bool = False
+    competency: str = RECALL
+    source: str = ""
+    readers: list[Judged] = field(default_factory=list)  # the naive readers' picks per view (rule 8)
 
 
 def is_test_file(path: str) -> bool:
@@ -126,12 +131,6 @@ def _write_tree(root: Path, files: dict[str, str]) -> None:
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(content)
-
-
-def visible_files(spec: TaskSpec, head: dict[str, str]) -> dict[str, str]:
-    """The test files holding the visible tests (FAIL_TO_PASS and PASS_TO_PASS)."""
-    paths = {i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass}
-    return {p: head[p] for p in sorted(paths) if p in head}
 
 
 def run_all(spec: TaskSpec, head: dict[str, str], work: Path, sandbox_cfg: dict,
@@ -195,12 +194,26 @@ def probe_variant(gen_path: Path, variant: int, sandbox_cfg: dict, fresh: SetKey
                            problems=[f"the fact space cannot be probed: {type(e).__name__}: {e}"])
 
 
+def shape_variant(gen_path: Path, variant: int, fresh: SetKey | None = None,
+                  scale: Scale = LEVELS["default"]) -> list[validate.Violation]:
+    """The shape violations of one variant across all its placements (validate.check_shape), as
+    built at `scale` (and seen through `fresh`); never raises."""
+    try:
+        gen = family_of(gen_path, fresh)
+        specs = {s: enlarge(gen.build(variant, s), scale, gen) for s in SOURCES}
+    except Exception as e:  # noqa: BLE001 - a placement that does not build leaves the shape unchecked
+        return [validate.Violation(validate.SHAPE, f"{gen_path.stem} v{variant}: not checked, a placement does "
+                                                   f"not build ({type(e).__name__}: {e})")]
+    return validate.check_shape(specs)
+
+
 def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict,
                probed: ProbeResult | None = None, *, fresh: SetKey | None = None,
-               scale: Scale = LEVELS["default"]) -> Outcome:
+               scale: Scale = LEVELS["default"], shape: list[validate.Violation] | None = None) -> Outcome:
     """Build, validate and (if every rule holds) write one task; never raises. `probed` holds the
-    variant's rule-7 figures (the same for every placement: code and tests do not depend on it);
-    `fresh` is a private set's key; `scale` grows the task's memory (sdebench.generation.scale)."""
+    variant's rule-7 figures (the same for every placement: code and tests do not depend on it) and
+    `shape` its placements' shape violations (`shape_variant`); `fresh` is a private set's key;
+    `scale` grows the task's memory (sdebench.generation.scale)."""
     start = time.monotonic()
     gen = load_generator(gen_path)
     tid = f"{gen.family}-v{variant}-{source}"
@@ -208,16 +221,22 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
     try:
         gen = family_of(gen_path, fresh)
         spec = enlarge(gen.build(variant, source), scale, gen)
+        outcome.competency, outcome.source = spec.competency, source
         violations = validate.check_structure(spec, gen.family, variant, source)
         if probed is not None:
             violations += [validate.Violation(7, v) for v in probed.violations()]
+        violations += shape or []
         violations += validate.check_determinism(spec, enlarge(gen.build(variant, source), scale, gen))
         if not violations:
             violations += validate.check_placement(spec)
             violations += validate.check_no_future_leak(spec)
+        if not violations and spec.competency != RECALL and (probed is None or probed.readers is None):
+            violations.append(validate.Violation(8, "a hard-tier family must declare its fact space (the readers "
+                                                    "pick among its candidates)"))
         if not violations:
             with scratch_dir(f"sdebench-gen-{tid}-") as tmp:
-                violations += _build_and_write(spec, Path(tmp), out_dir, sandbox_cfg)
+                violations += _build_and_write(spec, Path(tmp), out_dir, sandbox_cfg,
+                                               probed.readers if probed is not None else None, outcome)
         outcome.violations = [str(v) for v in violations]
         outcome.written = not violations
     except Exception as e:  # noqa: BLE001 - a crashing generator is a reported failure
@@ -226,7 +245,8 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
     return outcome
 
 
-def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict) -> list[validate.Violation]:
+def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict, readers=None,
+                     outcome: Outcome | None = None) -> list[validate.Violation]:
     head = validate.head_tree(spec)
     try:
         tests = ObservationTests.of(visible_files(spec, head), spec.hidden_tests)
@@ -242,6 +262,10 @@ def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict
     violations = validate.check_repo(repo.refs(git_dir), repo.all_objects(git_dir), fix_blobs)
     if violations:
         return violations
+    if readers is not None:
+        violations = _rule8(spec, git_dir, readers, outcome)
+        if violations:
+            return violations
     oracle_patch = repo.diff_files({p: head.get(p) for p in spec.oracle_files}, spec.oracle_files)
     conv_patch = repo.diff_files({p: head.get(p) for p in spec.conventional_files}, spec.conventional_files)
     # The patches must apply to the real checkout exactly as the validated files say.
@@ -262,6 +286,20 @@ def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict
     save_meta(task, staging)
     _replace_dir(staging, out_dir / spec.task_id)
     return []
+
+
+def _rule8(spec: TaskSpec, git_dir: Path, readers, outcome: Outcome | None) -> list[validate.Violation]:
+    """Rule 8 over the built repo: the naive readers' picks in every delivery's view, judged by the
+    probe's runs (`readers`: the variant's ReaderSpace); on a recall task they are only recorded."""
+    from sdebench.delivery.memory import dated_corpus
+
+    if readers.problem:
+        return [validate.Violation(8, readers.problem)] if spec.competency != RECALL else []
+    items, dates = dated_corpus(git_dir)
+    judged = judge(readers, items, dates, spec.statement, spec.fact)
+    if outcome is not None:
+        outcome.readers = judged
+    return validate.check_readers(spec.competency, judged)
 
 
 def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str, test_time_limit_s: float | None = None) -> Task:
@@ -289,6 +327,7 @@ def task_record(spec: TaskSpec, head: dict[str, str], head_sha: str, test_time_l
         description=spec.description,
         test_time_limit_s=test_time_limit_s,
         set_digest=spec.set_digest,
+        competency=spec.competency,
     )
 
 
@@ -344,6 +383,8 @@ def generate(
         bar = tqdm(total=len(jobs), unit="task", file=sys.stderr)
     with ProcessPoolExecutor(max(1, workers)) as pool:
         variants = sorted({(p, v) for p, v, _ in jobs})
+        # Every placement of a variant is built for the shape check, even when only some are selected.
+        shapes = [pool.submit(shape_variant, p, v, fresh, scale) for p, v in variants]
         # The largest spaces first, so the probes' tail is short (a probe's cost grows with its space).
         costly = sorted(variants, key=lambda pv: -_space_size(pv[0]))
         probed = dict(zip(costly, pool.map(probe_variant, *zip(*costly, strict=True), [sandbox_cfg] * len(costly),
@@ -355,7 +396,9 @@ def generate(
         unchecked = sorted({load_generator(p).family for (p, _), r in probed.items() if r is None})
         if unchecked:
             print(f"rule 7: no fact space declared (unchecked): {', '.join(unchecked)}", file=sys.stderr)
-        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)], fresh=fresh, scale=scale)
+        shaped = {pv: f.result() for pv, f in zip(variants, shapes, strict=True)}
+        futures = [pool.submit(build_task, p, v, s, out_dir, sandbox_cfg, probed[(p, v)], fresh=fresh, scale=scale,
+                               shape=shaped[(p, v)])
                    for p, v, s in jobs]
         for fut in futures:
             outcomes.append(fut.result())
@@ -364,6 +407,30 @@ def generate(
     if bar is not None:
         bar.close()
     return outcomes
+
+
+def reader_calibration(outcomes: list[Outcome]) -> list[str]:
+    """Rule 8's figures: per tier, how often each naive reader resolves from each delivery's view,
+    over the tasks whose fact lives in memory (H, K, F, X). On the recall tier this is the
+    calibration (readers should mostly succeed there); on the hard tier rule 8 allows none outside
+    `oracle`."""
+    lines = []
+    for tier, label in ((RECALL, "recall tier (calibration)"), ("hard", "hard tier")):
+        judged = [j for o in outcomes if o.source in "HKFX" and o.source and o.readers
+                  and (o.competency == RECALL) == (tier == RECALL) for j in o.readers]
+        if not judged:
+            continue
+        tasks = sum(1 for o in outcomes if o.source in "HKFX" and o.source and o.readers
+                    and (o.competency == RECALL) == (tier == RECALL))
+        parts = []
+        for reader in READERS:
+            cells = []
+            for view in VIEWS:
+                js = [j for j in judged if j.reader == reader and j.view == view]
+                cells.append(f"{view} {sum(j.resolves for j in js) / len(js):.0%}" if js else f"{view} -")
+            parts.append(f"{reader}: " + ", ".join(cells))
+        lines.append(f"rule 8, {label}: readers resolve over {tasks} tasks with memory: " + "; ".join(parts))
+    return lines
 
 
 def compare_dirs(a: Path, b: Path) -> list[str]:
@@ -402,7 +469,8 @@ def render_index(tasks_dir: Path) -> str:
         "# The sdebench tasks",
         "",
         "Generated by `python -m sdebench.generate`; do not edit. Each family is emitted per variant in every",
-        "placement (H, K, F, X, none). Sizes are ranges over the family's tasks.",
+        "placement (H, K, F, X, none). Sizes are ranges over the family's tasks. The competency says how the fact",
+        "must be worked out of memory (`recall`: one item states it; any other: the hard tier, docs/hard.md).",
         "",
     ]
     if digests:
@@ -414,16 +482,17 @@ def render_index(tasks_dir: Path) -> str:
     lines += [
         f"{sum(len(v) for v in fams.values())} tasks, {len(fams)} families.",
         "",
-        "| family | bottleneck | tags | variants | tasks | modules | commits | fact space |",
-        "|---|---|---|---|---|---|---|---|",
+        "| family | competency | bottleneck | tags | variants | tasks | modules | commits | fact space |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for fam, tasks in sorted(fams.items()):
         t0 = tasks[0]
         mods = sorted({t.modules for t in tasks})
         coms = sorted({t.commits for t in tasks})
         variants = ",".join(str(v) for v in sorted({t.variant for t in tasks}))
+        competencies = ", ".join(dict.fromkeys(t.competency for t in sorted(tasks, key=lambda t: t.variant)))
         lines.append(
-            f"| {fam} | {t0.bottleneck} | {', '.join(t0.tags)} | {variants} | {len(tasks)} | {_span(mods)} | "
+            f"| {fam} | {competencies} | {t0.bottleneck} | {', '.join(t0.tags)} | {variants} | {len(tasks)} | {_span(mods)} | "
             f"{_span(coms)} | {t0.description} |"
         )
     return "\n".join(lines) + "\n"
@@ -501,6 +570,8 @@ def main(argv: list[str] | None = None) -> int:
         for o in failed:
             for v in o.violations:
                 print(f"{o.task_id}: {v}", file=sys.stderr)
+        for line in reader_calibration(outcomes):
+            print(line, file=sys.stderr)
         elapsed = time.monotonic() - start
         print(f"{len(outcomes) - len(failed)}/{len(outcomes)} tasks valid in {elapsed:.1f}s -> {target}", file=sys.stderr)
         if fresh is not None:

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from sdebench.generation.observe import ObservationTests, observation_files  # noqa: F401 - the families' kit
 from sdebench.generation.seeded import salted_key
 from sdebench.generation.spec import Commit, Memory, TaskSpec
-from sdebench.generation.validate import find_tokens
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.tasks.tokens import find_tokens
 
 CONVENTIONS = "docs/CONVENTIONS.md"
 AGENTS = "AGENTS.md"
@@ -80,6 +80,9 @@ class Story:
     conventional_guess: str = ""  # what an agent without the memory would write
     tags: tuple[str, ...] = ()
     project: str = ""  # the project's name in the artifacts (default: the package)
+    # How the fact must be worked out of memory (sdebench.tasks.artifacts.COMPETENCIES): `recall` when
+    # one item states it; a hard competency otherwise (rule 8 then checks the naive readers fail).
+    competency: str = "recall"
 
 
 def test_ids(files: dict[str, str]) -> tuple[str, ...]:
@@ -138,7 +141,7 @@ def assemble(
     tags: tuple[str, ...] = (),
     description: str = "",
 ) -> TaskSpec:
-    """The TaskSpec of `story` with the fact placed in `source`."""
+    """The TaskSpec of `story` with the fact placed in `source` (its competency is the story's)."""
     memory = standard_memory(project, story.package)
     for path, entry in story.distractors:
         memory.add(path, entry)
@@ -176,6 +179,7 @@ def assemble(
         tags=tags,
         description=description,
         names=tuple(dict.fromkeys((project, story.package))),
+        competency=story.competency,
     )
 
 

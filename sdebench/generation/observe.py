@@ -37,6 +37,7 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
+from sdebench.errors import GenerationError
 from sdebench.grading.rules import is_plain_encoding, module_names
 from sdebench.grading.testrun import TestRun, run_tests
 from sdebench.tasks.record import EXPECTED, HIDDEN_DIR, OBSERVED_DIR
@@ -50,7 +51,7 @@ OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", a
        ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 
 
-class TransformError(ValueError):
+class TransformError(GenerationError, ValueError):
     """A test that cannot be rewritten into an observation test (the message says where)."""
 
 

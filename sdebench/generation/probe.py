@@ -23,11 +23,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdebench.errors import GenerationError
 from sdebench.generation.facts import FactSpace
+from sdebench.grading.options import POLICIES
 from sdebench.grading.rules import FLOAT_ABS, FLOAT_REL, observations_match
 from sdebench.grading.testrun import runner_source
 
-POLICIES = ("binary", "counts", "tests")
 LIMIT = 0.05  # rule 7: the prober resolves with probability at most 5 %
 CONFIG = ".probe/candidates.json"
 REPORT = ".probe/report.jsonl"
@@ -42,6 +43,7 @@ sys.dont_write_bytecode = True
 ws = os.path.abspath(os.getcwd())
 sys.path.append(ws)
 import pytest  # noqa: E401 - the tests use pytest.mark and pytest.raises
+from sdebench.errors import GenerationError
 cfg = json.load(open(sys.argv[1]))
 out = open(cfg["report"], "w")
 
@@ -317,7 +319,7 @@ def stable_modules(tree: Mapping[str, str], changing: set[str]) -> list[str]:
     return sorted(n for n in names if n not in unstable)
 
 
-class ProbeError(RuntimeError):
+class ProbeError(GenerationError, RuntimeError):
     """The candidates could not be run (a sandbox or driver failure): an error, not a verdict."""
 
 
@@ -722,9 +724,20 @@ def resolve_submits(model: Model, truths: Sequence[int], policy: str, submits: i
 # --- the rule ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ReaderSpace:
+    """What rule 8 needs of one family variant, from the probe's runs: each candidate's spellings
+    (`Family.spellings`) and the candidates whose fix resolves when the variant's fact holds."""
+
+    values: tuple
+    spellings: tuple[tuple[str, ...], ...]
+    resolving: frozenset[int]  # indices into `values`
+    problem: str | None = None  # why the readers cannot be judged (the spellings failed), else None
+
+
 @dataclass
 class ProbeResult:
-    """The rule-7 figures of one family variant."""
+    """The rule-7 figures of one family variant (and the candidates' data rule 8 judges readers by)."""
 
     family: str
     variant: int
@@ -736,6 +749,7 @@ class ProbeResult:
     fact_submit: dict[str, int | None] = field(default_factory=dict)  # policy -> submit resolving this variant's fact
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    readers: ReaderSpace | None = None  # None: the probe did not get that far
 
     def violations(self) -> list[str]:
         """Rule-7 failures under the default (binary) policy, plus any inconsistency met."""
@@ -825,8 +839,8 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
     """Render and run every candidate of a family variant over `head` (default: the HEAD built with
     the first candidate; filler may differ, code under test does not); the fact is not used.
     `spec`: the variant already built with the first candidate (built here if not given)."""
-    from sdebench.generation.generate import visible_files
     from sdebench.generation.observe import ObservationTests
+    from sdebench.generation.spec import visible_files
     from sdebench.generation.validate import head_tree
     from sdebench.sandbox import make_factory
     from sdebench.sandbox.scratch import scratch_dir
@@ -847,8 +861,8 @@ def variant_model(gen, variant: int, sandbox_cfg: dict, work: Path | None = None
 
 def _independent(spec, other) -> list[str]:
     """What the prober's view (built with another candidate) differs in from the task: nothing may."""
-    from sdebench.generation.generate import visible_files
     from sdebench.generation.observe import ObservationTests
+    from sdebench.generation.spec import visible_files
     from sdebench.generation.validate import head_tree
 
     out = []
@@ -882,5 +896,33 @@ def probe_family(gen, variant: int, sandbox_cfg: dict, submits: int = DEFAULT_SU
         return ProbeResult(gen.family, variant, space.size, 0, submits, repr(fact), problems=[*problems, str(e)])
     res = analyse_model(gen.family, variant, space, fact, vm.model, submits)
     res.problems[:0] = problems
+    res.readers = reader_space(gen, variant, space, fact, vm.model)
     res.seconds = time.monotonic() - start
     return res
+
+
+def spellings_of(gen, variant: int, value: object) -> tuple[str, ...]:
+    """How a candidate is written in memory text: the family's `spellings`, else the fact tokens of
+    the variant built with it."""
+    if callable(getattr(gen, "spellings", None)):
+        return tuple(gen.spellings(variant, value))
+    return tuple(gen.build(variant, "none", fact=value).fact_tokens)
+
+
+def reader_space(gen, variant: int, space: FactSpace, fact: object, model: Model) -> ReaderSpace:
+    """The candidates' spellings and the ones that resolve under the variant's fact (rule 8's judge:
+    the grader's comparison of each candidate's observations with the fact's); never raises."""
+    values = space.values()
+    resolving: set[int] = set()
+    at = next((i for i, v in enumerate(values) if v == fact), None)
+    truth = next((k for k, ms in enumerate(model.members) if at in ms), None)
+    if truth is not None:
+        for k, ms in enumerate(model.members):
+            if not any(model.failing(k, truth)):
+                resolving.update(ms)
+    try:
+        spelled = tuple(spellings_of(gen, variant, v) for v in values)
+    except Exception as e:  # noqa: BLE001 - a family that cannot spell a candidate is reported by rule 8
+        return ReaderSpace(tuple(values), (), frozenset(resolving), f"the candidates cannot be spelled: "
+                                                                     f"{type(e).__name__}: {e}")
+    return ReaderSpace(tuple(values), spelled, frozenset(resolving))

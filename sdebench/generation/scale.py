@@ -7,8 +7,8 @@ fact, without per-family code:
 - history: filler commits (the kit's `make_filler`, under the family's own package, in new
   subpackages) spread over every gap of the family's history, so the commit that states the fact
   (H) or regressed it sinks among thousands; the repro commit stays at HEAD.
-- docs: ADRs (accepted, proposed, deprecated, superseded), service pages, runbooks and design
-  notes, most added by their own commit over the history, the rest in the initial import.
+- docs: ADRs (accepted, proposed, deprecated, superseded by one of them), service pages, runbooks
+  and design notes, most added by their own commit over the history, the rest in the initial import.
 - notes: hundreds of entries in `.agent/preferences.md` and `.agent/past_fixes.md` (and some
   conventions), the family's own entries (the fact's, in F/X) at a random place among them.
 - distractors: the code's own identifiers with other values "in neighbouring services", topic
@@ -44,9 +44,10 @@ from typing import Any
 from sdebench.generation.kit import FILLER_TEST, Filler, FillerVocab, make_filler
 from sdebench.generation.seeded import salt
 from sdebench.generation.spec import Commit, TaskSpec
-from sdebench.generation.validate import find_tokens, head_tree
+from sdebench.generation.validate import head_tree
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES, artifact_kind
 from sdebench.tasks.record import SCALE_TAG
+from sdebench.tasks.tokens import find_tokens
 
 ADR_DIR = "docs/adr"
 
@@ -281,7 +282,25 @@ def _docs(c: _Ctx, count: int, head: dict[str, str], adr: int) -> list[tuple[str
         if made is not None and made[0] not in taken:
             taken.add(made[0])
             out.append(made)
-    return out
+    return [_existing_successor(c, doc, adr - 1) for doc in out]
+
+
+_SUPERSEDED_BY = re.compile(r"^(# ADR-(\d+): [^\n]*\n\nStatus: )Superseded by ADR-(\d+)$", re.M)
+
+
+def _existing_successor(c: _Ctx, doc: tuple[str, str, str], last: int) -> tuple[str, str, str]:
+    """`doc` whose "Superseded by" names an ADR that exists: a successor drawn past the last ADR
+    added (`last`) becomes one of the ADRs after it (the draw's distance folded into their range),
+    and the last ADR, which has none, is Deprecated; every placement gets the same ADRs."""
+    path, text, msg = doc
+    m = _SUPERSEDED_BY.search(text)
+    if m is None or int(m.group(3)) <= last:
+        return doc
+    number = int(m.group(2))
+    status = (f"Superseded by ADR-{number + 1 + (int(m.group(3)) - number - 1) % (last - number):04d}"
+              if last > number else "Deprecated")
+    fixed = text[:m.start()] + m.group(1) + status + text[m.end():]
+    return path, fixed if not find_tokens(fixed, c.avoid) else text.replace(m.group(0), m.group(1) + "Deprecated"), msg
 
 
 def _clean_doc(c: _Ctx, make: Callable[[], tuple[str, str, str]]) -> tuple[str, str, str] | None:

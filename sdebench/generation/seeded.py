@@ -42,11 +42,14 @@ def salted_key(key: str) -> str:
 def entry_order(path: str, entries: list[str]) -> list[str]:
     """The entries of one artifact file in the order they are written: as added, or (salted) sorted by
     a keyed hash of each entry, so distractors keep one order in every placement and the fact entry
-    falls at a drawn place among them."""
+    falls at a drawn place among them. A first entry that is the file's title (`# ...`, an ADR written
+    as one entry) stays first, so an entry appended to a document never lands above its title."""
     s = salt()
     if s is None:
         return list(entries)
-    return sorted(entries, key=lambda e: hashlib.sha256(f"{s}\0{path}\0{e}".encode()).digest())
+    title = [e for e in entries[:1] if e.startswith("# ")]
+    rest = sorted(entries[len(title):], key=lambda e: hashlib.sha256(f"{s}\0{path}\0{e}".encode()).digest())
+    return title + rest
 
 
 def per_set_cache(fn: Callable) -> Callable:

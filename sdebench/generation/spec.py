@@ -13,14 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from sdebench.generation.seeded import entry_order
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One commit: a message and the files it writes (content) or deletes (None)."""
-
-    message: str
-    files: dict[str, str | None]
+from sdebench.tasks.commits import Commit  # re-exported: families import it from here
 
 
 @dataclass(frozen=True)
@@ -46,6 +39,7 @@ class TaskSpec:
     description: str = ""
     names: tuple[str, ...] = ()  # the project's own names (package, project), which a fresh set renames
     set_digest: str | None = None  # the digest of the fresh set's seed (None: the published set)
+    competency: str = "recall"  # how the fact must be worked out of memory (sdebench.tasks.artifacts.COMPETENCIES)
 
     @property
     def task_id(self) -> str:
@@ -99,3 +93,9 @@ class Memory:
             parts += entry_order(path, self.files.get(path, []))
             out[path] = "\n\n".join(parts) + "\n"
         return out
+
+
+def visible_files(spec: TaskSpec, head: dict[str, str]) -> dict[str, str]:
+    """The test files holding the visible tests (FAIL_TO_PASS and PASS_TO_PASS)."""
+    paths = {i.split("::", 1)[0] for i in spec.fail_to_pass + spec.pass_to_pass}
+    return {p: head[p] for p in sorted(paths) if p in head}

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 
 from sdebench.generation.spec import TaskSpec
 from sdebench.grading.rules import is_protected, observed_verdict
 from sdebench.grading.testrun import TestRun
-from sdebench.tasks.artifacts import SOURCES, artifact_kind
+from sdebench.tasks.artifacts import COMPETENCIES, RECALL, SOURCES, artifact_kind
+from sdebench.tasks.tokens import find_tokens
 
 RULES = {
     1: "decisive on exactly one source",
@@ -26,62 +26,21 @@ RULES = {
     5: "no future leak",
     6: "deterministic",
     7: "not searchable",
+    8: "naive memory readers fail (hard tier)",
+    "shape": "same shape in every placement",
 }
+SHAPE = "shape"  # checked across the placements of a variant (check_shape), not on one task
 
 
 @dataclass(frozen=True)
 class Violation:
     """One broken rule, with what broke it."""
 
-    rule: int
+    rule: int | str
     detail: str
 
     def __str__(self) -> str:
         return f"rule {self.rule} ({RULES.get(self.rule, 'structure')}): {self.detail}"
-
-
-# --- fact tokens -----------------------------------------------------------------------------
-
-
-def normalise(text: str) -> str:
-    """Case-fold and collapse whitespace, as leak checks compare text."""
-    return " ".join(text.casefold().split())
-
-
-@cache
-def _normal_token(token: str) -> str:
-    return normalise(token)
-
-
-@cache
-def _token_re(token: str) -> re.Pattern[str]:
-    # A token must not be glued to more word characters, except that a number may carry a unit:
-    # '417' is found in '417s' but not in '4170' or 'a417'; 'half_down' is not in 'round_half_down'.
-    t = normalise(token)
-    left = r"(?<![a-z0-9])" if t[:1].isdigit() else (r"(?<![a-z0-9_])" if t[:1].isalnum() else "")
-    right = r"(?![0-9])" if t[-1:].isdigit() else (r"(?![a-z0-9_])" if t[-1:].isalnum() else "")
-    return re.compile(left + re.escape(t) + right)
-
-
-def find_tokens(text: str, tokens: Iterable[str]) -> list[str]:
-    """The fact tokens that occur in `text` (normalised comparison)."""
-    folded, norm, found = text.casefold(), None, []
-    for t in tokens:
-        nt = _normal_token(t)
-        if not nt:
-            continue
-        # A token without a space is found in the case-folded text exactly where it is found in the
-        # normalised one (collapsing whitespace changes no other character, nor a word boundary):
-        # the text is normalised only for tokens of several words.
-        if " " in nt:
-            norm = " ".join(folded.split()) if norm is None else norm
-            hay = norm
-        else:
-            hay = folded
-        # The substring test first: the regex only decides word boundaries, and is slow on long texts.
-        if nt in hay and _token_re(t).search(hay):
-            found.append(t)
-    return found
 
 
 # --- rule 1 and 5: where the fact lives ------------------------------------------------------
@@ -181,6 +140,8 @@ def check_structure(spec: TaskSpec, family: str, variant: int, source: str) -> l
         problems.append(f"built {spec.family}/{spec.variant}/{spec.source} when asked for {family}/{variant}/{source}")
     if spec.source not in SOURCES:
         problems.append(f"unknown source {spec.source!r}")
+    if spec.competency not in COMPETENCIES:
+        problems.append(f"unknown competency {spec.competency!r} (choose {', '.join(COMPETENCIES)})")
     if not spec.fact_tokens:
         problems.append("no fact tokens declared")
     if not spec.fail_to_pass or not spec.hidden_to_pass:
@@ -281,6 +242,23 @@ def check_runs(spec: TaskSpec, runs: Mapping[str, TestRun], hidden_sources: Mapp
     return out, expected
 
 
+def check_readers(competency: str, judged: Iterable) -> list[Violation]:
+    """Rule 8 on a hard-tier task (any competency but recall): no naive reader's pick resolves from
+    the memory of the full, memtool or inject delivery, and each resolves from the fact sentence
+    (oracle delivery). `judged`: `sdebench.generation.readers.Judged` of every reader and view."""
+    if competency == RECALL:
+        return []
+    out = []
+    for j in judged:
+        if j.view != "oracle" and j.resolves:
+            out.append(Violation(8, f"{j.reader} resolves from the memory the {j.view} delivery shows "
+                                    f"(it picks {j.pick})"))
+        elif j.view == "oracle" and not j.resolves:
+            out.append(Violation(8, f"{j.reader} does not resolve from the fact sentence (oracle delivery; it "
+                                    f"picks {j.pick or 'nothing'}): the fact sentence must spell the fact"))
+    return out
+
+
 def check_determinism(first: TaskSpec, second: TaskSpec) -> list[Violation]:
     """Rule 6: two builds of the same variant and source are identical."""
     if first == second:
@@ -298,4 +276,82 @@ def check_repo(refs: list[str], objects: set[str], fix_blobs: Mapping[str, str])
     for path, sha in fix_blobs.items():
         if sha in objects:
             out.append(Violation(5, f"the fixed blob of {path} is stored in the repo"))
+    return out
+
+
+# --- the same shape in every placement ---------------------------------------------------------
+#
+# References between artifacts, looked for in every memory artifact at HEAD and every commit
+# message: `ADR-<n>` names the ADR file `.../adr/<n>-*.md` (leading zeros ignored), and a path
+# ending in `.md` (`docs/adr/0006-x.md`, `CONVENTIONS.md`, `.agent/preferences.md`) names the file at
+# that path or, for a bare name, a file of that name. Code paths (`refunds.py`) are not references:
+# past fixes name files of sibling services.
+
+_ADR_REF = re.compile(r"\bADR-(\d+)\b")
+_MD_REF = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.md)\b")
+_ADR_FILE = re.compile(r"(?:^|/)adr/0*(\d+)-[^/]*\.md$")
+
+
+def dangling_references(spec: TaskSpec) -> list[tuple[str, str]]:
+    """(where, reference) for every reference between artifacts that names no file at HEAD."""
+    head = head_tree(spec)
+    adrs = {int(m.group(1)) for p in head if (m := _ADR_FILE.search(p))}
+    # Every path and every tail of one (`adr/0006-x.md`, `0006-x.md`): what a mention may name.
+    named = {p.split("/", i)[-1] for p in head for i in range(p.count("/") + 1)}
+    texts = [(p, t) for p, t in sorted(head.items()) if artifact_kind(p) is not None]
+    texts += [(f"commit {i} message", c.message) for i, c in enumerate(spec.commits)]
+    out = []
+    for where, text in texts:
+        refs = [(f"ADR-{m.group(1)}", int(m.group(1)) in adrs) for m in _ADR_REF.finditer(text)]
+        refs += [(m.group(1), m.group(1) in named) for m in _MD_REF.finditer(text)]
+        out += [(where, ref) for ref, found in dict(refs).items() if not found]
+    return out
+
+
+def _odd_paths(sets: Mapping[str, set[str]]) -> str:
+    """The paths some placements lack, as 'p only in K, q missing in H' ('' when all agree)."""
+    every = set().union(*sets.values())
+    odd = sorted(p for p in every if not all(p in v for v in sets.values()))
+    said = []
+    for p in odd[:3]:
+        have = [s for s, v in sets.items() if p in v]
+        lack = [s for s in sets if s not in have]
+        said.append(f"{p} only in {'/'.join(have)}" if len(have) <= len(lack)
+                    else f"{p} missing in {'/'.join(lack)}")
+    return ", ".join(said) + (f" (+{len(odd) - 3} more)" if len(odd) > 3 else "")
+
+
+def check_shape(specs: Mapping[str, TaskSpec]) -> list[Violation]:
+    """The placements of one variant (source -> spec) have the same shape: the same number of
+    commits, the same paths touched by each commit and so the same tree after each, and references
+    between artifacts that resolve in every placement (see `dangling_references`). A file or a
+    commit only one placement has tells the agent where the fact is."""
+    first = next(iter(specs.values()))
+    name = f"{first.family} v{first.variant}"
+    out = []
+    counts = {s: len(spec.commits) for s, spec in specs.items()}
+    if len(set(counts.values())) > 1:
+        out.append(Violation(SHAPE, f"{name}: the number of commits differs: "
+                                    + ", ".join(f"{s} {n}" for s, n in counts.items())))
+    else:
+        trees: dict[str, set[str]] = {s: set() for s in specs}
+        for i in range(len(first.commits)):
+            touched = {}
+            for s, spec in specs.items():
+                files = spec.commits[i].files
+                trees[s] = (trees[s] | {p for p, c in files.items() if c is not None}) - {
+                    p for p, c in files.items() if c is None}
+                touched[s] = {p if c is not None else f"{p} (deleted)" for p, c in files.items()}
+            if odd := _odd_paths(trees):
+                out.append(Violation(SHAPE, f"{name}: the tree after commit {i} differs: {odd}"))
+                break
+            if odd := _odd_paths(touched):
+                out.append(Violation(SHAPE, f"{name}: commit {i} touches other paths: {odd}"))
+                break
+    dangling: dict[tuple[str, str], list[str]] = {}
+    for s, spec in specs.items():
+        for where, ref in dangling_references(spec):
+            dangling.setdefault((where, ref), []).append(s)
+    for (where, ref), sources in dangling.items():
+        out.append(Violation(SHAPE, f"{name}: {ref} in {where} names no file (in {'/'.join(sources)})"))
     return out

@@ -12,6 +12,9 @@ Modes:
 - `observe`: run observation tests; the `observe` fixture records values, serialised here
   canonically and type-strictly; the host compares them with the expected ones (phase 2).
 
+With `gate` in its config, the runner stops after pytest is imported and before any workspace
+code runs (a progress marker `gate` says so) until the host creates that file.
+
 Output, on a private copy of stdout (pytest's capture does not reach it), one line per event,
 each `\\x1e<marker> {json}` on a line of its own: progress markers (`{"p": ...}`), which the host
 uses to enforce the per-test time limit from outside the test process, and the report (`{"k":
@@ -45,6 +48,7 @@ MAX_MESSAGE = 2000
 ATOMIC_LINE = 4000  # bytes; Linux writes up to PIPE_BUF (4096) to a pipe in one piece
 MAX_OBSERVED = 256 * 1024  # encoded characters per test
 MAX_DEPTH = 40
+GATE_POLL_S = 0.002
 
 # Captured before any workspace code runs: what the encoder trusts.
 _type = type
@@ -349,6 +353,14 @@ def _main(argv):
             emit({"k": "shadow", "name": name, "where": where})
         emit({"k": "end", "exit": None})
         os._exit(0)
+
+    gate = cfg.get("gate")
+    if gate:
+        # Held here, before any workspace code runs, until the host creates the file `gate`: a
+        # held-out phase's workspace code starts only once the visible phase is over.
+        progress({"p": "gate"})
+        while not os.path.exists(gate):
+            time.sleep(GATE_POLL_S)
 
     integrity = Integrity()
     integrity.take()

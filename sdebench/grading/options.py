@@ -6,13 +6,19 @@ the environment and the adapters pass them as keyword options to `grade()`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
-POLICIES = ("binary", "counts", "tests")
+from sdebench.errors import ConfigError
+
+DEFAULT_FEEDBACK = "binary"  # the feedback policy when none is configured (and of records before the field)
+POLICIES = (DEFAULT_FEEDBACK, "counts", "tests")
+# The per-test limit of the visible phase when none is configured: fixed, never the task's figure,
+# which is measured on the oracle fix (what phase 1 enforces and says must not depend on it).
+VISIBLE_TEST_LIMIT_S = 10.0
 
 
-class OptionError(ValueError):
+class OptionError(ConfigError):
     """An unknown grading option or a bad value."""
 
 
@@ -20,9 +26,9 @@ class OptionError(ValueError):
 class GradeOptions:
     """What a grade may use and reveal."""
 
-    feedback_hidden: str = "binary"  # what the feedback says about held-out tests: binary | counts | tests
+    feedback_hidden: str = DEFAULT_FEEDBACK  # what the feedback says about held-out tests: binary | counts | tests
     timeout: float = 300.0  # s: the whole test run of one phase
-    test_time_limit_s: float | None = None  # per test; None: the task's (from its oracle's test times)
+    test_time_limit_s: float | None = None  # per test; None: VISIBLE_TEST_LIMIT_S in phase 1, the task's in phase 2
     test_time_floor_s: float = 5.0  # the per-test limit is never below this
     per_test_chars: int = 1500  # feedback: failure text kept per visible test
     feedback_chars: int = 6000  # feedback: total size
@@ -46,11 +52,28 @@ class GradeOptions:
                 raise OptionError(f"grading.{name} must be a positive number, got {getattr(opts, name)!r}")
         return opts
 
+    @classmethod
+    def of_config(cls, cfg: dict[str, Any]) -> GradeOptions:
+        """The options of a run config's `grading` group (validated: a bad one raises OptionError)."""
+        return cls.from_mapping(dict(cfg.get("grading") or {}))
+
+    @classmethod
+    def given(cls, options: GradeOptions | None, values: dict[str, Any]) -> GradeOptions:
+        """What a grader was handed: the options object as it is, else options from keyword values
+        (OptionError for both at once, or for a bad value)."""
+        if options is None:
+            return cls.from_mapping(values)
+        if values or not isinstance(options, GradeOptions):
+            raise OptionError("give a grader either options=GradeOptions(...) or keyword options, not both")
+        return options
+
     def test_limit(self, task_limit: float | None) -> float:
-        """The per-test time limit: configured, else the task's, never below the floor."""
+        """The per-test time limit of held-out tests: configured, else the task's, never below the floor."""
         chosen = self.test_time_limit_s if self.test_time_limit_s is not None else task_limit
         return max(float(chosen or 0.0), float(self.test_time_floor_s))
 
-    def to_dict(self) -> dict[str, Any]:
-        """The options as plain values."""
-        return asdict(self)
+    def visible_limit(self) -> float:
+        """The per-test time limit of the visible phase: configured, else a fixed figure, never below the
+        floor; never the task's, which is measured on the oracle fix."""
+        chosen = self.test_time_limit_s if self.test_time_limit_s is not None else VISIBLE_TEST_LIMIT_S
+        return max(float(chosen), float(self.test_time_floor_s))

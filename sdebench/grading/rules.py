@@ -94,7 +94,7 @@ def top_level_names(paths: Iterable[str]) -> set[str]:
 
 # --- the graded copy ----------------------------------------------------------------------
 @dataclass
-class Prepared:
+class PreparedCopy:
     """The sanitised copy and how it differs from HEAD."""
 
     changed: list[str]  # source files added or modified
@@ -121,7 +121,7 @@ def force_write(ws: Path, rel: str, data: bytes) -> None:
     p.write_bytes(data)
 
 
-def prepare_copy(ws: Path, pristine: Mapping[str, bytes], declared: Iterable[str] = ()) -> Prepared:
+def prepare_copy(ws: Path, pristine: Mapping[str, bytes], declared: Iterable[str] = ()) -> PreparedCopy:
     """Sanitise the copy `ws` in place: protected files back to HEAD, bytecode, hooks and reserved files removed."""
     declared = frozenset(declared)
     notes: list[str] = []
@@ -165,7 +165,7 @@ def prepare_copy(ws: Path, pristine: Mapping[str, bytes], declared: Iterable[str
     changed = sorted(r for r in src_now if r not in pristine or (ws / r).read_bytes() != pristine[r])
     deleted = sorted(src_head - src_now)
     added = sorted(top_level_names(files) - top_level_names(pristine))
-    return Prepared(changed, deleted, added, notes)
+    return PreparedCopy(changed, deleted, added, notes)
 
 
 def compile_error(data: bytes, rel: str) -> str | None:

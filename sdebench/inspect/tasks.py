@@ -21,13 +21,14 @@ from inspect_ai.util import SandboxEnvironmentSpec, sandbox, store
 from sdebench.components import build_delivery
 from sdebench.delivery.memory import format_hits
 from sdebench.grading.grade import grade
+from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS
 from sdebench.sandbox import make_factory
 from sdebench.tasks import record as task_mod
 from sdebench.tasks.selection import select
 
 WORKDIR = "repo"  # relative to the sandbox's working directory
 ARCHIVE = ".sdebench-workspace.tar"
-DEFAULT_ATTEMPTS = 6  # the first submission plus the five interventions of the design
+DEFAULT_ATTEMPTS = 1 + DEFAULT_MAX_INTERVENTIONS  # the first submission plus the interventions of the design
 _RUNS = itertools.count()
 _MEMORY: dict[str, Any] = {}  # sample uuid -> MemoryIndex of a memtool delivery (host side, never in the sandbox)
 
@@ -37,7 +38,8 @@ def samples(tasks_dir: Path, delivery: str, **filters: Any) -> list[Sample]:
     out = []
     for t in select(tasks_dir, **filters):
         meta = {"task_id": t.id, "family": t.family, "variant": t.variant, "source": t.source,
-                "bottleneck": t.bottleneck, "delivery": delivery, "tags": list(t.tags)}
+                "bottleneck": t.bottleneck, "competency": t.competency, "tier": t.tier, "delivery": delivery,
+                "tags": list(t.tags)}
         text = f"{t.statement.rstrip()}\n\nThe repository is checked out in ./{WORKDIR}. Fix the bug there, then submit."
         out.append(Sample(input=text, id=t.id, metadata=meta))
     if not out:

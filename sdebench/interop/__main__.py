@@ -42,9 +42,14 @@ def _nothing(out: Path, tasks: list[Task], errors: list[str], tasks_dir: Path) -
 def cmd_bugsinpy_import(args: argparse.Namespace) -> int:
     """Import a BugsInPy-v2 parquet."""
     from sdebench.interop import bugsinpy as bp
+    from sdebench.sandbox import make_factory
 
-    report = bp.import_parquet(args.parquet, args.out)
+    # Only rows carrying a fixed solution run anything (that solution, in this sandbox).
+    factory = make_factory({"backend": args.sandbox, "tasks_dir": str(Path(args.out).resolve())})
+    report = bp.import_parquet(args.parquet, args.out, factory)
     _report([(s.where, s.reason) for s in report.skipped])
+    for n in report.notes:
+        print(f"note {n.where}: {n.reason}", file=sys.stderr)
     print(f"imported {len(report.done)} task(s) into {args.out}; skipped {len(report.skipped)} row(s)")
     return 0 if report.done or not report.skipped else 1
 
@@ -115,6 +120,9 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bugsinpy-import", help="BugsInPy-v2 tasks.parquet -> sdebench task dirs")
     p.add_argument("parquet", type=Path)
     p.add_argument("--out", type=Path, required=True, help="tasks dir to write into")
+    p.add_argument("--sandbox", default="local", choices=("local", "docker", "unsafe_local"),
+                   help="sandbox that records the observations of a row's fixed solution, where it has one "
+                        "(default local)")
     p.set_defaults(func=cmd_bugsinpy_import)
 
     def tasks_args(p: argparse.ArgumentParser) -> None:
@@ -176,4 +184,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sdebench.cli import entry
+
+    entry("interop")

@@ -3,10 +3,17 @@
 The parquet has one row per task: `path` (the task name, e.g. `bugsinpy-0007`) and `task_binary`
 (a gzipped tar of the task dir: instruction.md, metadata.json, task.toml, environment/Dockerfile,
 environment/solution.py, tests/test.sh, tests/test_solution.py, tests/test_state.py,
-tests/config.json). An imported task is a one-commit repo holding `solution.py`; the test file
-becomes the hidden test `tests/test_solution.py`; the dataset has no gold fix, so the patches are
-empty and `grader = "bugsinpy"` selects the dataset's verifier rules (see bugsinpy_verifier.py).
-Every other file of the original dir is kept verbatim under `bugsinpy/` so export is exact.
+tests/config.json, and where the row has one, a fixed `solution/solution.py`). An imported task
+is a one-commit repo holding `solution.py`, graded by `grader = "bugsinpy"` (bugsinpy_verifier.py).
+
+The test file never meets submitted code as written: it is rewritten here into an observation
+test (sdebench.interop.bugsinpy_observe: the hidden test `tests/test_solution.py` evaluates only
+the operands that depend on the code), and the assertions go to `expected.json` in the task dir,
+judged on the host. Where the row has a fixed solution, the observation test is also run against
+it in a sandbox and its observations are recorded beside the assertions (a test that fails on it
+is left out); otherwise the assertions alone decide. A test file that does not parse makes the
+task a fallback task (the basic check decides). The dataset has no gold patch, so the patches are
+empty. Every file of the original dir is kept verbatim under `bugsinpy/` so export is exact.
 """
 
 from __future__ import annotations
@@ -21,11 +28,16 @@ import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sdebench.generation.spec import Commit
+from sdebench.errors import InteropError
+from sdebench.interop import bugsinpy_observe
+from sdebench.interop.bugsinpy_checks import FORMAT, judge, row_of
+from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import repo as repo_mod
+from sdebench.tasks.commits import Commit
 from sdebench.tasks.record import (
     BUNDLE,
     CONVENTIONAL_PATCH,
+    EXPECTED,
     HIDDEN_DIR,
     ORACLE_PATCH,
     Task,
@@ -44,17 +56,20 @@ INSTRUCTION = "instruction.md"
 METADATA = "metadata.json"
 SRC_SOLUTION = "environment/solution.py"
 SRC_TEST = "tests/test_solution.py"
+FIXED_SOLUTION = "solution/solution.py"  # a row's fixed solution, where it has one
+REIMPORT = "python -m sdebench.interop bugsinpy-import PARQUET --out TASKS_DIR"
+ORACLE_TIMEOUT = 300.0
 REQUIRED = (INSTRUCTION, SRC_SOLUTION, SRC_TEST)
 COLUMNS = ("path", "task_binary")
 MAX_MEMBER_BYTES = 20 * 1024 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-class MalformedRow(ValueError):
+class MalformedRow(InteropError, ValueError):
     """A parquet row that cannot become a task (the reason is the message)."""
 
 
-class FormatError(ValueError):
+class FormatError(InteropError, ValueError):
     """A file that is not a BugsInPy-v2 parquet at all."""
 
 
@@ -68,10 +83,11 @@ class Skipped:
 
 @dataclass
 class Report:
-    """What an import or export did."""
+    """What an import or export did (`notes`: what an imported task leaves out or judges weakly)."""
 
     done: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    notes: list[Skipped] = field(default_factory=list)
 
 
 # --- the tar ----------------------------------------------------------------------------------
@@ -197,11 +213,95 @@ def task_record(name: str, row: int, instruction: str, meta: dict, head_sha: str
     )
 
 
-def write_task(name: str, row: int, files: dict[str, bytes], out_dir: Path) -> Task:
-    """Write one imported task dir `out_dir/<name>` (replacing an old one); raises MalformedRow."""
+def host_table(name: str, test: str, fixed: str | None, factory: SandboxFactory | None) -> tuple[dict, str | None]:
+    """The host table (expected.json) of one task and its rewritten test (None: a fallback task); raises MalformedRow."""
+    if len(test) > bugsinpy_observe.MAX_SOURCE:  # not a broken file: no fallback for it
+        raise MalformedRow(f"{SRC_TEST} is too large to rewrite ({len(test)} characters)")
+    try:
+        rw = bugsinpy_observe.rewrite(test, HIDDEN_TEST, _evaluator(name, factory))
+    except bugsinpy_observe.RewriteError as e:
+        return {"format": FORMAT, "fallback": str(e)}, None
+    try:
+        compile(rw.source, HIDDEN_TEST, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as e:  # a construct the rewrite mishandles: refuse rather than misgrade
+        raise MalformedRow(f"the observation version of {SRC_TEST} does not compile: {e}") from None
+    table = rw.table()
+    if fixed is not None:
+        table = _with_oracle(name, table, rw.source, fixed, factory)
+    if not table["tests"]:
+        why = "; ".join(f"{k.split('::', 1)[1]}: {v}" for k, v in list(table["excluded"].items())[:3])
+        raise MalformedRow(f"no test of {SRC_TEST} can be judged on the host ({why or 'it defines none'})")
+    return table, rw.source
+
+
+def _evaluator(name: str, factory: SandboxFactory | None):
+    """Computes expressions of a test's own imports once, in a sandbox holding no solution.py (None: no sandbox)."""
+    from sdebench.grading.rules import is_plain_encoding
+    from sdebench.grading.testrun import run_tests
+
+    if factory is None:
+        return None
+
+    def evaluate(imports: str, expressions: list[str]) -> list[list | None]:
+        body = "".join(f"\n\ndef test_value_{k}(observe):\n    observe({e})\n" for k, e in enumerate(expressions))
+        with tempfile.TemporaryDirectory(prefix=f"values-{name}-") as tmp:
+            root = Path(tmp) / "repo"
+            (root / "tests").mkdir(parents=True)
+            (root / "tests" / "test_values.py").write_text(imports + "\n" + body)
+            with factory.open(root, read_only=True) as box:
+                run = run_tests(box, ["tests/test_values.py"], [], timeout=ORACLE_TIMEOUT, mode="observe")
+        out: list[list | None] = []
+        for k in range(len(expressions)):
+            r = run.tests.get(f"tests/test_values.py::test_value_{k}")
+            ok = r is not None and r.passed and r.observed is not None and len(r.observed) == 1
+            out.append(list(r.observed[0]) if ok and is_plain_encoding(r.observed[0]) else None)
+        return out
+
+    return evaluate
+
+
+def _with_oracle(name: str, table: dict, source: str, fixed: str, factory: SandboxFactory | None) -> dict:
+    """`table` with the fixed solution's observations of every test; a test it fails is left out."""
+    from sdebench.grading.testrun import run_tests
+
+    if factory is None:
+        raise MalformedRow(f"the row has {FIXED_SOLUTION}: a sandbox is needed to record its observations")
+    with tempfile.TemporaryDirectory(prefix=f"oracle-{name}-") as tmp:
+        root = Path(tmp) / "repo"
+        (root / "tests").mkdir(parents=True)
+        (root / SOLUTION).write_text(fixed)
+        (root / HIDDEN_TEST).write_text(source)
+        with factory.open(root, read_only=True) as box:
+            run = run_tests(box, [HIDDEN_TEST], ["solution"], timeout=ORACLE_TIMEOUT, mode="observe")
+    if run.error:
+        raise MalformedRow(f"the fixed solution could not be run: {run.error}")
+    if run.import_errors:
+        raise MalformedRow(f"the fixed solution fails to import: {next(iter(run.import_errors.values()))[-200:]}")
+    oracle: dict[str, list] = {}
+    tests = dict(table["tests"])
+    for test_id, entry in table["tests"].items():
+        found = run.instances(test_id)
+        ok = bool(found) and all(
+            judge(table["checks"], entry["required"], r.outcome, r.observed, row=row_of(entry, key),
+                  loops=table.get("loops"))
+            for key, r in found.items())
+        if not ok:
+            del tests[test_id]
+            table["excluded"][test_id] = "fails on the dataset's fixed solution"
+            continue
+        oracle.update({key: [list(o) for o in r.observed] for key, r in found.items()})
+    return {**table, "tests": tests, "oracle": oracle}
+
+
+def write_task(name: str, row: int, files: dict[str, bytes], out_dir: Path,
+               factory: SandboxFactory | None = None) -> tuple[Task, dict]:
+    """Write one imported task dir `out_dir/<name>` (replacing an old one) and return it with its host
+    table; raises MalformedRow. `factory` runs a row's fixed solution (needed only when it has one)."""
     if not _NAME.match(name):
         raise MalformedRow(f"path {name!r} is not a usable task name")
     instruction, solution, test = check_files(files)
+    fixed = _text(files, FIXED_SOLUTION) if FIXED_SOLUTION in files else None
+    table, observed = host_table(name, test, fixed, factory)
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=out_dir))
     try:
@@ -209,13 +309,15 @@ def write_task(name: str, row: int, files: dict[str, bytes], out_dir: Path) -> T
         task_dir = tmp / "task"
         task_dir.mkdir()
         repo_mod.bundle(tmp / "repo", task_dir / BUNDLE)
-        (task_dir / HIDDEN_DIR / HIDDEN_TEST).parent.mkdir(parents=True)
-        (task_dir / HIDDEN_DIR / HIDDEN_TEST).write_text(test)
+        (task_dir / HIDDEN_DIR / "tests").mkdir(parents=True)
+        if observed is not None:
+            (task_dir / HIDDEN_DIR / HIDDEN_TEST).write_text(observed)
+        (task_dir / EXPECTED).write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
         (task_dir / ORACLE_PATCH).write_text("")
         (task_dir / CONVENTIONAL_PATCH).write_text("")
         for rel, data in files.items():
-            if rel in (SRC_SOLUTION, SRC_TEST):
-                continue  # kept as the repo and the hidden test
+            if rel == SRC_SOLUTION:
+                continue  # kept as the repo
             p = task_dir / ORIGINALS / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
@@ -225,9 +327,17 @@ def write_task(name: str, row: int, files: dict[str, bytes], out_dir: Path) -> T
         if dest.exists():
             shutil.rmtree(dest)
         task_dir.rename(dest)
-        return replace(task, path=dest)
+        return replace(task, path=dest), table
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def table_notes(table: dict) -> list[str]:
+    """What an imported task's host table leaves out or judges in the sandbox, one line each."""
+    if "fallback" in table:
+        return [f"fallback (the basic check decides): {table['fallback']}"]
+    notes = [f"not graded: {k.split('::', 1)[1]}: {v}" for k, v in sorted(table.get("excluded", {}).items())]
+    return notes + [f"judged in the sandbox: {w}" for w in table.get("in_sandbox", [])]
 
 
 def read_rows(parquet: Path):
@@ -249,8 +359,9 @@ def read_rows(parquet: Path):
             row += 1
 
 
-def import_parquet(parquet: Path, out_dir: Path) -> Report:
-    """Import every well-formed row into `out_dir`; malformed rows are reported and skipped."""
+def import_parquet(parquet: Path, out_dir: Path, factory: SandboxFactory | None = None) -> Report:
+    """Import every well-formed row into `out_dir`; malformed rows are reported and skipped.
+    `factory` runs the fixed solutions of rows that carry one."""
     report = Report()
     seen: set[str] = set()
     for row, path, blob in read_rows(Path(parquet)):
@@ -262,7 +373,7 @@ def import_parquet(parquet: Path, out_dir: Path) -> Report:
                 raise MalformedRow("duplicate path (an earlier row has the same name)")
             if not isinstance(blob, bytes | bytearray):
                 raise MalformedRow(f"task_binary is {type(blob).__name__}, not bytes")
-            write_task(path, row, read_tar(bytes(blob)), Path(out_dir))
+            _, table = write_task(path, row, read_tar(bytes(blob)), Path(out_dir), factory)
         except MalformedRow as e:
             report.skipped.append(Skipped(where, str(e)))
             continue
@@ -271,6 +382,7 @@ def import_parquet(parquet: Path, out_dir: Path) -> Report:
             continue
         seen.add(path)
         report.done.append(path)
+        report.notes += [Skipped(path, note) for note in table_notes(table)]
     return report
 
 
@@ -349,7 +461,7 @@ build_timeout_sec = 600.0
 """
 
 
-class NotExportable(ValueError):
+class NotExportable(InteropError, ValueError):
     """A task that has no single-file BugsInPy form."""
 
 
@@ -368,17 +480,20 @@ def export_files(task: Task) -> dict[str, bytes]:
     sources = sorted(r for r in tree if r.endswith(".py") and r not in task.test_files)
     if sources != [SOLUTION]:
         raise NotExportable(f"not a single-file task: its Python sources are {', '.join(sources) or 'none'}")
-    tests = _hidden_and_visible_tests(task, tree)
-    if len(tests) != 1:
-        raise NotExportable(f"needs exactly one test file, has {len(tests)}")
     files: dict[str, bytes] = {}
     originals = task.path / ORIGINALS if task.path else None
     if originals and originals.is_dir():
         for p in sorted(originals.rglob("*")):
             if p.is_file():
                 files[p.relative_to(originals).as_posix()] = p.read_bytes()
+    if task.grader == GRADER and SRC_TEST not in files:
+        # The hidden test is the observation rewrite: only the original is the dataset's test file.
+        raise NotExportable(f"its original test file ({ORIGINALS}/{SRC_TEST}) is missing")
+    tests = _hidden_and_visible_tests(task, tree) if SRC_TEST not in files else {SRC_TEST: ""}
+    if len(tests) != 1:
+        raise NotExportable(f"needs exactly one test file, has {len(tests)}")
     files[SRC_SOLUTION] = tree[SOLUTION].encode()
-    files[SRC_TEST] = next(iter(tests.values())).encode()
+    files.setdefault(SRC_TEST, next(iter(tests.values()), "").encode())
     files.setdefault(INSTRUCTION, (task.statement.rstrip("\n") + "\n").encode())
     meta = {"source": "sdebench", "task_id": task.id, "family": task.family, "variant": task.variant}
     files.setdefault(METADATA, (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())

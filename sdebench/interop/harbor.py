@@ -6,7 +6,8 @@ otherwise) and solution/solve.sh (the reference fix). Our tasks export with thei
 (history and memory artifacts: the `full` delivery) from repo.bundle. The verifier runs in a
 separate container built from the same environment, with the agent's /app collected as an
 artifact, so the hidden tests never enter the container the agent works in; test.sh runs
-tests/verify.py, which applies sdebench's grading rules, and the test ids are full pytest node ids.
+tests/verify.py, which applies sdebench's grading rules (and removes the answer key before any
+submitted code runs, see harbor_verify.py), and the test ids are full pytest node ids.
 Imported BugsInPy tasks export as their original dirs.
 """
 
@@ -20,7 +21,8 @@ from pathlib import Path
 
 import tomli_w
 
-from sdebench.grading import rules
+from sdebench.errors import InteropError
+from sdebench.grading import records, rules
 from sdebench.grading.testrun import runner_source
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import container, nodeids
@@ -31,7 +33,7 @@ from sdebench.tasks.record import Task
 
 SCHEMA_VERSION = "1.4"
 ORG = "sdebench"
-VERIFY_TIMEOUT = 300
+VERIFY_TIMEOUT = 300  # s per phase; the verifier runs its two phases one after the other
 APP = "/app"
 PATCH_EOF = "SDEBENCH_ORACLE_PATCH_EOF"
 
@@ -41,15 +43,13 @@ TEST_SH = """\
 LOG_DIR="${SDEBENCH_LOG_DIR:-/logs/verifier}"
 mkdir -p "$LOG_DIR"
 echo '{"reward": 0}' > "$LOG_DIR/reward.json"
-python3 "$(cd "$(dirname "$0")" && pwd)/verify.py" || true
+python3 -B "$(cd "$(dirname "$0")" && pwd)/verify.py" || true
 exit 0
 """
 
 
-class HarborError(ValueError):
+class HarborError(InteropError, ValueError):
     """A task that cannot be exported (the message says why)."""
-
-
 
 
 def task_toml(task: Task) -> str:
@@ -71,7 +71,7 @@ def task_toml(task: Task) -> str:
         },
         # The verifier gets a fresh container of the same image with the agent's /app: the hidden
         # tests are uploaded there only, never into the container the agent worked in.
-        "verifier": {"timeout_sec": float(VERIFY_TIMEOUT + 60), "environment_mode": "separate"},
+        "verifier": {"timeout_sec": float(2 * VERIFY_TIMEOUT + 60), "environment_mode": "separate"},
         "agent": {"timeout_sec": 1800.0},
         "environment": {"build_timeout_sec": 600.0, "cpus": 1, "memory_mb": 2048, "workdir": APP},
         "artifacts": [APP],
@@ -131,6 +131,7 @@ def verifier_files(task: Task, ids: dict[str, list[str]]) -> dict[str, bytes]:
         "_runner.py": runner_source().encode(),
         # The grading rules themselves, not a copy of them: the verifier imports these.
         "rules.py": Path(rules.__file__).read_bytes(),
+        "records.py": Path(records.__file__).read_bytes(),
         "artifacts.py": Path(artifacts.__file__).read_bytes(),
     }
     for rel, content in tree.items():

@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from sdebench.errors import InteropError
 from sdebench.grading.testrun import run_tests
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import repo as repo_mod
@@ -21,7 +22,7 @@ from sdebench.tasks.record import Task
 DEFAULT_TIMEOUT = 300.0
 
 
-class NodeIdError(ValueError):
+class NodeIdError(InteropError, ValueError):
     """The task's ids cannot be expanded (the message says why)."""
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from sdebench.errors import InteropError
 from sdebench.interop import container, nodeids
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks import repo as repo_mod
@@ -41,7 +42,7 @@ START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
 PATCH_EOF = "SDEBENCH_TEST_PATCH_EOF"
 
 
-class ExportError(ValueError):
+class ExportError(InteropError, ValueError):
     """Input that cannot be exported (the message says why)."""
 
 
@@ -58,18 +59,18 @@ def image_name(instance_id: str) -> str:
 
 VERIFIER_DIR = "/sdebench-verifier"  # outside the repo: the submitted code never imports it
 # Prints one pytest -rA style line per graded test from the verifier's details (PASSED/FAILED <id>),
-# so SWE-bench's own log parser reads the verdicts; a guard or an error fails every test.
+# so SWE-bench's own log parser reads the verdicts; the verifier lists every id, failed unless it
+# proved it passed (a guard or an error fails them all); no details at all prints nothing, which
+# SWE-bench counts as every test failing. (The answer key is gone by then: the verifier removes it.)
 _VERDICTS = (
     "import json, sys\n"
-    "spec = json.load(open(sys.argv[1]))\n"
     "try:\n"
-    "    details = json.load(open(sys.argv[2]))\n"
+    "    details = json.load(open(sys.argv[1]))\n"
     "except (OSError, ValueError):\n"
     "    details = {}\n"
-    "graded = details.get('tests') or {}\n"
-    "for group, ids in sorted(spec['tests'].items()):\n"
-    "    for i in ids:\n"
-    "        print(('PASSED ' if (graded.get(group) or {}).get(i) == 'passed' else 'FAILED ') + i)\n"
+    "for group, graded in sorted((details.get('tests') or {}).items()):\n"
+    "    for i, outcome in graded.items():\n"
+    "        print(('PASSED ' if outcome == 'passed' else 'FAILED ') + i)\n"
 )
 
 
@@ -97,14 +98,14 @@ def eval_script(task: Task, verifier: dict[str, bytes]) -> str:
         f"cd {WORKDIR}\n"
         "# The verifier restores tests and pytest configuration from the base tree in its own copy of\n"
         "# the repo; the hidden tests and the expected observations live only in its dir.\n"
-        "# The script holds the answer key: only root may read it (the verifier runs the submitted\n"
-        "# code as an unprivileged user when it can).\n"
+        "# The script holds the answer key: only root may read it (the verifier removes its copy before\n"
+        "# any submitted code runs, which runs only as an unprivileged user, or not at all).\n"
         'if [ -f "$0" ]; then chmod 0700 "$0"; fi\n'
         f"rm -rf {VERIFIER_DIR} && mkdir -m 0700 -p {VERIFIER_DIR} && mkdir -p {tests} {logs}\n"
         f"base64 -d <<'{PATCH_EOF}' | tar -xz -C {tests}\n{payload}\n{PATCH_EOF}\n"
         f"SDEBENCH_APP={WORKDIR} SDEBENCH_LOG_DIR={logs} python3 -B {tests}/verify.py\n"
         f"echo '{START}'\n"
-        f"python3 -B -c {_quote(_VERDICTS)} {tests}/expected.json {logs}/details.json\n"
+        f"python3 -B -c {_quote(_VERDICTS)} {logs}/details.json\n"
         f"echo '{END}'\n"
         f"rm -rf {VERIFIER_DIR}\n"
     )

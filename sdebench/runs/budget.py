@@ -25,11 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sdebench.errors import RunError
+
 SWEEP_ID_ENV = "SDEBENCH_SWEEP_ID"
 EPS = 1e-9  # float slack when comparing sums of costs
 
 
-class BudgetSpent(Exception):
+class BudgetSpent(RunError):
     """An episode's reservation would exceed the sweep budget; the message is one line."""
 
 

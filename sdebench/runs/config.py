@@ -8,25 +8,20 @@ H, K, F, X, none, all, or a comma list of them).
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
+from sdebench import CONF_DIR  # noqa: F401 - re-exported: the run commands read it from here
+from sdebench.errors import ConfigError
+from sdebench.runs import schema
 from sdebench.tasks.artifacts import SOURCES
 from sdebench.tasks.selection import ANY, comma_list
 
-# The config tree ships inside the package (`sdebench/conf`, in a checkout a link to the top-level
-# `conf/`), so an installed wheel finds it from any directory; an absolute path, because the entry
-# points run as `python -m sdebench.<name>`.
-CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
+schema.register()  # the tree's options extend these (`- /schema/<name>@_here_`)
 SOURCE_CHOICES = (*SOURCES, ANY)
 # Top-level keys that moved under `model`; still accepted, with a warning.
 MOVED_TO_MODEL = ("cost_tracking",)
 
 log = logging.getLogger("sdebench.config")
-
-
-class ConfigError(ValueError):
-    """A config value that cannot be used; the message is one line naming the choices."""
 
 
 def sources(cfg: dict[str, Any]) -> tuple[str, ...] | None:

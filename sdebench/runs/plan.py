@@ -6,7 +6,8 @@ sweeper does it (the cartesian product of the comma lists on the command line an
 `hydra.sweeper.params`, e.g. from `experiment=ablation`); other sweepers (Optuna, ranges) are not
 expanded. For every job it selects the tasks and prints, per cell (delivery x agent x model x
 source), the episodes, how many already have a record (reused, free), the worst case (the
-per-episode cap `limits.max_cost_usd` x the episodes to run) and an estimate.
+per-episode cap `limits.max_cost_usd` x the episodes to run) and an estimate; then the same
+episodes per competency of their tasks (and its tier, recall or hard).
 
 The estimate prices, at the model's prices (configured, else litellm's map: the pricing code the
 agents use), an episode of `estimate.turns` model calls (at most `limits.max_turns`): each call
@@ -26,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 DEFAULTS = {"turns": 10, "output_tokens": 400, "tool_output_tokens": 1000, "overhead_tokens": 1500}
-ORACLE_PREFIX = "A fact about this project that matters here: "  # as sdebench.delivery.modes.Oracle words it
 
 
 @dataclass
@@ -45,6 +45,7 @@ class Plan:
 
     jobs: int = 0
     cells: dict[tuple[str, str, str, str], Cell] = field(default_factory=lambda: defaultdict(Cell))
+    competencies: dict[str, Cell] = field(default_factory=lambda: defaultdict(Cell))  # the same episodes by competency
     budget_usd: float | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -67,10 +68,11 @@ def estimate_options(cfg: dict[str, Any]) -> dict[str, int]:
 def addition_chars(task: Any, delivery: dict[str, Any]) -> int:
     """The characters a delivery adds to the first prompt (inject: its token budget, an upper bound)."""
     from sdebench.agents.accounting import CHARS_PER_TOKEN
+    from sdebench.delivery.modes import oracle_addition
 
     name = delivery.get("name")
     if name == "oracle":
-        return len(ORACLE_PREFIX) + len(task.fact)
+        return len(oracle_addition(task.fact))
     if name == "inject":
         return int(delivery.get("token_budget") or 8000) * CHARS_PER_TOKEN
     return 0
@@ -110,7 +112,7 @@ def add_job(plan: Plan, cfg: dict[str, Any]) -> None:
     from sdebench.runs.budget import episode_worst_case
     from sdebench.runs.config import check
     from sdebench.runs.episode import identity
-    from sdebench.runs.run import select_tasks
+    from sdebench.runs.jobs import select_tasks
 
     cfg = check(cfg)
     plan.jobs += 1
@@ -130,13 +132,15 @@ def add_job(plan: Plan, cfg: dict[str, Any]) -> None:
         key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
         done = results.read_record(results.record_path(results_dir, ident, key))
         fresh = cfg.get("rerun") or done is None or (done.stop_reason == "error" and cfg.get("retry_errors", True))
-        cell = plan.cells[(ident.delivery, ident.agent, ident.model, task.source)]
-        cell.episodes += 1
-        if fresh:
-            cell.to_run += 1
-            cell.worst_usd += cap
-            chars = len(task.statement) + addition_chars(task, dict(cfg.get("delivery") or {}))
-            cell.estimate_usd += episode_estimate(prices, chars, cfg)
+        cells = (plan.cells[(ident.delivery, ident.agent, ident.model, task.source)], plan.competencies[task.competency])
+        chars = len(task.statement) + addition_chars(task, dict(cfg.get("delivery") or {}))
+        estimate = episode_estimate(prices, chars, cfg) if fresh else 0.0
+        for cell in cells:
+            cell.episodes += 1
+            if fresh:
+                cell.to_run += 1
+                cell.worst_usd += cap
+                cell.estimate_usd += estimate
     if cfg.get("budget_usd") is not None:
         plan.budget_usd = float(cfg["budget_usd"])
 
@@ -148,10 +152,17 @@ def render(plan: Plan, cfg: dict[str, Any]) -> str:
             "|---|---|---|---|---:|---:|---:|---:|"]
     for (d, a, m, s), c in sorted(plan.cells.items()):
         rows.append(f"| {d} | {a} | {m} | {s} | {c.episodes} | {c.to_run} | {c.worst_usd:.2f} | {c.estimate_usd:.2f} |")
+    from sdebench.tasks.artifacts import COMPETENCIES, tier_of
+
     t = plan.totals()
     cap = (cfg.get("limits") or {}).get("max_cost_usd")
+    # The same episodes by the competency of their tasks (tier recall or hard): a study reads the tiers apart.
+    by_comp = ["| competency | tier | episodes | to run | worst case $ | estimate $ |", "|---|---|---:|---:|---:|---:|"]
+    for comp, c in sorted(plan.competencies.items(), key=lambda kv: COMPETENCIES.index(kv[0])):
+        by_comp.append(f"| {comp} | {tier_of(comp)} | {c.episodes} | {c.to_run} | {c.worst_usd:.2f} | {c.estimate_usd:.2f} |")
     out = [f"plan, nothing is run: {plan.jobs} job(s), {t.episodes} episode(s), {t.to_run} to run "
-           f"({t.episodes - t.to_run} already recorded)", "", *rows, "",
+           f"({t.episodes - t.to_run} already recorded)", "", *rows, "", *(by_comp if plan.competencies else []),
+           *([""] if plan.competencies else []),
            f"worst case: ${t.worst_usd:.2f} (the per-episode cap limits.max_cost_usd={cap} x each episode to run "
            "that calls a model)",
            f"estimate:   ${t.estimate_usd:.2f} (assumes {opt['turns']} turns, {opt['output_tokens']} output and "
@@ -232,7 +243,7 @@ def main(argv: list[str] | None = None, prog: str = "sdebench plan") -> int:
     """`sdebench plan [-m] OVERRIDE...`: print the plan of `sdebench run` with the same overrides; run nothing."""
     from sdebench.runs import sweep
     from sdebench.runs.config import CONF_DIR, ConfigError
-    from sdebench.runs.run import RunError
+    from sdebench.runs.jobs import RunError
 
     args = [a for a in (sys.argv[1:] if argv is None else argv) if a not in ("--plan", "plan=true", "plan=True")]
     if any(a in ("-h", "--help") for a in args):
@@ -246,3 +257,28 @@ def main(argv: list[str] | None = None, prog: str = "sdebench plan") -> int:
         return sweep.EXIT_BAD_INPUT
     print(render(plan, cfg), flush=True)
     return 0
+
+
+def episode_lines(tasks: list, cfg: dict[str, Any], factory: Any, label: str = "") -> list[str]:
+    """The episodes a job would run, one line each (whether their record already exists, and the task's grader):
+    what a job prints under `plan=true` (alias `dry_run=true`), beside the sweep-wide table of `sdebench plan`."""
+    from sdebench.components import ComponentError, grader_for
+    from sdebench.runs import results
+    from sdebench.runs.episode import identity
+    from sdebench.runs.jobs import RunError, outcome
+
+    results_dir = Path(cfg.get("results_dir") or "results")
+    cfg_hash = results.config_hash(cfg)
+    lines = []
+    for n, task in enumerate(tasks, 1):
+        try:
+            grader_for(task)
+        except ComponentError as e:
+            raise RunError(f"task {task.id}: {e}") from None
+        ident = identity(task, cfg)
+        key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
+        done = results.read_record(results.record_path(results_dir, ident, key))
+        state = "run" if done is None or cfg.get("rerun") else f"reuse ({outcome(done)})"
+        lines.append(f"[{n}/{len(tasks)}] {label}{task.id} delivery={ident.delivery} agent={ident.agent} "
+                     f"model={ident.model} seed={ident.seed} grader={task.grader} sandbox={factory.name}: {state}")
+    return lines

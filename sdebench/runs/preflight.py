@@ -20,12 +20,13 @@ from typing import Any
 # The text of the pre-flight call (the liveness probe's too); the test model server answers it
 # without using up its script.
 from sdebench.agents.liveness import PROBE_TEXT
+from sdebench.errors import RunError
 
 __all__ = ["PROBE_TEXT", "PreflightError", "check_config", "needs_model", "options", "probe_model", "probe_sandbox", "run"]
 DEFAULT_TIMEOUT_S = 20.0
 
 
-class PreflightError(Exception):
+class PreflightError(RunError):
     """A pre-flight check failed; the message is one line."""
 
 
@@ -37,8 +38,14 @@ def options(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def needs_model(agent_cls: Any) -> bool:
-    """Whether agents of `agent_cls` call a model (LLM and installed agents do; reference agents do not)."""
-    return bool(getattr(agent_cls, "uses_model", False))
+    """Whether agents of `agent_cls` call a model (LLM and installed agents do; reference agents do not);
+    PreflightError if the class declares no capabilities."""
+    from sdebench.agents.base import CapabilityError, capabilities_of
+
+    try:
+        return capabilities_of(agent_cls).uses_model
+    except CapabilityError as e:
+        raise PreflightError(str(e)) from None
 
 
 def check_config(cfg: dict[str, Any], agent_cls: Any) -> None:

@@ -1,5 +1,5 @@
 """Progress of a run or sweep on stderr (tqdm): episodes done, resolved so far, errors (episodes
-with no outcome, sdebench.analysis.rules.is_error: never shown as unresolved), cost so far.
+with no outcome, sdebench.runs.rules.is_error: never shown as unresolved), cost so far.
 
 `tracker(...)` returns the list a job collects its records in; each append advances the job's bar.
 In a multirun, each episode's outcome is also appended as one line to `progress.jsonl` in the sweep
@@ -49,7 +49,7 @@ def sweep_totals(path: Path) -> tuple[int, int, int, float]:
     return done, ok, errors, cost
 
 
-class Tracker(list):
+class ProgressTracker(list):
     """A list of EpisodeRecords whose `append` also advances a progress bar."""
 
     def __init__(self, total: int, desc: str, sweep_file: Path | None, show: bool):
@@ -66,7 +66,7 @@ class Tracker(list):
 
     def append(self, rec: Any) -> None:
         """Keep `rec` and report it."""
-        from sdebench.analysis.rules import is_error
+        from sdebench.runs.rules import is_error
 
         super().append(rec)
         error = is_error(rec)
@@ -92,10 +92,10 @@ class Tracker(list):
                 self.bar.close()
 
 
-def tracker(cfg: dict[str, Any], total: int, job_dir: Path) -> Tracker:
+def tracker(cfg: dict[str, Any], total: int, job_dir: Path) -> ProgressTracker:
     """The record list of one job: a bar over its `total` episodes, plus sweep-wide totals in a multirun."""
     job_dir = Path(job_dir)
     # Hydra writes multirun.yaml into the sweep dir; a job dir inside one belongs to a sweep
     in_sweep = (job_dir.parent / "multirun.yaml").is_file()
     desc = f"{(cfg.get('agent') or {}).get('name', '?')} {(cfg.get('delivery') or {}).get('name', '?')}"
-    return Tracker(total, desc, job_dir.parent / SWEEP_FILE if in_sweep else None, enabled(cfg.get("progress", "auto")))
+    return ProgressTracker(total, desc, job_dir.parent / SWEEP_FILE if in_sweep else None, enabled(cfg.get("progress", "auto")))

@@ -3,25 +3,32 @@ every reader (results, analysis, report, findings, streams, interop) reads it.
 
 On disk a record is one JSON object with `schema_version` (2 now). Version 1 records (written
 before the version field existed, marked `"schema": "sdebench.episode/1"`) load too: their fields
-are the same, and the ones they lack (`max_interventions`, `feedback`, `grade_reused`) take the
-defaults below. Keys this version does not know are kept in `extra` and written back unchanged,
-so a record from a newer minor change is not silently cut down. Every field is described in
-docs/records.md.
+are the same, and the ones they lack (`max_interventions`, `feedback`, `grade_reused`, `competency`)
+take the defaults below (a record without `competency` is of a recall task). Keys this version
+does not know are kept in `extra` and written back unchanged, so a record from a newer minor
+change is not silently cut down. Every field is described in docs/records.md.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from sdebench.errors import RunError
+from sdebench.grading.options import DEFAULT_FEEDBACK
 from sdebench.runs.retrieval import Retrieval
+
+DEFAULT_MAX_INTERVENTIONS = 5  # the cap of failing grades fed back, when none is configured (and of version 1 records)
+
+if TYPE_CHECKING:
+    from sdebench.agents.base import Usage
 
 SCHEMA_VERSION = 2
 LEGACY_SCHEMA = "sdebench.episode/1"  # how version 1 records mark themselves
 
 
-class RecordError(ValueError):
+class RecordError(RunError, ValueError):
     """JSON that is not an episode record this version can read (the message says why)."""
 
 
@@ -38,6 +45,7 @@ class Identity:
     agent: str
     model: str
     seed: int
+    competency: str = "recall"  # how the task's fact must be worked out of memory (recall, or a hard competency)
 
 
 @dataclass
@@ -65,11 +73,12 @@ class Attempt:
 class EpisodeRecord:
     """One episode: task x delivery x agent x seed, its outcome, effort, cost and time.
 
-    The fields group as: identity (task_id ... seed) and the task set (set_digest, memory_scale); outcome (resolved, interventions,
-    max_interventions, stop_reason, error, attempts, feedback, final_diff); effort and cost
-    (turns, tool_calls, tool_errors, model_calls, tokens, cost_usd); time (wall_s and its parts);
-    delivery_info; retrieval; storage (task_hash, config_hash, key, trajectory, workspace); stream position
-    (stream_* and memory_*, None outside a stream).
+    The fields group as: identity (task_id ... seed, competency) and the task set (set_digest,
+    memory_scale); outcome (resolved, interventions, max_interventions, stop_reason, error,
+    attempts, feedback, final_diff); effort and cost (turns, tool_calls, tool_errors, model_calls,
+    tokens, cost_usd); time (wall_s and its parts); delivery_info; retrieval; storage (task_hash,
+    config_hash, key, trajectory, workspace); stream position (stream_* and memory_*, None outside
+    a stream).
     """
 
     SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
@@ -84,6 +93,7 @@ class EpisodeRecord:
     agent: str
     model: str
     seed: int
+    competency: str = "recall"  # the task's competency (records written before it existed: recall); tier = recall | hard
     set_digest: str | None = None  # the task set: digest of a fresh private set's seed (None: the published set)
     memory_scale: str | None = None  # the task set's memory scale (`generate --scale`; None: as the families emit it)
     # outcome
@@ -91,7 +101,7 @@ class EpisodeRecord:
     interventions: int = 0  # failing grades fed back to the agent (0 if resolved at the first submit)
     resolved_at: int | None = None  # the submit (1-based attempt) that resolved; None if unresolved
     max_interventions: int | None = None  # the cap in force (None in early version 1 records: 5)
-    feedback_hidden: str = "binary"  # the grading feedback policy in force: binary | counts | tests
+    feedback_hidden: str = DEFAULT_FEEDBACK  # the grading feedback policy in force: binary | counts | tests
     # resolved | max_interventions | a limit (max_turns, max_cost, max_wall, ...) | agent_error | gave_up | error
     # (agent_error: an unresolved outcome; error: none, see docs/records.md)
     stop_reason: str = "error"
@@ -140,6 +150,27 @@ class EpisodeRecord:
     def start(cls, ident: Identity) -> EpisodeRecord:
         """An empty record (stop_reason error until the episode says otherwise) for `ident`."""
         return cls(**asdict(ident))
+
+    def count_tools(self, stats: dict[str, Any], own: dict[str, int] | None = None) -> None:
+        """Take the toolbox's figures (sdebench.agents.tools.Toolbox.stats), with `own`: the tools an
+        agent running its own program called besides (sdebench.agents.base.SandboxAgent.tool_calls)."""
+        calls = dict(stats["tool_calls"])
+        for name, n in (own or {}).items():
+            calls[name] = calls.get(name, 0) + n
+        self.tool_calls = calls
+        self.tool_errors, self.tools_s = stats["tool_errors"], stats["tools_s"]
+
+    def count_usage(self, u: Usage) -> None:
+        """Take the agent's model usage."""
+        self.prompt_tokens, self.completion_tokens, self.cached_tokens = u.prompt_tokens, u.completion_tokens, u.cached_tokens
+        self.cost_usd, self.model_calls, self.model_s = u.cost_usd, u.model_calls, u.model_s
+
+    def close_times(self, wall_s: float) -> None:
+        """Set the wall time and round its parts; `other_s` is the named remainder, so the parts add up to it."""
+        self.wall_s = wall_s
+        for k in ("wall_s", "setup_s", "model_s", "tools_s", "grading_s"):
+            setattr(self, k, round(float(getattr(self, k)), 4))
+        self.other_s = round(self.wall_s - (self.setup_s + self.model_s + self.tools_s + self.grading_s), 4)
 
     def identity(self) -> Identity:
         """The fields naming this episode."""

@@ -22,7 +22,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sdebench.runs.record import EpisodeRecord, Identity, RecordError
+from sdebench.grading.options import DEFAULT_FEEDBACK
+from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS, EpisodeRecord, Identity, RecordError
 
 MANIFEST = "episodes.txt"
 # Config parts that can change an episode's outcome; paths, filters and launcher settings cannot.
@@ -41,8 +42,8 @@ def config_hash(cfg: dict[str, Any]) -> str:
         part["model"] = {k: v for k, v in part["model"].items() if k not in UNHASHED_MODEL_KEYS}
     # The feedback policy changes what an agent learns per submit, so it is outcome-relevant; the
     # default is left out so records made before the option existed keep their hash.
-    policy = (cfg.get("grading") or {}).get("feedback_hidden", "binary")
-    if policy != "binary":
+    policy = (cfg.get("grading") or {}).get("feedback_hidden", DEFAULT_FEEDBACK)
+    if policy != DEFAULT_FEEDBACK:
         part["feedback_hidden"] = policy
     return hashlib.sha256(json.dumps(part, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
@@ -160,26 +161,26 @@ def load(*dirs: str | Path):
 
 
 # --- summaries -------------------------------------------------------------------------------
-GROUP = ("task_set", "feedback_hidden", "agent", "model", "source", "delivery")
+GROUP = ("task_set", "feedback_hidden", "tier", "agent", "model", "source", "delivery")
 
 
 def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
-    """Resolve rate and interventions by task set, feedback policy, agent, model, source and delivery
-    (one row per group).
+    """Resolve rate and interventions by task set, feedback policy, tier (recall or hard), agent, model,
+    source and delivery (one row per group).
 
     Rates and per-episode means are over the group's valid episodes (`episodes`: those that did not
     end in error; None when there are none); `errors` counts the others. `cost_usd` totals every
     episode, errored ones included: that money was spent.
     """
-    from sdebench.analysis.rules import feedback_policy, is_error, task_set
+    from sdebench.runs.rules import feedback_policy, is_error, task_set, tier
 
     groups: dict[tuple, list[EpisodeRecord]] = {}
     for r in records:
         # Stream records (earned memory carried between tasks) are never pooled with static ones, nor
-        # episodes of two task sets (a private set, another memory scale) or feedback policies with each other.
+        # episodes of two task sets (a private set, another memory scale), feedback policies or tiers with each other.
         kind = "stream" if r.stream_id else "static"
-        values = {"task_set": task_set(r), "feedback_hidden": feedback_policy(r),
-                  **{k: str(getattr(r, k)) for k in GROUP[2:]}}
+        values = {"task_set": task_set(r), "feedback_hidden": feedback_policy(r), "tier": tier(r),
+                  **{k: str(getattr(r, k)) for k in GROUP[3:]}}
         groups.setdefault((kind, *(values[k] for k in GROUP)), []).append(r)
 
     rows = []
@@ -201,7 +202,7 @@ def _mean(values: list[float]) -> float | None:
 
 def _outcomes(valid: list[EpisodeRecord], errors: int) -> dict[str, Any]:
     """The outcome columns of a summary row over `valid` episodes (none ended in error), `errors` beside them."""
-    from sdebench.analysis.rules import counted_interventions, resolved_first, wilson
+    from sdebench.runs.rules import counted_interventions, resolved_first, wilson
 
     n = len(valid)
     solved = [r for r in valid if r.resolved]
@@ -218,16 +219,16 @@ def _outcomes(valid: list[EpisodeRecord], errors: int) -> dict[str, Any]:
         "resolve_1": first / n if n else None,
         "resolve_1_lo": first_ci[0],
         "resolve_1_hi": first_ci[1],
-        # unresolved episodes count at the cap, whatever ended them (sdebench.analysis.rules)
+        # unresolved episodes count at the cap, whatever ended them (sdebench.runs.rules)
         "mean_interventions": _mean([counted_interventions(r) for r in valid]),
         "mean_interventions_resolved": _mean([r.interventions for r in solved]),
     }
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The summary as markdown: per task set, feedback policy, agent and model, sources x deliveries, each cell
-    `resolved/episodes (mean interventions)`."""
-    from sdebench.analysis.rules import PUBLISHED, rate_ci
+    """The summary as markdown: per task set, feedback policy, tier, agent and model, sources x deliveries,
+    each cell `resolved/episodes (mean interventions)`."""
+    from sdebench.runs.rules import PUBLISHED, rate_ci
 
     if not rows:
         return "No episodes.\n"
@@ -235,20 +236,24 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     out = []
     kinds = sorted({r["kind"] for r in rows}, key=lambda k: k != "static")
     sets = sorted({r["task_set"] for r in rows}, key=lambda s: (s != PUBLISHED, s))
-    policies = sorted({r["feedback_hidden"] for r in rows}, key=lambda p: (p != "binary", p))
-    for kind, tset, policy, agent, model in [
-            (k, t, p, a, m) for k in kinds for t in sets for p in policies
+    policies = sorted({r["feedback_hidden"] for r in rows}, key=lambda p: (p != DEFAULT_FEEDBACK, p))
+    tiers = sorted({r["tier"] for r in rows}, key=lambda t: (t != "recall", t))
+    for kind, tset, policy, tier, agent, model in [
+            (k, t, p, h, a, m) for k in kinds for t in sets for p in policies for h in tiers
             for a, m in sorted({(r["agent"], r["model"]) for r in rows
-                                if r["kind"] == k and r["task_set"] == t and r["feedback_hidden"] == p})]:
+                                if r["kind"] == k and r["task_set"] == t and r["feedback_hidden"] == p
+                                and r["tier"] == h})]:
         sub = [r for r in rows if r["agent"] == agent and r["model"] == model and r["kind"] == kind
-               and r["task_set"] == tset and r["feedback_hidden"] == policy]
+               and r["task_set"] == tset and r["feedback_hidden"] == policy and r["tier"] == tier]
         deliveries = sorted({r["delivery"] for r in sub}, key=lambda d: (order.index(d) if d in order else 99, d))
         sources = sorted({r["source"] for r in sub}, key=lambda s: ("HKFX".find(s) if s in "HKFX" else 9, s))
         cells = {(r["source"], r["delivery"]): r for r in sub}
         label = "" if kind == "static" else " (stream records, kept apart from static ones)"
         label += "" if tset == PUBLISHED else f" task set={tset}"
         # feedback beyond one bit lets a memoryless searcher resolve (docs/grading.md): said in the heading
-        label += "" if policy == "binary" else f" feedback_hidden={policy}"
+        label += "" if policy == DEFAULT_FEEDBACK else f" feedback_hidden={policy}"
+        # the hard tier (tasks whose fact must be worked out of memory) is never pooled with recall tasks
+        label += "" if tier == "recall" and tiers == ["recall"] else f" tier={tier}"
         out.append(f"### agent={agent} model={model}{label}\n")
         out.append("resolve@1 (first submit, before any feedback: the headline), resolve@cap and interventions "
                    "(unresolved = the cap), with Wilson 95 % intervals, over the episodes that did not end in error; "
@@ -330,17 +335,47 @@ def manifest_records(root: Path) -> list[EpisodeRecord]:
 
 # --- checks and command line --------------------------------------------------------------------
 PROBER_UNRESOLVED = 0.95  # generation rule 7 seen from the episodes
+READERS = ("reader-top1", "reader-latest", "reader-majority")  # sdebench.generation.readers.READERS
+MEMORY_DELIVERIES = ("full", "memtool", "inject")  # the deliveries that show the task's memory
+# The naive readers' least resolve@1 on recall tasks whose fact lives in memory, per reader and
+# memory delivery (docs/hard.md, "Calibration": measured 32-63 % over variant 0 of the 21 recall
+# families; the margin absorbs a regenerated family, not a broken reader).
+READER_RECALL_MIN = 0.25
 
 
-def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5) -> list[str]:
+def reader_calibration(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
+    """The naive readers' resolve@1 per tier, reader and delivery over the tasks whose fact lives in
+    memory (H, K, F, X), errored episodes left out: on the recall tier, the calibration."""
+    from sdebench.runs.rules import is_error, resolved_first, tier
+
+    cells: dict[tuple[str, str, str], list[bool]] = {}
+    for r in records:
+        if r.agent in READERS and r.source in ("H", "K", "F", "X") and not is_error(r):
+            cells.setdefault((tier(r), r.agent, r.delivery), []).append(resolved_first(r))
+    order = ("recall", "hard", *READERS, "full", "squashed", "memtool", "inject", "oracle")
+
+    def rank(key: tuple[str, str, str]) -> tuple:
+        return tuple((order.index(k) if k in order else len(order), k) for k in key)
+
+    return [{"tier": t, "agent": a, "delivery": d, "episodes": len(v), "resolved_1": sum(v),
+             "resolve_1": sum(v) / len(v)} for (t, a, d), v in sorted(cells.items(), key=lambda kv: rank(kv[0]))]
+
+
+def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = DEFAULT_MAX_INTERVENTIONS) -> list[str]:
     """Problems with reference-agent outcomes: oracle resolves at once, conventional fails after
     exactly the cap, noop never resolves, the prober (no memory) stays unresolved in at least
-    PROBER_UNRESOLVED of the episodes of every squashed or `none` cell, no episode errors (an errored
+    PROBER_UNRESOLVED of the episodes of every squashed or `none` cell, the naive readers as rule 8
+    and their calibration say (`_reader_problem`, READER_RECALL_MIN), no episode errors (an errored
     episode is reported as such, never judged as an outcome)."""
-    from sdebench.analysis.rules import is_error
+    from sdebench.runs.rules import is_error, resolved_first
 
     problems = []
     records = list(records)
+    for row in reader_calibration(records):
+        if row["tier"] == "recall" and row["delivery"] in MEMORY_DELIVERIES and row["resolve_1"] < READER_RECALL_MIN:
+            problems.append(f"delivery={row['delivery']} agent={row['agent']} recall tier: resolved at the first submit "
+                            f"in {row['resolve_1']:.0%} of {row['episodes']} episodes with memory (at least "
+                            f"{READER_RECALL_MIN:.0%} required: the reader does not read the memory it is shown)")
     cells: dict[tuple, list[bool]] = {}
     for r in records:
         if r.agent == "prober" and not is_error(r) and (r.delivery == "squashed" or r.source == "none"):
@@ -361,7 +396,28 @@ def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = 5
             problems.append(f"{where}: expected unresolved after {max_interventions} interventions, got resolved={resolved} interventions={n}")
         elif agent == "noop" and resolved:
             problems.append(f"{where}: noop resolved")
+        elif agent in READERS:
+            problems += _reader_problem(r, where, resolved_first(r))
     return problems
+
+
+def _reader_problem(r: EpisodeRecord, where: str, first: bool) -> list[str]:
+    """What a naive reader's episode must show: on a hard task, no resolve at the first submit but
+    under oracle (the fact sentence, given whatever the placement), where it resolves at once;
+    anywhere, no resolve without memory (squashed, or a fact that lives nowhere and is not given)."""
+    from sdebench.runs.rules import tier
+
+    if r.delivery == "squashed" or (r.source == "none" and r.delivery != "oracle"):
+        return [f"{where}: resolved without memory"] if r.resolved else []
+    if tier(r) == "recall":
+        return []
+    if r.delivery == "oracle" and not first:
+        return [f"{where}: hard task ({r.competency}): expected resolved at the first submit from the fact sentence, "
+                f"got resolved={r.resolved} interventions={r.interventions}"]
+    if r.delivery != "oracle" and first:
+        return [f"{where}: hard task ({r.competency}): the naive reader resolved at the first submit "
+                "(generation rule 8 says it must not)"]
+    return []
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -371,13 +427,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sdebench.results", description=main.__doc__)
     ap.add_argument("dirs", nargs="+", help="results, run or multirun dirs")
     ap.add_argument("--check-reference", action="store_true", help="exit 1 unless reference agents behave as expected")
-    ap.add_argument("--max-interventions", type=int, default=5)
+    ap.add_argument("--max-interventions", type=int, default=DEFAULT_MAX_INTERVENTIONS)
     args = ap.parse_args(argv)
     missing = [d for d in args.dirs if not Path(d).exists()]
     if missing:
         print(f"sdebench.results: error: no such dir: {', '.join(missing)}", file=sys.stderr)
         return 2
-    from sdebench.analysis.rules import is_error
+    from sdebench.runs.rules import is_error
 
     records = read_records(*args.dirs)
     errors = sum(is_error(r) for r in records)
@@ -392,6 +448,12 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             return 1
         print("reference agents: all outcomes as expected")
+    if rows := reader_calibration(records):
+        print("\nnaive readers, resolve@1 over the tasks whose fact lives in memory (recall tier: the calibration, "
+              f"at least {READER_RECALL_MIN:.0%} in full, memtool and inject; hard tier: 0 but oracle):")
+        for row in rows:
+            print(f"  {row['tier']:6} {row['agent']:15} {row['delivery']:8} {row['resolved_1']}/{row['episodes']} "
+                  f"({row['resolve_1']:.0%})")
     return 0
 
 

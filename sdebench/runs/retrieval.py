@@ -2,7 +2,7 @@
 
 Only a synthetic benchmark can say this, because only here is the decisive item known
 (sdebench.delivery.decisive). Everything is computed on the host, beside the agent's tool calls
-(the toolbox tells the `Tracker` of each call and each search) and from what the delivery
+(the toolbox tells the `RetrievalTracker` of each call and each search) and from what the delivery
 prepared; the result is written only to the episode record's `retrieval` field. Definitions
 (docs/retrieval.md):
 
@@ -82,7 +82,7 @@ class Retrieval:
         return cls(**vals)
 
 
-class Tracker:
+class RetrievalTracker:
     """Watches one episode's toolbox for the decisive items of its task (host side; never raises)."""
 
     def __init__(self, decisive: tuple, *, workspace: Path | None, index: Any = None, injected_ids: tuple[str, ...] | None = None,
@@ -126,7 +126,7 @@ class Tracker:
 
     def finish(self, final_diff: str, fact_tokens: tuple[str, ...]) -> Retrieval:
         """The episode's diagnostics, once its final diff is known."""
-        from sdebench.generation.validate import find_tokens
+        from sdebench.tasks.tokens import find_tokens
 
         r = self.result
         added = "\n".join(line[1:] for line in final_diff.splitlines() if line.startswith("+") and not line.startswith("+++"))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,31 +31,10 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from sdebench.runs.config import CONF_DIR
+from sdebench.runs.jobs import RunError, outcome, select_tasks
+from sdebench.runs.plan import episode_lines
 
 log = logging.getLogger("sdebench.run")
-
-
-class RunError(Exception):
-    """Bad input for a whole run; reported as one line."""
-
-
-def select_tasks(cfg: dict[str, Any]) -> list:
-    """The tasks of `cfg['tasks_dir']` matching `cfg['source']` and `cfg['select']`; bad task dirs are skipped with a warning."""
-    from sdebench.runs import sweep
-    from sdebench.runs.config import ConfigError, sources
-    from sdebench.tasks.record import TaskError
-    from sdebench.tasks.selection import select
-
-    sel = dict(cfg.get("select") or {})
-    root = Path(cfg.get("tasks_dir") or "tasks")
-    if not root.is_dir():
-        raise RunError(f"no tasks dir at {root.resolve()} (run where ./tasks is, or pass tasks_dir=DIR)")
-    try:
-        return select(root, source=sources(cfg), family=sel.get("family"),
-                      variant=sel.get("variant"), bottleneck=sel.get("bottleneck"), ids=sel.get("ids"),
-                      on_error=lambda msg: (log.warning("skipping: %s", msg), sweep.report("malformed_task", msg)))
-    except (ConfigError, TaskError) as e:
-        raise RunError(str(e)) from None
 
 
 def start_up(cfg: dict[str, Any], build_agent: bool, check: bool = False) -> Any:
@@ -74,7 +54,7 @@ def start_up(cfg: dict[str, Any], build_agent: bool, check: bool = False) -> Any
     from sdebench.sandbox import SandboxError
 
     try:
-        GradeOptions.from_mapping(dict(cfg.get("grading") or {}))
+        GradeOptions.of_config(cfg)
     except (OptionError, TypeError) as e:
         raise RunError(f"grading: {e}") from None
     from sdebench.runs import preflight
@@ -127,70 +107,67 @@ def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_e
     cfg_hash = results.config_hash(cfg)
     key = results.episode_key(task_hash, ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash + key_extra)
     path = results.record_path(results_dir, ident, key)
-    with sweep.claim(path, on_wait=lambda: log.info("%s: another process is running it, waiting", head or task.id)):
-        return _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, stream, manifest, head, ledger)
+    claimed = Claimed(task, cfg, factory, path, task_hash, cfg_hash, key, head or task.id, carried=carried,
+                      stream=stream, manifest=manifest, ledger=ledger)
+    with sweep.claim(path, on_wait=lambda: log.info("%s: another process is running it, waiting", claimed.head)):
+        return _run_claimed(claimed)
 
 
-def _run_claimed(task, cfg, factory, path, task_hash, cfg_hash, key, carried, stream, manifest, head, ledger):
+@dataclass(frozen=True)
+class Claimed:
+    """One episode whose claim this process holds: what runs, where its record goes, what keys it."""
+
+    task: Any
+    cfg: dict[str, Any]
+    factory: Any
+    path: Path  # the record's path under the results dir
+    task_hash: str
+    cfg_hash: str
+    key: str
+    head: str  # how log lines name the episode
+    carried: Any = None  # a stream's carried memory (sdebench.delivery.carried.CarriedMemory)
+    stream: dict[str, Any] | None = None  # stream fields set on a fresh record
+    manifest: Path | None = None  # a job dir whose manifest lists the record
+    ledger: Any = None  # the sweep's budget ledger (sdebench.runs.budget.Ledger)
+
+
+def _run_claimed(c: Claimed):
     """`run_or_reuse` once this process holds the episode's claim."""
     from sdebench.runs import results, sweep
-    from sdebench.runs.episode import run_episode
+    from sdebench.runs.assemble import run_episode
 
-    done = None if cfg.get("rerun") else results.read_record(path)
-    if done is not None and done.stop_reason == "error" and cfg.get("retry_errors", True):
-        log.info("%s: last attempt failed with an error (%s), running it again", head or task.id, done.error)
+    done = None if c.cfg.get("rerun") else results.read_record(c.path)
+    if done is not None and done.stop_reason == "error" and c.cfg.get("retry_errors", True):
+        log.info("%s: last attempt failed with an error (%s), running it again", c.head, done.error)
         done = None
     if done is not None:
-        log.info("%s: already done (%s), skipped", head or task.id, outcome(done))
+        log.info("%s: already done (%s), skipped", c.head, outcome(done))
         rec = done
     else:
         token = None
-        if ledger is not None:
+        if c.ledger is not None:
             from sdebench.runs.budget import episode_worst_case
 
-            token = ledger.reserve(episode_worst_case(cfg), head or task.id)  # BudgetSpent: not started
-        results.clean_stale(path)
-        traj = results.trajectory_path(path)
+            token = c.ledger.reserve(episode_worst_case(c.cfg), c.head)  # BudgetSpent: not started
+        results.clean_stale(c.path)
+        traj = results.trajectory_path(c.path)
         rec = None
         try:
-            rec = run_episode(task, cfg, factory, trajectory_path=traj, keep_workspace=bool(cfg.get("keep_workspace")),
-                              carried=carried)
+            rec = run_episode(c.task, c.cfg, c.factory, trajectory_path=traj,
+                              keep_workspace=bool(c.cfg.get("keep_workspace")), carried=c.carried)
         finally:
             if token is not None and rec is not None:
-                ledger.settle(token, rec.cost_usd)  # no record (interrupted): the reservation stays, on the safe side
-        rec.task_hash, rec.config_hash, rec.key, rec.trajectory = task_hash, cfg_hash, key, str(traj.resolve())
-        for name, value in (stream or {}).items():
+                c.ledger.settle(token, rec.cost_usd)  # no record (interrupted): the reservation stays, on the safe side
+        rec.task_hash, rec.config_hash, rec.key, rec.trajectory = c.task_hash, c.cfg_hash, c.key, str(traj.resolve())
+        for name, value in (c.stream or {}).items():
             setattr(rec, name, value)
-        results.write_record(path, rec)
-        log.info("%s: %s", head or task.id, outcome(rec))
+        results.write_record(c.path, rec)
+        log.info("%s: %s", c.head, outcome(rec))
     if rec.stop_reason == "error":
-        sweep.report("episode_error", f"{task.id}: {rec.error}")
-    if manifest is not None:
-        results.append_manifest(manifest, path)
+        sweep.report("episode_error", f"{c.task.id}: {rec.error}")
+    if c.manifest is not None:
+        results.append_manifest(c.manifest, c.path)
     return rec
-
-
-def dry_run(tasks: list, cfg: dict[str, Any], factory: Any, label: str = "") -> list[str]:
-    """The episodes a job would run, one line each (whether their record already exists, and the task's grader)."""
-    from sdebench.components import ComponentError, grader_for
-    from sdebench.runs import results
-    from sdebench.runs.episode import identity
-
-    results_dir = Path(cfg.get("results_dir") or "results")
-    cfg_hash = results.config_hash(cfg)
-    lines = []
-    for n, task in enumerate(tasks, 1):
-        try:
-            grader_for(task)
-        except ComponentError as e:
-            raise RunError(f"task {task.id}: {e}") from None
-        ident = identity(task, cfg)
-        key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
-        done = results.read_record(results.record_path(results_dir, ident, key))
-        state = "run" if done is None or cfg.get("rerun") else f"reuse ({outcome(done)})"
-        lines.append(f"[{n}/{len(tasks)}] {label}{task.id} delivery={ident.delivery} agent={ident.agent} "
-                     f"model={ident.model} seed={ident.seed} grader={task.grader} sandbox={factory.name}: {state}")
-    return lines
 
 
 def budget_ledger(cfg: dict[str, Any]):
@@ -231,7 +208,7 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
     results_dir = Path(cfg.get("results_dir") or "results")
     try:
         if dry:
-            lines = dry_run(tasks, cfg, factory)
+            lines = episode_lines(tasks, cfg, factory)
             print("dry run, nothing is run:\n" + "\n".join(lines), flush=True)
             return []
         records = progress.tracker(cfg, len(tasks), job_dir)
@@ -246,15 +223,6 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
     finally:
         factory.cleanup()
     return records
-
-
-def outcome(rec) -> str:
-    """One line: resolved, why not, or error (no outcome); interventions, wall time, error."""
-    from sdebench.analysis.rules import outcome_label
-
-    state = outcome_label(rec)
-    err = f", error: {rec.error}" if rec.error else ""
-    return f"{state}, {rec.interventions} interventions, {rec.wall_s:.2f}s{err}"
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")

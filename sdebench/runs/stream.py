@@ -30,14 +30,15 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from sdebench.analysis.rules import outcome_label
+from sdebench.errors import RunError
 from sdebench.runs.config import CONF_DIR
+from sdebench.runs.rules import outcome_label
 
 log = logging.getLogger("sdebench.stream")
 STREAM_JSON = "stream.json"
 
 
-class StreamError(Exception):
+class StreamError(RunError):
     """Bad input for a whole stream; reported as one line."""
 
 
@@ -80,7 +81,7 @@ class StreamSpec:
 
 def order_tasks(spec: StreamSpec, cfg: dict[str, Any]) -> list:
     """The stream's tasks in order: `stream.tasks` (else the run selection), shuffled if asked."""
-    from sdebench.runs.run import RunError, select_tasks
+    from sdebench.runs.jobs import RunError, select_tasks
     from sdebench.tasks.record import TaskError
     from sdebench.tasks.selection import select
 
@@ -101,12 +102,14 @@ def order_tasks(spec: StreamSpec, cfg: dict[str, Any]) -> list:
 
 
 def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
-    """Run the stream of `cfg`; return one row per position (see sdebench.analysis.streams.position_row)."""
-    from sdebench.analysis.streams import position_row
+    """Run the stream of `cfg`; return one row per position (see sdebench.runs.stream_metrics.position_row)."""
     from sdebench.delivery.carried import CarriedMemory, after_episode
     from sdebench.runs.budget import BudgetSpent
     from sdebench.runs.config import ConfigError, check
-    from sdebench.runs.run import RunError, budget_ledger, dry_run, run_or_reuse, start_up
+    from sdebench.runs.jobs import RunError
+    from sdebench.runs.plan import episode_lines
+    from sdebench.runs.run import budget_ledger, run_or_reuse, start_up
+    from sdebench.runs.stream_metrics import position_row
 
     try:
         cfg = check(cfg)
@@ -131,7 +134,7 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     rows = []
     try:
         if dry:
-            lines = dry_run(tasks, cfg, factory, label=f"stream {sid}: ")
+            lines = episode_lines(tasks, cfg, factory, label=f"stream {sid}: ")
             print("dry run, nothing is run (positions in order; carried memory is earned as the stream runs):\n"
                   + "\n".join(lines), flush=True)
             return []
@@ -174,8 +177,8 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
 
 def write_outputs(job_dir: Path, spec_id: str, rows: list[dict[str, Any]]) -> str:
     """Write stream.json, stream.md and learning_curve.png into `job_dir`; return the markdown."""
-    from sdebench.analysis.streams import markdown, plot_learning_curve
     from sdebench.runs import results
+    from sdebench.runs.stream_metrics import markdown, plot_learning_curve
 
     job_dir.mkdir(parents=True, exist_ok=True)
     results.write_atomic(job_dir / STREAM_JSON, json.dumps({"stream_id": spec_id, "positions": rows}, indent=1))
@@ -199,8 +202,8 @@ class StreamSweepCallback(_callback_base()):
 
     def on_multirun_end(self, config, **kwargs: Any) -> None:
         """Write streams.md and learning_curves.png into the sweep dir (a dry run has no streams)."""
-        from sdebench.analysis.streams import load_streams, markdown, plot_learning_curve
         from sdebench.runs import results
+        from sdebench.runs.stream_metrics import load_streams, markdown, plot_learning_curve
 
         if config.get("dry_run"):
             return

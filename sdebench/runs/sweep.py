@@ -32,11 +32,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sdebench.errors import RunError
+
 SWEEP_PID_ENV = "SDEBENCH_SWEEP_PID"
 STATUS_ENV = "SDEBENCH_STATUS_FILE"
 EXIT_PROBLEMS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
 # Keys taking comma lists as one value (filters); in a single run `select.family=a,b` means the list.
-LIST_KEYS = ("source", "select.family", "select.variant", "select.ids", "select.bottleneck")
+LIST_KEYS = ("source", "select.family", "select.variant", "select.ids", "select.bottleneck", "select.competency",
+             "select.tier")
 
 
 # --- claims ----------------------------------------------------------------------------------------
@@ -158,7 +161,7 @@ def read_problems(path: Path) -> list[str]:
 
 
 # --- the command line --------------------------------------------------------------------------
-class UsageError(ValueError):
+class UsageError(RunError, ValueError):
     """A command-line override that names no option or key; the message is one line."""
 
 
@@ -198,16 +201,61 @@ def check_overrides(args: list[str], conf_dir: str, config_name: str) -> list[st
             if bad:
                 raise UsageError(f"{key}={','.join(bad)}: no such {key} (choose {', '.join(options)})")
         first.append(f"{o.get_key_element()}={values[0]}" if o.is_sweep_override() and values else o.input_line)
+    composable = [f for f in first if f.startswith("hydra.searchpath") or not f.lstrip("+~").startswith("hydra")]
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
-            compose(config_name, overrides=[f for f in first if f.startswith("hydra.searchpath")
-                                            or not f.lstrip("+~").startswith("hydra")])
+            # the keys of the options chosen, before any value is set: what a misspelt key is compared with
+            groups = [f for f in composable if f.startswith("hydra.searchpath")
+                      or ("." not in f.partition("=")[0] and not f.startswith(("+", "~"))
+                          and any(group_options(r, f.partition("=")[0]) for r in roots))]
+            known = _keys(compose(config_name, overrides=groups))
+            for o in parsed:  # `+` adds past the schema: only a component's own section may grow
+                key = o.key_or_group
+                if o.is_add() and not o.is_hydra_override() and key.split(".")[0] not in OPEN_SECTIONS \
+                        and key not in known:
+                    raise UsageError(_unknown(key, known))
+            compose(config_name, overrides=composable)
     except (HydraException, OmegaConfBaseException) as e:
-        raise UsageError(_one_line(str(e))) from None
+        raise UsageError(_one_line(e, locals().get("known", set()))) from None
     finally:
         GlobalHydra.instance().clear()
     return [a if a.startswith("-") or multirun else _quote_list(a) for a in args]
+
+
+# Sections a component reads as its own (a `package.module:Class` of a user's may take keys of its own,
+# added with `+agent.KEY=VALUE`); every other key is fixed by the schema (sdebench.runs.schema).
+OPEN_SECTIONS = ("agent", "model", "delivery", "sandbox", "stream")
+
+
+def _keys(cfg: Any, prefix: str = "") -> set[str]:
+    """Every dotted key of a composed config (a section and its leaves), hydra's own left out."""
+    from omegaconf import DictConfig
+
+    out: set[str] = set()
+    for k in cfg:
+        if not prefix and k == "hydra":
+            continue
+        full = f"{prefix}{k}"
+        out.add(full)
+        v = cfg._get_node(k)
+        if isinstance(v, DictConfig) and not v._is_missing() and not v._is_none():
+            out |= _keys(v, full + ".")
+    return out
+
+
+def _unknown(key: str, known: set[str]) -> str:
+    """One line for a key the config does not have, with the closest known key when there is one."""
+    import difflib
+
+    parent = key.rpartition(".")[0]
+    siblings = sorted(k for k in known if k.rpartition(".")[0] == parent)
+    close = difflib.get_close_matches(key, siblings or sorted(known), n=1, cutoff=0.6)
+    if close:
+        return f"{key}: no such config key; did you mean {close[0]}?"
+    if parent and siblings:
+        return f"{key}: no such config key (keys of {parent}: {', '.join(k.rpartition('.')[2] for k in siblings)})"
+    return f"{key}: no such config key"
 
 
 def _quote_list(arg: str) -> str:
@@ -217,13 +265,25 @@ def _quote_list(arg: str) -> str:
     return arg
 
 
-def _one_line(msg: str) -> str:
-    lines = [ln.strip() for ln in msg.splitlines() if ln.strip()]
-    head = lines[0] if lines else msg
+def _one_line(e: Exception, known: set[str]) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    head = lines[0] if lines else str(e)
     if "Could not override" in head and len(lines) > 1:
-        key = head.split("'")[1] if "'" in head else "?"
-        return f"{key}: no such config key (to add one, write +{key}=VALUE)"
+        return _unknown(head.split("'")[1] if "'" in head else "?", known)
+    cause = e.__cause__
+    if head.startswith("Error merging override") and cause is not None:  # the schema refused a value
+        override = head.removeprefix("Error merging override ")
+        why = str(cause).splitlines()[0]
+        m = re.match(r"Value '(.*)' of type '\w+' could not be converted to (\w+)", why)
+        if m and m.group(2) in KINDS:
+            return f"{override.partition('=')[0]} must be {KINDS[m.group(2)]}, got {m.group(1)!r}"
+        if m := re.match(r"Value '(.*)' is not a valid bool", why):
+            return f"{override.partition('=')[0]} must be true or false, got {m.group(1)!r}"
+        return f"{override}: {why}"
     return head
+
+
+KINDS = {"Integer": "a whole number", "Float": "a number", "Boolean": "true or false", "String": "text"}
 
 
 def cli(app: Callable[[], Any], prog: str, conf_dir: str, config_name: str, argv: list[str] | None = None) -> int:

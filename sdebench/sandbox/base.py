@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from sdebench.errors import SandboxError  # noqa: F401 - re-exported: the sandbox layer's error, defined with the others
+
 # Output kept per stream: the head and the tail, with a marker in between.
 DEFAULT_OUTPUT_CAP = 64_000
 TRUNCATION_MARKER = "\n[... {n} bytes truncated ...]\n"
@@ -16,11 +18,7 @@ OUT_DIR = ".sdebench-out"
 # so nothing in the working directory names the task.
 WORKDIR = "/repo"
 # How often a running command's watch is polled.
-WATCH_POLL_S = 0.05
-
-
-class SandboxError(RuntimeError):
-    """A sandbox cannot be opened or used (missing backend, engine down, bad config)."""
+WATCH_POLL_S = 0.01
 
 
 @dataclass(frozen=True)

@@ -349,6 +349,11 @@ class DockerSandbox:
         except Exception as e:  # noqa: BLE001
             raise SandboxError(f"cannot reset the container after a command: {_short(e)}") from None
 
+    def end_processes(self) -> None:
+        """End, before returning, every process the last command left running (files stay as they are)."""
+        if self.container is not None:
+            self._settle()
+
     def read_file(self, rel: str) -> str:
         """Read a workspace file from the container."""
         path = posixpath.join(WORKDIR, _clean_rel(rel))

@@ -9,6 +9,8 @@ sandbox), `oracle.patch` and `conventional.patch`.
 
 from __future__ import annotations
 
+from sdebench.errors import TaskError
+
 import hashlib
 import json
 import re
@@ -18,8 +20,8 @@ from pathlib import Path
 
 import tomli_w
 
-from sdebench.components import DEFAULT_GRADER, GRADERS, is_target
-from sdebench.tasks.artifacts import BOTTLENECKS, SOURCES
+from sdebench.tasks.graders import DEFAULT_GRADER, GRADERS, is_target
+from sdebench.tasks.artifacts import BOTTLENECKS, COMPETENCIES, RECALL, SOURCES, tier_of
 
 TASK_FILE = "task.toml"
 DIGEST_SCHEME = "fresh1"  # sdebench.generation.fresh.SCHEME
@@ -31,13 +33,9 @@ EXPECTED = "expected.json"
 ORACLE_PATCH = "oracle.patch"
 CONVENTIONAL_PATCH = "conventional.patch"
 FORMAT_VERSION = 2
-# The `grader` field names a grader registered in sdebench.components ("sdebench": two-phase grading
+# The `grader` field names a grader registered in sdebench.tasks.graders ("sdebench": two-phase grading
 # of the test groups with observed hidden tests; "bugsinpy": the BugsInPy-v2 verifier rules for
 # imported single-file tasks, which carry no FAIL_TO_PASS ids) or gives one as `package.module:Name`.
-
-
-class TaskError(ValueError):
-    """A task dir is malformed or incomplete."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,6 @@ class Tests:
     def groups(self) -> dict[str, tuple[str, ...]]:
         """Group name -> ids, in grading order."""
         return {"FAIL_TO_PASS": self.fail_to_pass, "PASS_TO_PASS": self.pass_to_pass, "HIDDEN_TO_PASS": self.hidden_to_pass}
-
 
 
 SCALE_TAG = "memory-scale="  # the tag a task generated at a non-default memory scale carries
@@ -85,7 +82,13 @@ class Task:
     grader: str = DEFAULT_GRADER
     test_time_limit_s: float | None = None  # per-test limit from the oracle's test times (None: the config's)
     set_digest: str | None = None  # digest of the seed of a fresh private set (None: the published set)
+    competency: str = RECALL  # how the fact must be worked out of memory (artifacts.COMPETENCIES)
     path: Path | None = field(default=None, compare=False)
+
+    @property
+    def tier(self) -> str:
+        """The task's tier: `recall` or `hard` (derived from its competency)."""
+        return tier_of(self.competency)
 
     @property
     def memory_scale(self) -> str | None:
@@ -158,6 +161,7 @@ class Task:
             "variant": self.variant,
             "source": self.source,
             "bottleneck": self.bottleneck,
+            "competency": self.competency,
             "tags": list(self.tags),
             "description": self.description,
             "statement": self.statement,
@@ -231,6 +235,9 @@ def load(task_dir: str | Path) -> Task:
         raise TaskError(f"{path}: field 'source' must be one of {', '.join(SOURCES)}, got {vals['source']!r}")
     if vals["bottleneck"] not in BOTTLENECKS:
         raise TaskError(f"{path}: field 'bottleneck' must be one of {', '.join(BOTTLENECKS)}, got {vals['bottleneck']!r}")
+    competency = doc.get("competency", RECALL)  # tasks written before competencies existed are recall tasks
+    if competency not in COMPETENCIES:
+        raise TaskError(f"{path}: field 'competency' must be one of {', '.join(COMPETENCIES)}, got {competency!r}")
     grader = doc.get("grader", DEFAULT_GRADER)
     if not isinstance(grader, str) or not (grader in GRADERS or is_target(grader)):
         raise TaskError(
@@ -275,6 +282,7 @@ def load(task_dir: str | Path) -> Task:
         grader=grader,
         test_time_limit_s=float(limit) if limit is not None else None,
         set_digest=digest,
+        competency=competency,
         path=task_dir,
     )
 

@@ -10,6 +10,8 @@ worktree diffs run `git` itself.
 
 from __future__ import annotations
 
+from sdebench.errors import SdebenchError
+
 import os
 import re
 import shutil
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdebench.generation.spec import Commit
+from sdebench.tasks.commits import Commit
 
 AUTHOR = "Dev Team <dev@example.invalid>"
 EPOCH = 1_700_000_000  # fixed base time; commit i is EPOCH + i * STEP
@@ -43,7 +45,7 @@ GIT_ENV = {
 }
 
 
-class RepoError(RuntimeError):
+class RepoError(SdebenchError, RuntimeError):
     """A git operation on a task repo failed."""
 
 
@@ -202,11 +204,12 @@ def show_file(path: Path, rev: str, rel: str) -> str:
 
 @dataclass(frozen=True)
 class HistoryCommit:
-    """One commit as memory sees it: sha, message and per-file diffs."""
+    """One commit as memory sees it: sha, message, per-file diffs and its committer date."""
 
     sha: str
     message: str
     diffs: dict[str, str]  # path -> unified diff body (headers stripped)
+    date: str = ""  # committer date, ISO 8601 (`git log --format=%cI`)
 
 
 def history(path: Path) -> list[HistoryCommit]:
@@ -215,16 +218,25 @@ def history(path: Path) -> list[HistoryCommit]:
     One `git log -p` for the whole history (a diff process per commit costs minutes on a history
     of thousands); the root commit is shown against the empty tree.
     """
-    out = _git(path, "-c", "core.quotePath=false", "log", "--reverse", "--no-renames", "--no-color", "-p", "-U3",
-               "--no-ext-diff", "--root", f"--format={_COMMIT_MARK}%H%x00%B%x00", "HEAD")
-    commits = []
-    for record in out.split(_COMMIT_MARK.encode())[1:]:
-        sha, message, patch = record.split(b"\0", 2)
-        commits.append(HistoryCommit(sha.decode(), message.decode(errors="replace").rstrip("\n"), _file_diffs(patch)))
-    return commits
+    return parse_history(_git(path, *HISTORY_ARGS))
 
 
 _COMMIT_MARK = "\x01sdebench-commit\x01"
+# The one `git log` that reads a history as memory (here, and by an agent through its shell).
+HISTORY_ARGS = ("-c", "core.quotePath=false", "log", "--reverse", "--no-renames", "--no-color", "-p", "-U3",
+                "--no-ext-diff", "--root", "--format=%x01sdebench-commit%x01%H%x00%cI%x00%B%x00", "HEAD")
+
+
+def parse_history(out: bytes) -> list[HistoryCommit]:
+    """The commits of the output of `git HISTORY_ARGS`, oldest first."""
+    commits = []
+    for record in out.split(_COMMIT_MARK.encode())[1:]:
+        sha, when, message, patch = record.split(b"\0", 3)
+        commits.append(HistoryCommit(sha.decode(), message.decode(errors="replace").rstrip("\n"), _file_diffs(patch),
+                                     when.decode().strip()))
+    return commits
+
+
 _DIFF_HEADER = re.compile(rb"^diff --git a/(.*) b/(.*)$", re.M)
 
 

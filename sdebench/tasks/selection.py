@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sdebench.tasks.artifacts import BOTTLENECKS, SOURCES
+from sdebench.tasks.artifacts import BOTTLENECKS, COMPETENCIES, SOURCES, TIERS
 from sdebench.tasks.record import Task, TaskError, discover, load
 
 ANY = "all"  # a filter value meaning "no filter"
@@ -44,11 +44,14 @@ def select(
     source: str | Iterable[str] | None = None,
     bottleneck: str | Iterable[str] | None = None,
     ids: str | Iterable[str] | None = None,
+    competency: str | Iterable[str] | None = None,
+    tier: str | Iterable[str] | None = None,
     on_error: Callable[[str], None] | None = None,
 ) -> list[Task]:
     """The tasks of `tasks_dir` matching every given filter (comma lists; None or 'all' = any), sorted by dir name.
 
-    A missing tasks dir, an unknown source or bottleneck raise TaskError. A malformed task dir,
+    `tier` (recall, hard) is the tier derived from a task's competency. A missing tasks dir, an
+    unknown source, bottleneck, competency or tier raise TaskError. A malformed task dir,
     and an id in `ids` that no task has, raise TaskError too, unless `on_error` is given: then it
     receives the one-line message and the selection goes on without that task.
     """
@@ -58,9 +61,13 @@ def select(
         "source": comma_list(source),
         "bottleneck": comma_list(bottleneck),
         "id": comma_list(ids),
+        "competency": comma_list(competency),
+        "tier": comma_list(tier),
     }
     _check("source", wanted["source"], SOURCES)
     _check("bottleneck", wanted["bottleneck"], BOTTLENECKS)
+    _check("competency", wanted["competency"], COMPETENCIES)
+    _check("tier", wanted["tier"], TIERS)
     filters = {k: set(v) for k, v in wanted.items() if v is not None}
 
     def problem(message: str) -> None:

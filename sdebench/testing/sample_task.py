@@ -10,8 +10,8 @@ import tempfile
 from pathlib import Path
 
 from sdebench.generation.observe import record_task
-from sdebench.generation.spec import Commit
 from sdebench.tasks import repo
+from sdebench.tasks.commits import Commit
 from sdebench.tasks.record import CONVENTIONAL_PATCH, ORACLE_PATCH, Task, Tests, save_meta
 
 TASK_ID = "sample-discount-v0-K"

@@ -43,6 +43,10 @@ class ScriptedClient:
         """The planted secret, if any."""
         return (self.secret,) if self.secret else ()
 
+    def worst_case_usd(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> float:
+        """Nothing: a scripted reply is known, so the cost cap is checked only on what was spent."""
+        return 0.0
+
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int,
                  deadline: float, log: Log) -> Completion:
         """The next scripted reply to `messages`."""

@@ -58,6 +58,7 @@ from typing import Any
 
 from sdebench.agents.accounting import TokenCounts
 from sdebench.agents.liveness import PROBE_TEXT
+from sdebench.errors import ConfigError
 from sdebench.gateway import protocols
 
 HOST = "127.0.0.1"
@@ -68,7 +69,7 @@ _KINDS = ("tool", "tool_calls", "text", "garbage", "error", "outage")
 DEAD = "dead"
 
 
-class ScriptError(ValueError):
+class ScriptError(ConfigError):
     """A script file is malformed."""
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from sdebench.agents.base import AgentContext, AnswerKey, RunResult, Usage
-from sdebench.runs.episode import run_episode
+from sdebench.agents.base import AgentContext, AnswerKey, Capabilities, RunResult, Usage
+from sdebench.runs.assemble import run_episode
 from sdebench.sandbox import make_factory
 from sdebench.tasks.record import load
 
@@ -29,6 +29,7 @@ class Recorder:
     """A non-reference agent: keeps its context and what a look around its workspace showed."""
 
     name = "recorder"
+    capabilities = Capabilities()
 
     def __init__(self):
         self.usage = Usage()
@@ -46,9 +47,12 @@ class Recorder:
     def feedback(self, text: str) -> None:
         pass
 
+    def close(self) -> None:
+        pass
+
 
 class AnswerKeyRecorder(Recorder):
-    needs_answer_key = True
+    capabilities = Capabilities(needs_answer_key=True)
 
 
 def public_strings(obj: Any, where: str = "ctx", seen: set[int] | None = None):

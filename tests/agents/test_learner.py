@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sdebench.agents.learner import LearnerAgent
+from sdebench.agents.trajectory import read
 from sdebench.components import build_agent
-from sdebench.runs.episode import run_episode
-from sdebench.runs.trajectory import read
+from sdebench.runs.assemble import run_episode
 from sdebench.sandbox import make_factory
 from tests.minitask import build_all
 
@@ -56,7 +56,7 @@ def test_learner_is_registered():
 def test_learner_switches_fix_when_memory_changes_between_attempts(mini, tmp_path):
     from sdebench.agents.base import AgentContext, AnswerKey, Limits
     from sdebench.agents.tools import Toolbox
-    from sdebench.runs.trajectory import Trajectory, TrajectoryView
+    from sdebench.agents.trajectory import Trajectory, TrajectoryView
     from sdebench.tasks import repo
 
     task = mini["none"]

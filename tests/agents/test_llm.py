@@ -15,7 +15,7 @@ import yaml
 
 from sdebench.agents.base import AgentContext, Limits, ToolResult
 from sdebench.agents.llm import AgentSettings, ConfigError, LLMAgent, parse_arguments
-from sdebench.runs.trajectory import Trajectory, TrajectoryView, read
+from sdebench.agents.trajectory import Trajectory, TrajectoryView, read
 from sdebench.testing.scripted import PRICES, ScriptedClient
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
@@ -24,6 +24,8 @@ SECRET = "sk-test-PLANTED-5f1c0ffee"
 
 class FileToolbox:
     """A small real toolbox over a tmp dir: read/write/edit files and submit."""
+
+    logs_calls = False
 
     SCHEMAS = {
         "read_file": {"path": "string"},

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sdebench.runs.trajectory import read
+from sdebench.agents.trajectory import read
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
 
@@ -119,7 +119,7 @@ def _cfg(base: str, *overrides: str, sandbox: str = "unsafe_local") -> dict[str,
 
 def _episode(task, base: str, steps: list[dict[str, Any]], tmp_path: Path, *overrides: str,
              sandbox: str = "unsafe_local") -> tuple[Any, list]:
-    from sdebench.runs.episode import run_episode
+    from sdebench.runs.assemble import run_episode
     from sdebench.sandbox import make_factory
 
     _post_script(base, steps)
@@ -225,8 +225,8 @@ def test_a_model_that_dies_mid_episode_is_an_error_whatever_the_workspace_holds(
     (later calls are refused) or answers 503 forever. The episode is an error (no outcome, rerun by
     retry_errors), not resolved by what the grade found, the failed calls are neither turns nor paid,
     and nothing prints it as unresolved."""
-    from sdebench.analysis.rules import is_error, outcome_label
-    from sdebench.runs.run import outcome
+    from sdebench.runs.jobs import outcome
+    from sdebench.runs.rules import is_error, outcome_label
 
     steps = [usage(READ, 1000, 20), *(usage(e, 1200, 40) for e in patch_edits(task.oracle_patch)),
              {"outage": "dead" if death == "killed" else 503}]
@@ -251,7 +251,7 @@ def test_a_model_that_dies_mid_episode_is_an_error_whatever_the_workspace_holds(
 
 
 def _episode_at(task, base: str, tmp_path: Path):
-    from sdebench.runs.episode import run_episode
+    from sdebench.runs.assemble import run_episode
     from sdebench.sandbox import make_factory
 
     cfg = _cfg(base)

@@ -16,7 +16,7 @@ import pytest
 
 from sdebench.agents.llm import LLMAgent
 from sdebench.agents.model import ConfigError, LiteLLMClient, is_retryable
-from sdebench.runs.trajectory import Trajectory, read
+from sdebench.agents.trajectory import Trajectory, read
 from sdebench.testing import testmodel
 
 CONF = Path(__file__).resolve().parents[2] / "conf"

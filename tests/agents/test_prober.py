@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from sdebench.agents.prober import parse_feedback, policy_of
-from sdebench.runs.episode import run_episode
-from sdebench.runs.trajectory import read
+from sdebench.agents.trajectory import read
+from sdebench.runs.assemble import run_episode
 from sdebench.sandbox import make_factory
 from sdebench.tasks.record import load
 from tests.generation.test_probe import SMALL

@@ -16,11 +16,11 @@ from sdebench.agents.reference import (
     parse_patch,
 )
 from sdebench.agents.tools import Toolbox
+from sdebench.agents.trajectory import Trajectory, TrajectoryView, read
 from sdebench.components import AGENTS, ComponentError, build_agent, build_delivery, resolve
-from sdebench.generation.spec import Commit
-from sdebench.runs.trajectory import Trajectory, TrajectoryView, read
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo
+from sdebench.tasks.commits import Commit
 from sdebench.tasks.record import load
 from tests.minitask import build_all, repo_tasks
 
@@ -118,7 +118,8 @@ def test_noop_submits_at_once(mini, tmp_path):
 
 
 def test_registry_and_bad_agent_configs(tmp_path):
-    assert set(AGENTS) == {"noop", "oracle", "conventional", "patch", "prober", "learner", "llm", "claude-code", "codex", "mini-swe-agent",
+    assert set(AGENTS) == {"noop", "oracle", "conventional", "patch", "prober", "reader-top1", "reader-latest",
+                           "reader-majority", "learner", "llm", "claude-code", "codex", "mini-swe-agent",
                            "qwen-code", "opencode", "aider", "gemini-cli"}
     assert isinstance(build_agent({"agent": {"name": "oracle"}, "model": {"name": "none"}}), OracleAgent)
     assert isinstance(build_agent({"agent": {"name": "conventional"}}), ConventionalAgent)
@@ -131,7 +132,7 @@ def test_registry_and_bad_agent_configs(tmp_path):
 
 
 def test_only_the_answer_key_agents_ask_for_it():
-    asking = {n for n in AGENTS if resolve("agent", n).needs_answer_key}
+    asking = {n for n in AGENTS if resolve("agent", n).capabilities.needs_answer_key}
     assert asking == {"oracle", "conventional", "learner"}
 
 

@@ -7,9 +7,9 @@ import os
 import pytest
 
 from sdebench.agents.tools import SPECS, TRUNCATED, Toolbox, truncate
+from sdebench.agents.trajectory import Trajectory, read
 from sdebench.components import build_delivery
 from sdebench.delivery.modes import MEMORY_TOOL, STANDARD_TOOLS
-from sdebench.runs.trajectory import Trajectory, read
 from sdebench.sandbox import make_factory
 from tests.minitask import build_all
 

@@ -106,3 +106,25 @@ def test_an_errored_reference_episode_is_counted_apart_not_judged(tmp_path):
     # the oracle's rates are over its valid episodes: still all resolved at the first submit
     oracle = [line for line in head.splitlines() if line.startswith(f"| oracle | none | {rec.delivery} |")]
     assert oracle and "| 1 | " in oracle[0] and "= 1.00 [" in oracle[0] and "= 0.00" not in oracle[0]
+
+
+def test_tiers_and_naive_readers_have_their_sections(tmp_path):
+    ref = tmp_path / "ref"
+    shutil.copytree(REFERENCE, ref)
+    cases = [("h-v0-K", "conflict", "full", False), ("h-v0-K", "conflict", "oracle", True),
+             ("r-v0-K", "recall", "full", True), ("r-v0-H", "recall", "full", False)]
+    for n, (task, comp, delivery, ok) in enumerate(cases):
+        ident = Identity(task, "f", 0, task[-1], "b", delivery, "reader-top1", "none", 0, comp)
+        results.write_record(results.record_path(ref / "readers", ident, f"r{n}"),
+                             EpisodeRecord(**vars(ident), key=f"r{n}", resolved=ok, resolved_at=1 if ok else None,
+                                           interventions=0 if ok else 5,
+                                           stop_reason="resolved" if ok else "max_interventions"))
+    text = findings.render(ref)
+    tiers = text.split("## By tier and competency", 1)[1].split("\n## ", 1)[0]
+    assert "| recall | recall | oracle | none | 5/5 (5/5) |" in tiers
+    assert "| hard | conflict | reader-top1 | none | 0/1 (0/1) |" in tiers
+    assert "hold no" not in tiers  # both tiers are there
+    readers = text.split("## Naive memory readers", 1)[1].split("\n## ", 1)[0]
+    assert "| tier | agent | full | oracle |" in readers
+    assert "| recall | reader-top1 | 1/2 (50%) |  |" in readers and "| hard | reader-top1 | 0/1 (0%) | 1/1 (100%) |" in readers
+    assert "## Naive memory readers" not in findings.render(REFERENCE)  # no reader episode: no section

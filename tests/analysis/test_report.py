@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from sdebench.agents.trajectory import Trajectory
 from sdebench.analysis import report
 from sdebench.runs import results
 from sdebench.runs.record import Attempt, EpisodeRecord, Identity
-from sdebench.runs.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIL = "<script>alert('x')</script>&<b>"

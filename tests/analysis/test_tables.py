@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdebench.analysis import rules
 from sdebench.analysis import tables as analysis
-from sdebench.runs import results
+from sdebench.runs import results, rules
 
 
 def rec(task, seed, delivery, resolved, interventions, stop=None, **kw):
@@ -210,6 +209,30 @@ def test_two_feedback_policies_are_never_pooled(synthetic):
     assert (sq["episodes"], sq["resolve_rate"]) == (4, 0.5)
     assert "feedback_hidden" in analysis.headline(both).columns
     assert "feedback_hidden" not in analysis.headline(synthetic).columns  # no column: binary only
+
+
+def test_the_tiers_are_never_pooled_and_competencies_have_their_table(synthetic):
+    """Hard-tier episodes (a competency other than recall) stay apart from recall ones in every table."""
+    hard = synthetic.assign(task_id=synthetic["task_id"] + "h", competency="conflict", resolved=False,
+                            interventions=5, stop_reason="max_interventions")
+    both = pd.concat([synthetic, hard], ignore_index=True)  # the synthetic records predate competencies: recall
+    t = analysis.by_cell(both)
+    assert list(dict.fromkeys(t["tier"])) == ["recall", "hard"]
+    rec_oracle = t[(t["tier"] == "recall") & (t["delivery"] == "oracle")].iloc[0]
+    assert (rec_oracle["episodes"], rec_oracle["resolve_rate"]) == (4, 1.0)  # not diluted by the hard failures
+    g = analysis.gaps(both, n_boot=100)
+    assert list(g["tier"]) == ["recall", "hard"] and list(g["estimate"]) == [0.5, 0.0]
+    p = analysis.paired_comparisons(both, n_boot=20)
+    assert list(p["tier"]) == ["recall", "hard"] and (p["units"] == 4).all()
+    c = analysis.by_competency(both)
+    assert list(zip(c["tier"], c["competency"], c["delivery"], c["episodes"], strict=True)) == [
+        ("recall", "recall", "squashed", 4), ("recall", "recall", "oracle", 4),
+        ("hard", "conflict", "squashed", 4), ("hard", "conflict", "oracle", 4)]
+    assert "tier" in analysis.headline(both).columns and "tier" not in analysis.headline(synthetic).columns
+    v = analysis.validity(both.assign(agent="oracle"))
+    assert set(v["tier"]) == {"recall", "hard"}
+    assert set(analysis.by_family(both)["competency"]) == {"recall", "conflict"}
+    assert set(analysis.by_bottleneck(both)["tier"]) == {"recall", "hard"}
 
 
 # --- episodes that ended in error are counted apart, never as unresolved ------------------------

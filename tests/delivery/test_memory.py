@@ -16,8 +16,8 @@ from sdebench.delivery.memory import (
     split_entries,
     tokenize,
 )
-from sdebench.generation.validate import find_tokens
 from sdebench.tasks import repo
+from sdebench.tasks.tokens import find_tokens
 from tests.minitask import build_all, repo_tasks
 
 
@@ -137,7 +137,7 @@ def test_estimate_tokens():
 
 
 def test_corpus_of_a_repo_without_artifacts(tmp_path: Path):
-    from sdebench.generation.spec import Commit
+    from sdebench.tasks.commits import Commit
 
     repo.build(tmp_path / "r", [Commit("only code", {"a.py": "x = 1\n"})])
     items = corpus_from_repo(tmp_path / "r")

@@ -10,10 +10,10 @@ import pytest
 
 from sdebench.components import ComponentError, build_delivery
 from sdebench.delivery.modes import MEMORY_TOOL, STANDARD_TOOLS
-from sdebench.generation.validate import find_tokens
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import artifact_kind
 from sdebench.tasks.record import load
+from sdebench.tasks.tokens import find_tokens
 from tests.minitask import build_all, repo_tasks
 
 CLEAN = ("squashed", "memtool", "inject", "oracle")

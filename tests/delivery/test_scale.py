@@ -13,7 +13,7 @@ from sdebench.delivery.decisive import decisive_items
 from sdebench.delivery.memory import corpus_from_repo, estimate_tokens, render_inject
 from sdebench.generation.generate import build_task
 from sdebench.generation.scale import LEVELS
-from sdebench.runs.episode import run_episode
+from sdebench.runs.assemble import run_episode
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load

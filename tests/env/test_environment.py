@@ -10,6 +10,7 @@ import pytest
 from sdebench.env.environment import (
     BadAction,
     CodeFixEnv,
+    EnvError,
     EpisodeDone,
     NoEpisode,
     SandboxUnavailable,
@@ -36,7 +37,7 @@ def store(tasks_dir, tmp_path_factory) -> TaskStore:
 
 @pytest.fixture
 def env(store, tmp_path):
-    e = CodeFixEnv(store, make_factory({"backend": "unsafe_local"}), max_steps=4, work_root=tmp_path)
+    e = CodeFixEnv(store, make_factory({"backend": "unsafe_local"}), max_steps=4, work_root=tmp_path, allow_unsafe=True)
     yield e
     e.close()
 
@@ -77,7 +78,7 @@ def test_conventional_guess_is_partial_progress(env, store):
 
 
 def test_counts_policy_reveals_the_count_and_the_reward_follows_it(store, tmp_path):
-    e = CodeFixEnv(store, make_factory({"backend": "unsafe_local"}), max_steps=4, work_root=tmp_path,
+    e = CodeFixEnv(store, make_factory({"backend": "unsafe_local"}), max_steps=4, work_root=tmp_path, allow_unsafe=True,
                    grading={"feedback_hidden": "counts"})
     e.reset(task_id=OURS)
     obs = e.step({"diff": store.get(OURS).conventional_patch})
@@ -122,7 +123,7 @@ def test_diff_that_does_not_apply_is_a_failed_step(env):
 
 
 def test_max_steps_ends_the_episode(store, tmp_path):
-    e = CodeFixEnv(store, make_factory({"backend": "unsafe_local"}), max_steps=1, work_root=tmp_path)
+    e = CodeFixEnv(store, make_factory({"backend": "unsafe_local"}), max_steps=1, work_root=tmp_path, allow_unsafe=True)
     code = e.reset(task_id=OURS).current_code["invoicer/money.py"]
     assert e.step({"patched_code": code}).done
     e.close()
@@ -206,13 +207,26 @@ def test_reset_cleans_the_previous_episode(env, tmp_path: Path):
 @pytest.mark.bwrap
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 def test_episode_under_bubblewrap(store, tmp_path):
-    local = make_factory({"backend": "local", "tasks_dir": str(store.tasks_dir)})
-    e = CodeFixEnv(store, local, max_steps=3, work_root=tmp_path)
+    e = CodeFixEnv(store, max_steps=3, work_root=tmp_path)  # the default sandbox: local, the store masked
+    assert e.factory.name == "local" and str(store.tasks_dir.resolve()) in e.factory.options.masked
     obs = e.reset(task_id=OURS)
     assert obs.info["tests_failing"] == 2
     obs = e.step({"diff": store.get(OURS).oracle_patch})
     assert obs.done and obs.info["all_tests_pass"]
     e.close()
+
+
+def test_an_unsafe_sandbox_is_refused_unless_named(store, tmp_path):
+    unsafe = make_factory({"backend": "unsafe_local"})
+    with pytest.raises(EnvError, match=r"^sandbox unsafe_local runs graded code unisolated .*allow_unsafe=True") as e:
+        CodeFixEnv(store, unsafe, work_root=tmp_path)
+    assert "\n" not in str(e.value)
+    assert CodeFixEnv(store, unsafe, work_root=tmp_path, allow_unsafe=True).factory is unsafe
+    from sdebench.env.server import create_app
+
+    with pytest.raises(EnvError, match="allow_unsafe=True"):
+        create_app(store.tasks_dir, unsafe)
+    assert create_app(store.tasks_dir, unsafe, allow_unsafe=True) is not None
 
 
 class FailingFactory:

@@ -328,8 +328,8 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
     from mcp.client.streamable_http import streamable_http_client
 
     from sdebench.agents.tools import SPECS
+    from sdebench.agents.trajectory import Trajectory, read
     from sdebench.delivery.memory import MemoryIndex, MemoryItem
-    from sdebench.runs.trajectory import Trajectory, read
 
     traj = Trajectory(tmp_path / "t.jsonl")
 

@@ -15,6 +15,7 @@ import pytest
 from sdebench.generation import fresh, generate
 from sdebench.generation.fresh import FreshFamily, SeedError, derive
 from sdebench.generation.generate import load_generator
+from sdebench.generation.seeded import entry_order, salted
 from sdebench.generation.spec import Memory
 from sdebench.generation.validate import check_placement, head_tree
 from sdebench.tasks.artifacts import artifact_kind
@@ -167,6 +168,16 @@ def test_published_builds_are_untouched_by_a_fresh_build(keys):
     for e in ("b", "a", "c"):
         m.add("x.md", e)
     assert m.render() == {"x.md": "b\n\na\n\nc\n"}
+
+
+def test_a_salted_order_keeps_a_file_title_first():
+    entries = ["# ADR-0005: Caching\n\nStatus: Accepted", *[f"- entry {i}" for i in range(8)]]
+    for token in ("a", "b", "c"):
+        with salted(token):
+            got = entry_order("docs/adr/0005-caching.md", entries)
+        assert got[0] == entries[0] and sorted(got[1:]) == sorted(entries[1:])
+    with salted("a"):
+        assert entry_order("docs/adr/0005-caching.md", entries[1:]) != entries[1:]  # the rest is drawn
 
 
 def test_a_family_without_a_space_is_skipped_in_one_line(tmp_path, keys, capsys):

@@ -5,6 +5,8 @@ import sys
 import pytest
 
 from sdebench.generation import generate
+from sdebench.generation.readers import READERS, Judged
+from tests.hardfixture import write_conflict_family
 from tests.helpers import ROOT, write_broken
 
 SANDBOX = {"backend": "unsafe_local"}
@@ -143,3 +145,46 @@ def test_check_detects_a_changed_byte(tmp_path):
     patch.write_text(patch.read_text() + " ")
     r = _cli("--families", "ttlcache", "--variants", "0", "--sources", "K", "--out", str(out), "--check")
     assert r.returncode == 1 and "ttlcache-v0-K: oracle.patch differs" in r.stderr
+
+
+def test_rule8_passes_a_hard_task_the_readers_miss_and_refuses_one_they_solve(tmp_path):
+    good = write_conflict_family(tmp_path / "gens")
+    probed = generate.probe_variant(good, 0, SANDBOX)
+    assert probed.readers is not None and probed.readers.problem is None
+    outcome = generate.build_task(good, 0, "K", tmp_path / "out", SANDBOX, probed)
+    assert outcome.violations == [] and outcome.written and outcome.competency == "conflict"
+    assert 'competency = "conflict"' in (tmp_path / "out" / "conflict-ttl-v0-K" / "task.toml").read_text()
+    resolved = {(j.reader, j.view) for j in outcome.readers if j.resolves}
+    assert resolved == {(r, "oracle") for r in READERS}  # only from the fact sentence
+    picks = {(j.reader, j.view): j.pick for j in outcome.readers}
+    assert picks[("reader-majority", "full")] == "300"  # said three times
+    assert picks[("reader-latest", "full")] == picks[("reader-top1", "full")] == "600"  # latest; the best hit
+    # Without the later note about another value, the latest dated mention is the fact's.
+    bad = write_conflict_family(tmp_path / "bad", "conflict-ttl-nowarm", warmer=False)
+    outcome = generate.build_task(bad, 0, "K", tmp_path / "out", SANDBOX, probed)
+    assert not outcome.written
+    assert any(v.startswith("rule 8 (naive memory readers fail (hard tier)): reader-latest resolves from the memory "
+                            "the full delivery shows") for v in outcome.violations), outcome.violations
+    lines = generate.reader_calibration([outcome])
+    assert lines and lines[0].startswith("rule 8, hard tier: readers resolve over 1 tasks with memory: ")
+    assert "reader-latest: full 100%" in lines[0]
+
+
+def test_a_hard_task_needs_a_fact_space_and_a_known_competency(tmp_path):
+    path = write_broken(tmp_path / "gens", "hard-no-space", 'spec = dataclasses.replace(spec, competency="scope")')
+    outcome = generate.build_task(path, 0, "K", tmp_path / "out", SANDBOX)
+    assert outcome.violations == ["rule 8 (naive memory readers fail (hard tier)): a hard-tier family must declare "
+                                  "its fact space (the readers pick among its candidates)"]
+    path = write_broken(tmp_path / "gens", "bad-competency", 'spec = dataclasses.replace(spec, competency="guess")')
+    outcome = generate.build_task(path, 0, "K", tmp_path / "out", SANDBOX)
+    assert any("unknown competency 'guess'" in v for v in outcome.violations)
+
+
+def test_recall_tasks_report_the_readers_without_failing_on_them():
+    judged = [Judged("reader-top1", "full", "1", True), Judged("reader-top1", "memtool", None, False)]
+    outcomes = [generate.Outcome("a-v0-K", competency="recall", source="K", readers=judged),
+                generate.Outcome("a-v0-none", competency="recall", source="none", readers=judged)]
+    (line,) = generate.reader_calibration(outcomes)
+    assert line.startswith("rule 8, recall tier (calibration): readers resolve over 1 tasks with memory: "
+                           "reader-top1: full 100%, memtool 0%, inject -, oracle -;")
+    assert generate.validate.check_readers("recall", judged) == []

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from sdebench.generation import validate
 from sdebench.generation.kit import FILLER_SIZES, FILLER_TEST, FillerVocab, filler_size, make_filler
+from sdebench.tasks.tokens import find_tokens
 
 VOCAB = FillerVocab(
     "depot", ("crate", "bin", "route", "supplier", "pallet"), ("quantity", "weight_kg", "unit_cost"),
@@ -83,9 +83,9 @@ def test_avoided_tokens_never_appear():
     avoid = ("5", "10", "0.5", "quantity", "1 in 100")
     filler = make_filler(VOCAB, "fam-0", 24, 150, avoid=avoid)
     for path, content in versions(filler):
-        assert validate.find_tokens(content, avoid) == [], path
+        assert find_tokens(content, avoid) == [], path
     for commit in filler.commits:
-        assert validate.find_tokens(commit.message, avoid) == []
+        assert find_tokens(commit.message, avoid) == []
 
 
 def test_bad_sizes_are_clear_errors():

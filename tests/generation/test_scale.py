@@ -22,6 +22,7 @@ from sdebench.generation.scale import (
 )
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES, SOURCES, artifact_kind
 from sdebench.tasks.record import load
+from sdebench.tasks.tokens import find_tokens
 
 TTL = Path("generators/ttlcache.py")
 SMALL = Scale(commits=240, docs=24, notes=40, near_miss=4)
@@ -99,7 +100,7 @@ def test_distractors_are_the_same_in_every_placement(scaled):
         differ = sorted(p for p in head if head[p] != none.get(p))
         assert len(differ) == 1, (source, differ)
         extra = {b.strip() for b in head[differ[0]].split("\n\n")} - {b.strip() for b in none[differ[0]].split("\n\n")}
-        assert len(extra) == 1 and validate.find_tokens(extra.pop(), scaled[source].fact_tokens)
+        assert len(extra) == 1 and find_tokens(extra.pop(), scaled[source].fact_tokens)
 
 def test_distractor_history_is_the_same_in_every_placement(scaled, gen):
     """H differs from none in the family's own commits only, as it does unscaled."""
@@ -117,7 +118,7 @@ def test_near_miss_facts_come_from_outside_the_draw_and_are_framed(gen, scaled):
     assert len(cands) == 4 and not drawable & set(cands) and gen.fact(0) not in cands
     head = validate.head_tree(scaled["none"])
     text = "\n".join(head.values()) + "\n".join(c.message for c in scaled["none"].commits)
-    told = [c for c in cands if validate.find_tokens(text, gen.tell(0, c).fact_tokens)]
+    told = [c for c in cands if find_tokens(text, gen.tell(0, c).fact_tokens)]
     assert told, "no near-miss candidate appears in the scaled memory"
     assert "Superseded (no longer in force" in text and "neighbouring service" in text
 
@@ -142,12 +143,12 @@ def test_the_scaled_fact_item_names_no_code_identifier(source):
     small, spec = fam.build(0, source), enlarge(fam.build(0, source), SMALL, fam)
     ident = {"K": "MAX_REQUESTS_PER_CONNECTION", "X": "MAX_REQUESTS_PER_CONNECTION", "F": "MAX_RUN"}[source]
     path = [p for p, t in validate.head_tree(small).items()
-            if artifact_kind(p) == source and validate.find_tokens(t, small.fact_tokens)]
+            if artifact_kind(p) == source and find_tokens(t, small.fact_tokens)]
     assert path, "the family's fact item moved"
     before, after = validate.head_tree(small)[path[0]], validate.head_tree(spec)[path[0]]
     fact_line = [line for line in before.splitlines() if ident in line]
     assert fact_line, "the unscaled item no longer names the identifier"
-    told = [line for line in after.splitlines() if validate.find_tokens(line, spec.fact_tokens)]
+    told = [line for line in after.splitlines() if find_tokens(line, spec.fact_tokens)]
     assert told and not any(ident in line for line in told), told
     assert any(ident.lower().replace("_", " ") in line for line in told)
     assert validate.check_placement(spec) == [] and validate.check_no_future_leak(spec) == []

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from sdebench.delivery.memory import corpus_from_repo
-from sdebench.generation.validate import find_tokens
 from sdebench.tasks import repo
 from sdebench.tasks.artifacts import BOTTLENECKS
 from sdebench.tasks.record import discover, load
+from sdebench.tasks.tokens import find_tokens
 from tests.helpers import ROOT
 
 TASKS = [load(d) for d in discover(ROOT / "tasks")]

@@ -11,8 +11,9 @@ import pytest
 
 from sdebench.generation.generate import load_generator
 from sdebench.generation.kit import standard_memory
-from sdebench.generation.validate import find_tokens, head_tree
+from sdebench.generation.validate import head_tree
 from sdebench.tasks.artifacts import SOURCES, artifact_kind
+from sdebench.tasks.tokens import find_tokens
 from tests.helpers import ROOT
 
 FAMILIES = ("ledger", "taxbase", "backoff_policy", "fiscal_calendar", "password_policy", "dim_weight")

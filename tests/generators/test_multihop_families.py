@@ -13,6 +13,7 @@ from sdebench.generation import validate
 from sdebench.generation.generate import load_generator
 from sdebench.generation.spec import TaskSpec
 from sdebench.tasks.artifacts import SOURCES, artifact_kind
+from sdebench.tasks.tokens import find_tokens
 
 GENERATORS = Path(__file__).resolve().parents[2] / "generators"
 MULTIHOP = ("minicalc_rangemf", "minicalc_erragg", "layered_config", "promo_stacking", "retail_week",
@@ -61,7 +62,7 @@ def added_paragraphs(spec: TaskSpec, bare: TaskSpec) -> list[str]:
 
 def parts_in(text: str, parts) -> list[int]:
     """Indexes of the fact parts whose tokens occur in `text`."""
-    return [i for i, tokens in enumerate(parts) if validate.find_tokens(text, tokens)]
+    return [i for i, tokens in enumerate(parts) if find_tokens(text, tokens)]
 
 
 @pytest.mark.parametrize("name", MULTIHOP)

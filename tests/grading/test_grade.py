@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from sdebench.grading.grade import HELD_OUT_FAIL, grade, pristine_tree, redact
+from sdebench.grading.grade import HELD_OUT_FAIL, grade, pristine_tree
 from sdebench.grading.rules import is_protected, is_source, is_test_path
 from sdebench.sandbox import make_factory
 from sdebench.tasks import record as task_mod
@@ -54,14 +54,6 @@ def test_path_classes():
     assert not is_source("docs/adr.md") and not is_source(".agent/preferences.md")
 
 
-def test_redact_removes_hidden_lines_and_fact_tokens():
-    hidden = ["def test_secret():\n    assert member_price(100.0) == 93.0\n"]
-    text = "E   assert member_price(100.0) == 93.0\nmembers get 7% off, HALF-down"
-    out = redact(text, hidden, ("7%", "half-down"))
-    assert "93.0" not in out and "7%" not in out and "HALF-down" not in out
-    assert out.count("[redacted]") == 3
-
-
 def test_pristine_tree_is_cached_per_bundle_content(sample, tmp_path):
     a = pristine_tree(sample)
     assert pristine_tree(sample) is a
@@ -83,7 +75,7 @@ def test_oracle_resolves(sample, factory, tmp_path):
     }
     assert g.pass_ratio == 1.0
     assert g.reward["binary"] == 1.0 and g.reward["shaped"] == pytest.approx(0.9375)
-    assert g.feedback == "Resolved: all 5 graded tests pass."
+    assert g.feedback == "Resolved: every graded test passes."
     json.dumps(g.to_dict())
 
 
@@ -235,3 +227,135 @@ def test_an_emitted_task_grades_as_designed_on_docker(request, sample, tmp_path)
         )
     finally:
         factory.cleanup()
+
+
+# --- nothing secret shapes what the agent sees ---------------------------------------------
+@needs_bwrap
+def test_feedback_is_the_same_for_a_task_and_its_twin_that_differs_only_in_the_secret(sample, factory, tmp_path):
+    from tests.grading.hostile.probes import CANDIDATE_MARK, candidates, probe_attack, received, refacted
+
+    twin = refacted(sample, tmp_path / "twin")
+    assert twin.fact_tokens != sample.fact_tokens and twin.expected_observations() != sample.expected_observations()
+    ws = _ws(sample, tmp_path)
+    cands = candidates(sample, twin)
+    probe_attack(ws, cands, lines=False)
+    a, b = grade(sample, ws, factory), grade(twin, ws, factory)
+    assert a.error is None and b.error is None and not a.resolved and not b.resolved
+    assert a.feedback == b.feedback and json.dumps(a.public()) == json.dumps(b.public())
+    # Every candidate reached the feedback as it was printed, the fact's own tokens too.
+    assert f"{CANDIDATE_MARK} " + " | ".join(cands) in a.feedback and "[redacted]" not in a.feedback.lower()
+    for tok in sample.fact_tokens:
+        assert f"removed added test or config file tests/test_{tok}.py" in a.feedback
+    assert received(a.feedback) and all(not any(r.values()) for r in received(a.feedback))
+
+
+@needs_bwrap
+def test_what_the_visible_phase_enforces_and_says_does_not_come_from_the_task(sample, factory, tmp_path, monkeypatch):
+    # The task's per-test limit is measured on its oracle: phase 1 must use a fixed one.
+    from sdebench.grading import options
+
+    monkeypatch.setattr(options, "VISIBLE_TEST_LIMIT_S", 2.0)
+    quick = replace(sample, test_time_limit_s=1.0)
+    slow = replace(sample, test_time_limit_s=60.0)
+    ws = _ws(sample, tmp_path, sample.conventional_patch)
+    # Spins in the visible phase only (the held-out one has the hidden test file).
+    _edit(ws, "shop/cart.py", '    """Sum of price x quantity."""', '    """Sum of price x quantity."""\n'
+          '    import os\n    while not os.path.exists("tests/test_pricing_hidden.py"):\n        pass')
+    a, b = grade(quick, ws, factory, test_time_floor_s=1), grade(slow, ws, factory, test_time_floor_s=1)
+    assert a.error is None and b.error is None
+    assert "exceeded the per-test time limit of 2s" in a.feedback
+    assert a.feedback == b.feedback
+
+
+# --- error or outcome: where the failure comes from ---------------------------------------
+@needs_bwrap
+def test_a_failure_after_submitted_code_ran_is_an_outcome_with_the_phase_1_feedback(sample, factory, tmp_path,
+                                                                                      monkeypatch):
+    from sdebench.grading import grade as grade_mod
+
+    ws = _ws(sample, tmp_path, sample.conventional_patch)
+    plain = grade(sample, ws, factory)
+
+    def broken(*a, **k):
+        raise RecursionError("comparing a hostile observation")
+
+    monkeypatch.setattr(grade_mod, "_judge", broken)
+    g = grade(sample, ws, factory)
+    assert g.error is None and not g.resolved and "RecursionError" in g.held_out["grader_fault"]
+    assert g.feedback == plain.feedback == "Not resolved.\n\nHeld-out tests fail."
+    assert "RecursionError" not in json.dumps(g.public())
+    assert g.public()["held_out"] == {"pass": False}
+
+
+@needs_bwrap
+def test_a_failure_reading_the_submission_is_an_outcome_but_a_full_host_disk_is_an_error(sample, factory, tmp_path,
+                                                                                          monkeypatch):
+    import errno
+
+    from sdebench.grading import grade as grade_mod
+    from sdebench.grading import rules
+
+    ws = _ws(sample, tmp_path, sample.oracle_patch)
+
+    def hostile(*a, **k):
+        raise ValueError("a file name nobody expected")
+
+    monkeypatch.setattr(rules, "prepare_copy", hostile)
+    g = grade(sample, ws, factory)
+    assert g.error is None and not g.resolved and grade_mod.STOPPED in g.feedback
+    assert "file name nobody expected" in g.held_out["grader_fault"] and "nobody" not in g.feedback
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(rules, "prepare_copy", full)
+    g = grade(sample, ws, factory)
+    assert g.error and "No space left" in g.error
+
+    def broken_task(*a, **k):
+        raise RuntimeError("the bundle cannot be read")
+
+    monkeypatch.setattr(grade_mod, "pristine_tree", broken_task)
+    g = grade(sample, ws, factory)
+    assert g.error and "bundle cannot be read" in g.error
+
+
+@needs_bwrap
+def test_a_held_out_phase_that_cannot_be_let_through_is_an_outcome(sample, factory, tmp_path, monkeypatch):
+    from sdebench.grading import testrun
+    from sdebench.sandbox.base import SandboxError
+
+    def refuse(self, sandbox):
+        raise SandboxError("the engine went away")
+
+    monkeypatch.setattr(testrun.Gate, "open", refuse)
+    g = grade(sample, _ws(sample, tmp_path, sample.oracle_patch), factory)
+    # Phase 1 ran submitted code: phase 2's failure may be its doing, an outcome.
+    assert g.error is None and not g.resolved and "engine went away" in g.held_out["fault"]
+    assert g.feedback == "Not resolved.\n\nHeld-out tests fail."
+
+
+@needs_bwrap
+@pytest.mark.parametrize("alone", ["starts", "fails"])
+def test_a_held_out_runner_that_did_not_start_beside_phase_1_is_tried_alone(alone, sample, factory, tmp_path,
+                                                                          monkeypatch):
+    from sdebench.grading import grade as grade_mod
+    from sdebench.grading.testrun import TestRun
+
+    real = grade_mod.run_tests
+
+    def starved(box, paths, modules=(), timeout=60.0, *, gate=None, **kw):
+        # Phase 2's runner "did not start" while phase 1 ran (as if starved by it); alone, as asked.
+        if kw.get("mode") == "observe" and (gate is not None or alone == "fails"):
+            if gate is not None:
+                gate.ready.set()
+            return TestRun(error="the test runner did not start within its time")
+        return real(box, paths, modules, timeout, gate=gate, **kw)
+
+    monkeypatch.setattr(grade_mod, "run_tests", starved)
+    g = grade(sample, _ws(sample, tmp_path, sample.oracle_patch), factory)
+    if alone == "starts":
+        assert g.error is None and g.resolved and g.held_out["held_out_restarted"], g.feedback
+    else:
+        # Alone, with nothing of phase 1 running or left, the failure is not the submission's.
+        assert g.error and "held-out phase: the test runner did not start" in g.error

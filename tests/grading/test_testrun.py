@@ -139,7 +139,8 @@ def test_the_report_is_read_from_the_stream_only_from_the_runners_own_lines():
     clock.feed(b"y" * 100 + b'\x1eabc {"k": "end", "exit": 0}')
     clock.feed(b'\x1eabc {"k": "end", "exit": 0}\n')
     clock.feed(b'\n\x1eabc {"k": "test", "id": "t::a", "outcome": "passed"}\n\x1eother {"k": "end"}\n[1, 2]\n')
-    assert clock.records == [{"k": "start"}, {"k": "test", "id": "t::a", "outcome": "passed"}]
+    assert clock.records == [{"k": "start"}, {"k": "test", "id": "t::a", "outcome": "passed", "message": "",
+                                              "duration": 0.0, "obs": None}]
     assert clock.phase == {"p": "test", "id": "t::a"}
 
 
@@ -175,3 +176,121 @@ def test_every_report_line_but_a_tests_fits_one_atomic_pipe_write():
         fitted = _runner._fit(rec, overhead)
         assert len(json.dumps(fitted)) + overhead <= _runner.ATOMIC_LINE, rec["k"]
         assert fitted["k"] == rec["k"] and set(fitted) == set(rec)
+
+
+def test_hostile_lines_are_counted_and_dropped_never_raised():
+    from tests.grading.test_records import HOSTILE
+
+    clock = RunClock("abc", test_limit=None, overall=60)
+    clock.feed(b'\n\x1eabc {"k": "start"}\n')
+    for payload in HOSTILE.values():
+        clock.feed(b"\n\x1eabc " + payload + b"\n")
+    clock.feed(b'\n\x1eabc {"k": "end", "exit": 0}\n')
+    assert [r["k"] for r in clock.records] == ["start", "end"]
+    assert clock.malformed == len(HOSTILE)
+    assert not clock.expired()
+
+
+def test_the_report_ends_at_its_first_end():
+    from sdebench.grading.testrun import TestRun, _merge
+
+    run = TestRun()
+    recs = [{"k": "start"}, {"k": "end", "exit": 0},
+            {"k": "test", "id": "t::late", "outcome": "passed", "message": "", "duration": 0.0, "obs": None}]
+    assert _merge(run, recs) and run.finished and run.exit == 0 and "t::late" not in run.tests
+    assert run.forged == ["a test record after the end"]
+    again = TestRun()
+    _merge(again, [{"k": "start"}, {"k": "start"}, {"k": "end", "exit": 0}])
+    assert again.forged == ["a second start"]
+
+
+def test_a_gated_clock_waits_for_the_host_and_counts_from_the_opening():
+    from sdebench.grading.testrun import Gate
+
+    gate = Gate()
+    clock = RunClock("abc", test_limit=0.05, overall=0.3, gate=gate)
+    clock.feed(b'\n\x1eabc {"p": "start"}\n\x1eabc {"p": "gate"}\n')
+    assert gate.reached and gate.ready.is_set() and clock.held() and not clock.code_may_run()
+    time.sleep(0.4)  # past the overall deadline and the test limit: no matter, nothing runs while held
+    assert not clock.expired()
+
+    class Box:
+        written: list[str] = []
+
+        def write_file(self, rel, content):
+            self.written.append(rel)
+
+    box = Box()
+    gate.open(box)
+    assert box.written == [gate.rel] and gate.rel.startswith(".sdebench-out/")
+    assert clock.code_may_run() and not clock.expired()
+    time.sleep(0.1)
+    assert clock.expired()  # the per-test limit counts from the opening
+    # A marker forged once workspace code runs does not hold the clock again.
+    clock.feed(b'\n\x1eabc {"p": "gate"}\n')
+    assert clock.limit() == 0.05
+    cancelled = Gate()
+    waiting = RunClock("abc", test_limit=None, overall=60, gate=cancelled)
+    waiting.feed(b'\n\x1eabc {"p": "start"}\n\x1eabc {"p": "gate"}\n')
+    assert not waiting.expired()
+    cancelled.cancel()
+    assert waiting.expired()
+
+
+def test_a_gate_marker_before_the_start_is_not_the_runners():
+    from sdebench.grading.testrun import Gate
+
+    gate = Gate()
+    clock = RunClock("abc", test_limit=None, overall=60, gate=gate)
+    clock.feed(b'\n\x1eabc {"p": "gate"}\n')
+    assert not gate.reached
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_gated_run_runs_no_workspace_code_until_opened(backend, tmp_path):
+    import threading
+
+    from sdebench.grading.testrun import Gate
+
+    # The package records when it was first imported; the host writes when it opened the gate.
+    ws = _ws(tmp_path, {"pkg/__init__.py": "import time\nSTARTED = time.time()\n",
+                        "tests/test_t.py": "import pkg\n\n\ndef test_t():\n"
+                                           "    assert pkg.STARTED >= float(open('.sdebench-out/opened').read())\n"})
+    gate = Gate()
+    with make_factory({"backend": backend}).open(ws, read_only=True) as sb:
+        box: list = []
+        t = threading.Thread(target=lambda: box.append(run_tests(sb, ["tests/test_t.py"], ["pkg"], timeout=60,
+                                                                 gate=gate)))
+        t.start()
+        assert gate.ready.wait(60) and gate.reached
+        time.sleep(0.5)
+        sb.write_file(".sdebench-out/opened", repr(time.time()))
+        gate.open(sb)
+        t.join(60)
+    run = box[0]
+    assert run.error is None and run.fault is None and run.code_ran, (run.error, run.fault, run.output)
+    assert run.outcome("tests/test_t.py::test_t").passed
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cancelled_gate_is_an_error_not_a_fault(backend, tmp_path):
+    from sdebench.grading.testrun import Gate
+
+    ws = _ws(tmp_path, {"tests/test_t.py": "def test_t():\n    pass\n"})
+    gate = Gate()
+    gate.cancel()
+    with make_factory({"backend": backend}).open(ws, read_only=True) as sb:
+        run = run_tests(sb, ["tests/test_t.py"], timeout=60, gate=gate)
+    assert run.error and run.fault is None and not run.code_ran
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lines_that_break_the_reports_form_are_a_fault_not_an_error(backend, tmp_path):
+    # The package writes, with the runner's marker, a line nested too deep and a second start.
+    pkg = ('import json, os, sys\n_m = b"\\n\\x1e" + json.loads(sys.argv[1])["marker"].encode() + b" "\n'
+           'os.write(1, _m + b"[" * 50000 + b"]" * 50000 + b"\\n")\nos.write(1, _m + b\'{"k": "start"}\\n\')\n')
+    ws = _ws(tmp_path, {"pkg/__init__.py": pkg, "tests/test_ok.py": "import pkg\n\n\ndef test_ok():\n    pass\n"})
+    with make_factory({"backend": backend}).open(ws) as sb:
+        run = run_tests(sb, ["tests/test_ok.py"], ["pkg"], timeout=60)
+    assert run.error is None and run.outcome("tests/test_ok.py::test_ok").passed
+    assert run.fault == "the test report was forged or torn: 1 malformed lines; a second start"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import tiers
 from tests.env.helpers import ROOT
 
 PEERS = Path(os.environ.get("SDEBENCH_PEERS", "/opt/sdebench-peers"))
@@ -37,6 +38,7 @@ def docker_image() -> str:
     """The local test image (no registry is reachable), or skip/fail."""
     from sdebench.sandbox.docker import unavailable_reason
 
+    tiers.skip_unless("docker")
     reason = unavailable_reason(IMAGE)
     if reason:
         message = f"docker unavailable: {reason} (run .ci/docker-setup.sh)"

@@ -22,15 +22,16 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_bugsinpy_import_and_export_from_the_command_line(tmp_path):
-    parquet = fx.write_parquet(tmp_path / "tasks.parquet", fx.good_rows() + fx.bad_rows())
-    p = run("bugsinpy-import", str(parquet), "--out", str(tmp_path / "tasks"))
+    parquet = fx.write_parquet(tmp_path / "tasks.parquet", fx.good_rows() + fx.more_rows() + fx.bad_rows())
+    p = run("bugsinpy-import", str(parquet), "--out", str(tmp_path / "tasks"), "--sandbox", "unsafe_local")
     assert p.returncode == 0, p.stderr
-    assert "imported 3 task(s)" in p.stdout and "skipped 6 row(s)" in p.stdout
-    assert p.stderr.count("skipped row") == 6 and "Traceback" not in p.stderr
+    assert "imported 5 task(s)" in p.stdout and "skipped 8 row(s)" in p.stdout
+    assert p.stderr.count("skipped row") == 8 and "Traceback" not in p.stderr
+    assert "note bugsinpy-0004: not graded: test_wrong_in_the_dataset: fails on the dataset's fixed solution" in p.stderr
     p = run("bugsinpy-export", "--tasks-dir", str(tmp_path / "tasks"), "--out", str(tmp_path / "out.parquet"))
     assert p.returncode == 0, p.stderr
     assert pq.read_table(tmp_path / "out.parquet").column("path").to_pylist() == [
-        "bugsinpy-0001", "bugsinpy-0002", "bugsinpy-0003"]
+        "bugsinpy-0001", "bugsinpy-0002", "bugsinpy-0003", "bugsinpy-0004", "bugsinpy-0005"]
 
 
 def test_bad_parquet_is_one_line(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 from sdebench.interop import bugsinpy as bp
 from sdebench.interop import swebench
 from sdebench.runs import results
-from sdebench.runs.episode import run_episode
+from sdebench.runs.assemble import run_episode
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load

@@ -16,6 +16,7 @@ from sdebench.sandbox import make_factory
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
 from tests.interop import bugsinpy_fixture as fx
+from tests.interop import verifier_run
 
 OURS = "billing-rounding-v0-K"
 
@@ -33,10 +34,10 @@ def checkout(exported: Path, dest: Path) -> Path:
 
 
 def verify(exported: Path, app: Path, logs: Path) -> tuple[str, str]:
-    env = {**os.environ, "SDEBENCH_APP": str(app), "SDEBENCH_LOG_DIR": str(logs)}
-    p = subprocess.run(["bash", str(exported / "tests" / "test.sh")], env=env, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return str(json.loads((logs / "reward.json").read_text())["reward"]), p.stdout
+    """Run the exported verifier as Harbor does (a fresh tests/ dir, as root)."""
+    r = verifier_run.run(exported / "tests", app, logs)
+    assert not {"expected.json", "hidden", "observed"} & set(r.left)  # the key is gone after a run
+    return r.reward, r.out
 
 
 def test_layout(exported):

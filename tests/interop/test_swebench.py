@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
 from tests.helpers import record as episode_record
 from tests.interop import bugsinpy_fixture as fx
+from tests.interop import verifier_run
 
 FIELDS = {"repo", "instance_id", "base_commit", "patch", "test_patch", "problem_statement", "hints_text", "created_at",
           "version", "FAIL_TO_PASS", "PASS_TO_PASS", "environment_setup_commit", "image", "eval_script", "log_parser",
@@ -90,7 +93,7 @@ def test_eval_script_grades_with_the_verifier_outside_the_repo(tasks_dir, tmp_pa
     script = (inst["eval_script"].replace("cd /testbed", f"cd {work}").replace("=/testbed", f"={work}")
               .replace(swebench.VERIFIER_DIR, str(tmp_path / "verifier")))
     assert "expected" not in inst["test_patch"] and "observations" not in inst["test_patch"]
-    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300)
+    p = eval_sh(script, tmp_path / "conventional.sh")
     out = p.stdout.split(">>>>> Start Test Output", 1)[1].split(">>>>> End Test Output", 1)[0]
     assert "PASSED tests/test_repro_overcharge.py" in out and "FAILED tests/test_hidden_rounding.py" in out, p.stdout + p.stderr
     assert "test_x" not in out and not (tmp_path / "verifier").exists()
@@ -100,13 +103,21 @@ def test_eval_script_grades_with_the_verifier_outside_the_repo(tasks_dir, tmp_pa
     repo_mod.apply_patch(oracle, t.oracle_patch)
     script = (inst["eval_script"].replace("cd /testbed", f"cd {oracle}").replace("=/testbed", f"={oracle}")
               .replace(swebench.VERIFIER_DIR, str(tmp_path / "verifier")))
-    eval_sh = tmp_path / "eval.sh"  # run as SWE-bench does, from a file: the key inside is made root-only
-    eval_sh.write_text(script)
-    eval_sh.chmod(0o644)
-    p = subprocess.run(["bash", str(eval_sh)], capture_output=True, text=True, timeout=300)
-    assert eval_sh.stat().st_mode & 0o077 == 0
+    path = tmp_path / "eval.sh"  # run as SWE-bench does, from a file: the key inside is made root-only
+    p = eval_sh(script, path)
+    assert path.stat().st_mode & 0o077 == 0
     out = p.stdout.split(">>>>> Start Test Output", 1)[1]
     assert "FAILED" not in out and "PASSED tests/test_hidden_rounding.py" in out, p.stdout + p.stderr
+    assert json.loads(p.stdout.split(">>>>> Start Test Output", 1)[0].strip().splitlines()[-1])["reward"] == 1
+
+
+def eval_sh(script: str, path: Path) -> subprocess.CompletedProcess:
+    """Run eval.sh from a file as root, as SWE-bench does (the verifier inside runs the submission as
+    fresh unprivileged users; verifier_run lets them reach this interpreter)."""
+    path.write_text(script)
+    path.chmod(0o644)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    return subprocess.run(verifier_run.argv(path), capture_output=True, text=True, timeout=300, env=env)
 
 
 def test_imported_tasks_without_ids_are_skipped(tmp_path, factory):

@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 from sdebench import components
 from sdebench.runs.config import ConfigError, check, sources
+from tests import tiers
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
@@ -88,6 +89,7 @@ def test_every_sandbox_option_builds(name, tmp_path):
     if name == "docker":
         from sdebench.sandbox.docker import unavailable_reason
 
+        tiers.skip_unless("docker")
         reason = unavailable_reason(TEST_IMAGE)
         if reason:
             (pytest.fail if os.environ.get("SDEBENCH_REQUIRE_DOCKER") else pytest.skip)(f"docker unavailable: {reason}")
@@ -110,6 +112,19 @@ def test_every_grading_option_is_valid_grade_options(name):
     cfg = compose_plain([f"grading={name}"])
     opts = GradeOptions.from_mapping(cfg["grading"])
     assert opts.feedback_hidden == cfg["grading"]["feedback_hidden"] == "binary"  # the default policy
+
+
+def test_the_configs_hold_the_one_default_cap_and_feedback_policy():
+    from sdebench.grading.options import DEFAULT_FEEDBACK, GradeOptions
+    from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS, EpisodeRecord
+    from sdebench.runs.results import check_reference
+    from sdebench.runs.rules import DEFAULT_CAP, feedback_policy
+
+    cfg = compose_plain([])
+    assert cfg["max_interventions"] == DEFAULT_MAX_INTERVENTIONS == DEFAULT_CAP
+    assert check_reference.__defaults__ == (DEFAULT_MAX_INTERVENTIONS,)
+    assert cfg["grading"]["feedback_hidden"] == DEFAULT_FEEDBACK == GradeOptions().feedback_hidden
+    assert EpisodeRecord.__dataclass_fields__["feedback_hidden"].default == DEFAULT_FEEDBACK == feedback_policy({})
 
 
 @pytest.mark.parametrize("policy", ["binary", "counts", "tests"])

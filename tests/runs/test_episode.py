@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from sdebench.agents.base import RunResult, Usage
-from sdebench.runs.episode import identity, limits_from, run_episode
-from sdebench.runs.trajectory import read
+from sdebench.agents.base import Capabilities, RunResult, Usage
+from sdebench.agents.trajectory import read
+from sdebench.runs.assemble import limits_from, run_episode
+from sdebench.runs.episode import identity
 from sdebench.sandbox import make_factory
 from tests.minitask import build_all
 
@@ -74,6 +77,7 @@ class LimitAgent:
     """Hits the turn limit without submitting."""
 
     name = "limit"
+    capabilities = Capabilities()
 
     def __init__(self):
         self.usage = Usage(model_calls=3, prompt_tokens=100, completion_tokens=20, cached_tokens=7, cost_usd=0.01, model_s=0.5)
@@ -87,6 +91,9 @@ class LimitAgent:
 
     def feedback(self, text):
         raise AssertionError("no feedback after a limit")
+
+    def close(self):
+        pass
 
 
 class CrashingAgent(LimitAgent):
@@ -134,6 +141,8 @@ def test_workspace_is_removed_unless_kept(mini, tmp_path):
 
 def test_identity_and_limits(mini):
     assert identity(mini["X"], cfg("noop", seed=3)).seed == 3
+    assert identity(mini["X"], cfg("noop")).competency == "recall"
+    assert identity(dataclasses.replace(mini["X"], competency="scope"), cfg("noop")).competency == "scope"
     lim = limits_from({"limits": {"max_turns": 7, "max_wall_s": None}})
     assert lim.max_turns == 7 and lim.max_wall_s == 1800.0
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sdebench.agents.base import RunResult, Usage
+from sdebench.agents.base import Capabilities, RunResult, Usage
 from sdebench.components import DELIVERIES
-from sdebench.runs.episode import run_episode
+from sdebench.runs.assemble import run_episode
 from sdebench.sandbox import make_factory
 from sdebench.sandbox.base import WORKDIR
 from sdebench.tasks import record as task_mod
@@ -30,6 +30,7 @@ class ScanAgent:
     """Runs the scan through its bash tool, then submits."""
 
     name = "scanner"
+    capabilities = Capabilities()
 
     def __init__(self, patterns: list[str], control: str):
         self.patterns, self.control = patterns, control
@@ -38,6 +39,9 @@ class ScanAgent:
 
     def start(self, ctx) -> None:
         self.tools = ctx.toolbox
+
+    def close(self) -> None:
+        pass
 
     def bash(self, key: str, cmd: str) -> None:
         self.out[key] = self.tools.call("bash", {"command": cmd}).output

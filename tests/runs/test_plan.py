@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -32,7 +33,7 @@ def test_ablation_sweep_is_expanded_like_hydra(tmp_path, tasks):
     first = 1500 + len(task.statement) // 3 + 1
     by_hand = (10 * first + 1400 * 45) * 3e-6 + 4000 * 15e-6
     assert p.cells[("squashed", "llm", "testmodel", "K")].estimate_usd == pytest.approx(2 * by_hand)
-    fact = len(plan.ORACLE_PREFIX) + len(task.fact)
+    fact = len("A fact about this project that matters here: ") + len(task.fact)
     oracle = (10 * (1500 + (len(task.statement) + fact) // 3 + 1) + 1400 * 45) * 3e-6 + 4000 * 15e-6
     assert p.cells[("oracle", "llm", "testmodel", "K")].estimate_usd == pytest.approx(2 * oracle)
     assert p.cells[("inject", "llm", "testmodel", "K")].estimate_usd > p.cells[("full", "llm", "testmodel", "K")].estimate_usd
@@ -67,3 +68,18 @@ def test_plan_states_the_budget_and_bad_input_is_one_line(tmp_path, tasks):
     assert "worst case: $6.00" in r.stdout and "budget_usd=3: episodes beyond it are not started (at least 1 run in full)" in r.stdout
     r = sdebench(["plan", *common(tmp_path, tasks), "agent=nosuch"], tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no such agent" in r.stderr, r.stderr
+
+
+def test_the_plan_counts_episodes_per_competency(tmp_path, tasks):
+    store = tmp_path / "tasks"
+    shutil.copytree(tasks, store)
+    (toml,) = [p for p in store.glob("*/task.toml") if "-K" in p.parent.name]
+    toml.write_text(toml.read_text().replace('competency = "recall"', 'competency = "conflict"'))
+    p, cfg = plan.build(["-m", f"tasks_dir={store}", f"results_dir={tmp_path / 'r'}", "agent=oracle",
+                         "delivery=squashed,oracle"], CONF_DIR)
+    assert {c: (cell.episodes, cell.to_run) for c, cell in p.competencies.items()} == {"recall": (8, 8), "conflict": (2, 2)}
+    text = plan.render(p, cfg)
+    assert "| conflict | hard | 2 | 2 | 0.00 | 0.00 |" in text and "| recall | recall | 8 | 8 |" in text
+    p, _ = plan.build([f"tasks_dir={store}", f"results_dir={tmp_path / 'r'}", "agent=oracle", "select.tier=hard"],
+                      CONF_DIR)
+    assert dict(p.competencies).keys() == {"conflict"} and p.totals().episodes == 1

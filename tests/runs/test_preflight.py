@@ -60,12 +60,17 @@ def test_sandbox_probe_runs_echo(tmp_path):
 
 
 def test_model_agent_without_model_is_refused():
+    from sdebench.agents.base import Capabilities
+    from sdebench.agents.reference import OracleAgent
+
     class NeedsModel:
-        uses_model = True
+        capabilities = Capabilities(uses_model=True)
 
     with pytest.raises(preflight.PreflightError, match="model=NAME"):
         preflight.check_config({"agent": {"name": "llm"}, "model": {"name": "none"}}, NeedsModel)
-    preflight.check_config({"agent": {"name": "oracle"}, "model": {"name": "none"}}, object)
+    preflight.check_config({"agent": {"name": "oracle"}, "model": {"name": "none"}}, OracleAgent)
+    with pytest.raises(preflight.PreflightError, match="agent object declares no capabilities"):
+        preflight.check_config({"agent": {"name": "x"}, "model": {"name": "none"}}, object)
 
 
 def run(args, cwd, extra_env=None):

@@ -42,6 +42,15 @@ def test_the_committed_version_1_records_load_with_every_value_kept():
             elif k != "schema":
                 assert new[k] == v, (f.name, k)
         assert rec.extra == {} and rec.max_interventions is None and rec.feedback == []
+        assert rec.competency == "recall" and "competency" not in old
+
+
+def test_competency_is_recorded_and_old_records_are_recall():
+    rec = record(competency="synthesis")
+    assert EpisodeRecord.from_json(rec.to_json()).competency == "synthesis" == rec.identity().competency
+    d = rec.to_dict()
+    del d["competency"]
+    assert EpisodeRecord.from_dict(d).competency == "recall"
 
 
 def test_unknown_keys_are_kept_and_written_back(tmp_path):

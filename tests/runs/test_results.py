@@ -7,8 +7,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from sdebench.analysis import rules
-from sdebench.runs import results
+from sdebench.runs import results, rules
 from sdebench.runs.record import Identity
 from tests.helpers import record
 
@@ -172,6 +171,47 @@ def test_check_reference_and_the_command_line(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert results.main([str(tmp_path / "empty"), "--check-reference"]) == 1
     assert results.main([str(tmp_path / "missing")]) == 2
+
+
+def reader(agent, task_id, delivery, resolved, competency="recall", source="K", n=0):
+    return rec(key=f"{agent}{task_id}{delivery}{n}", agent=agent, task_id=task_id, delivery=delivery, source=source,
+               competency=competency, resolved=resolved, resolved_at=1 if resolved else None,
+               interventions=0 if resolved else 5, stop_reason="resolved" if resolved else "max_interventions")
+
+
+def test_check_reference_judges_the_naive_readers(capsys):
+    hard_ok = [reader("reader-latest", "h-v0-K", d, d == "oracle", "conflict") for d in ("full", "memtool", "oracle")]
+    recall = [reader("reader-latest", f"r{i}-v0-K", "full", i < 1) for i in range(4)]  # 1/4 = 25 %: the minimum
+    none = [reader("reader-top1", "r-v0-none", "oracle", True, source="none"),
+            reader("reader-top1", "r-v0-K", "squashed", False)]
+    assert results.check_reference(hard_ok + recall + none) == []
+    rows = {(r["tier"], r["agent"], r["delivery"]): (r["resolved_1"], r["episodes"])
+            for r in results.reader_calibration(recall + hard_ok + none)}
+    assert rows == {("recall", "reader-latest", "full"): (1, 4), ("hard", "reader-latest", "full"): (0, 1),
+                    ("hard", "reader-latest", "memtool"): (0, 1), ("hard", "reader-latest", "oracle"): (1, 1),
+                    ("recall", "reader-top1", "squashed"): (0, 1)}  # the fact's placement none is left out
+    bad = [reader("reader-latest", "h-v0-K", "memtool", True, "scope"),
+           reader("reader-latest", "h-v0-K", "oracle", False, "scope"),
+           reader("reader-top1", "r-v0-K", "squashed", True),
+           reader("reader-top1", "r-v0-none", "full", True, source="none"),
+           *[reader("reader-majority", f"r{i}-v0-K", "inject", False) for i in range(3)]]
+    problems = results.check_reference(bad)
+    assert len(problems) == 5, problems
+    assert problems[0].startswith("delivery=inject agent=reader-majority recall tier: resolved at the first submit in "
+                                  "0% of 3 episodes with memory (at least 25% required")
+    assert "the naive reader resolved at the first submit (generation rule 8 says it must not)" in problems[1]
+    assert "expected resolved at the first submit from the fact sentence" in problems[2]
+    assert problems[3].endswith("resolved without memory") and problems[4].endswith("resolved without memory")
+
+
+def test_summary_keeps_the_tiers_apart():
+    recs = [rec(key="1"), rec(key="2", competency="synthesis", resolved=False, interventions=5,
+                                stop_reason="max_interventions")]
+    rows = results.summarize(recs)
+    assert [(r["tier"], r["resolved"], r["episodes"]) for r in rows] == [("hard", 0, 1), ("recall", 1, 1)]
+    md = results.markdown(rows)
+    assert "tier=hard" in md and "tier=recall" in md and md.index("tier=recall") < md.index("tier=hard")
+    assert "tier=" not in results.markdown(results.summarize(recs[:1]))  # recall only: nothing to tell apart
 
 
 def test_summary_keeps_errored_episodes_out_of_outcome_rates():

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from sdebench.agents.trajectory import read
 from sdebench.delivery.decisive import decisive_items, fact_lines, in_workspace
 from sdebench.delivery.memory import corpus_from_repo, render_inject
-from sdebench.runs.episode import run_episode
+from sdebench.runs.assemble import run_episode
 from sdebench.runs.record import EpisodeRecord, RecordError
-from sdebench.runs.retrieval import Retrieval, Search, Tracker
-from sdebench.runs.trajectory import read
+from sdebench.runs.retrieval import Retrieval, RetrievalTracker, Search
 from sdebench.sandbox import make_factory
 from sdebench.tasks import repo as repo_mod
 from tests.minitask import FACT_TOKENS, build_all
@@ -131,15 +131,15 @@ def test_memtool_search_by_the_learner_ranks_the_item(mini, tmp_path):
 def test_partial_observation_makes_an_unseen_touch_unknown(mini, tmp_path):
     full = repo_mod.unbundle(mini["K"].bundle, tmp_path / "ws")
     dec = decisive_items(mini["K"])
-    t = Tracker(dec, workspace=full, partial=True)
+    t = RetrievalTracker(dec, workspace=full, partial=True)
     t.tool("memory_search", {"query": "x"}, "nothing here", False)
     r = t.finish("", FACT_TOKENS)
     assert r.observed == "partial" and r.touched is None and r.retrieved is None
-    seen = Tracker(dec, workspace=full, partial=True)
+    seen = RetrievalTracker(dec, workspace=full, partial=True)
     seen.tool("bash", {"command": "cat docs/pricing.md"}, (full / "docs" / "pricing.md").read_text(), False)
     assert seen.finish("+LOYALTY_RATE = 0.17\n", FACT_TOKENS).retrieved is True
     # without the item in the workspace an installed CLI has no unseen route: a miss is a known miss
-    none = Tracker(dec, workspace=tmp_path, partial=True).finish("", FACT_TOKENS)
+    none = RetrievalTracker(dec, workspace=tmp_path, partial=True).finish("", FACT_TOKENS)
     assert none.touched is False and none.retrieved is False
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from sdebench.agents.trajectory import read
 from sdebench.analysis import retrieval as analysis
 from sdebench.runs import results
-from sdebench.runs.trajectory import read
 from sdebench.testing import testmodel
 from tests.agents.test_llm_episode import KEY_ENV, PLANTED, ROOT, SUBMIT, _post_script, _requests, patch_edits
 from tests.minitask import build_all
@@ -38,7 +38,7 @@ def _episode(task, base: str, steps: list[dict[str, Any]], tmp_path: Path, deliv
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from sdebench.runs.episode import run_episode
+    from sdebench.runs.assemble import run_episode
     from sdebench.sandbox import make_factory
 
     _post_script(base, steps)

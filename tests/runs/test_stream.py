@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from sdebench.analysis.streams import forward_transfer
 from sdebench.runs import results
 from sdebench.runs.stream import StreamError, StreamSpec, order_tasks, run_stream
+from sdebench.runs.stream_metrics import forward_transfer
 from tests.conftest import ROOT
 
 ROUNDING = ["rounding-policy-v0-none", "billing-rounding-v0-F", "rounding-policy-v1-none", "rounding-policy-v2-none",

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from sdebench.agents import trajectory as traj_mod
 from sdebench.runs import results, sweep
-from sdebench.runs import trajectory as traj_mod
 from tests.minitask import build_all
 from tests.runs.test_run import ROOT, common, env, sandbox_args
 
@@ -138,8 +138,13 @@ def test_a_failed_job_of_a_sweep_exits_non_zero(tmp_path, tasks):
 @pytest.mark.parametrize("override,expected", [
     ("delivery=nope", "delivery=nope: no such delivery (choose full, inject, memtool, oracle, squashed)"),
     ("agent=oracle,nope", "agent=nope: no such agent (choose "),
-    ("no_such_key=1", "no_such_key: no such config key (to add one, write +no_such_key=VALUE)"),
-    ("limits.max_turnz=3", "limits.max_turnz: no such config key"),
+    ("no_such_key=1", "no_such_key: no such config key"),
+    ("limits.max_turnz=3", "limits.max_turnz: no such config key; did you mean limits.max_turns?"),
+    ("+select.famly=ttlcache", "select.famly: no such config key; did you mean select.family?"),
+    ("+foo=1", "foo: no such config key"),
+    ("max_interventions=many", "max_interventions must be a whole number, got 'many'"),
+    ("grading.timeout=soon", "grading.timeout must be a number, got 'soon'"),
+    ("rerun=maybe", "rerun must be true or false, got 'maybe'"),
 ])
 def test_unknown_config_values_are_one_line(tmp_path, tasks, override, expected):
     args = [*common(tmp_path, tasks), override] + (["-m"] if "," in override else [])

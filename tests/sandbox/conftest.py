@@ -3,6 +3,7 @@ import os
 import pytest
 
 from sdebench.sandbox.docker import unavailable_reason
+from tests import tiers
 
 TEST_IMAGE = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
 
@@ -11,6 +12,7 @@ TEST_IMAGE = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
 def docker_image():
     """The docker test image; skips with the reason when no engine or image is reachable
     (fails instead when SDEBENCH_REQUIRE_DOCKER is set, as in CI)."""
+    tiers.skip_unless("docker")
     reason = unavailable_reason(TEST_IMAGE)
     if reason:
         message = f"docker backend unavailable: {reason} (run .ci/docker-setup.sh)"

@@ -45,6 +45,7 @@ def test_content_hash_changes_with_any_file(one_task):
         (lambda s: s.replace("commits = ", "ncommits = "), "missing field 'repo.commits'"),
         (lambda s: s.replace("FAIL_TO_PASS = [", "FAIL_TO_PASS_OLD = ["), "missing field 'tests.FAIL_TO_PASS'"),
         (lambda s: s + "\n[[[", "not valid TOML"),
+        (lambda s: s.replace('competency = "recall"', 'competency = "hardest"'), "field 'competency' must be one of"),
     ],
 )
 def test_malformed_task_names_file_and_field(one_task, edit, needle):
@@ -55,6 +56,16 @@ def test_malformed_task_names_file_and_field(one_task, edit, needle):
     assert needle in str(e.value)
     assert str(f) in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_competency_is_written_and_defaults_to_recall(one_task):
+    f = one_task / T.TASK_FILE
+    t = T.load(one_task)
+    assert t.competency == "recall" and t.tier == "recall" and 'competency = "recall"' in f.read_text()
+    f.write_text(f.read_text().replace('competency = "recall"', 'competency = "validity"'))
+    assert (T.load(one_task).competency, T.load(one_task).tier) == ("validity", "hard")
+    f.write_text(f.read_text().replace('competency = "validity"\n', ""))
+    assert T.load(one_task).competency == "recall"  # a task written before competencies existed
 
 
 def test_missing_bundle_is_named(one_task):

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from sdebench.generation.spec import Commit
+from sdebench.tasks.commits import Commit
 from sdebench.tasks import repo
 
 COMMITS = [

@@ -37,6 +37,24 @@ def test_bad_filters_and_dirs_are_one_line_errors(tasks_dir, tmp_path):
         select(tasks_dir, ids="ttlcache-v0-F,no-such-task")
 
 
+def test_select_by_competency_and_tier(tasks_dir, tmp_path):
+    store = tmp_path / "store"
+    for name in ("ttlcache-v0-K", "ttlcache-v0-F", "ttlcache-v1-K"):
+        shutil.copytree(tasks_dir / name, store / name)
+    toml = store / "ttlcache-v0-F" / "task.toml"
+    toml.write_text(toml.read_text().replace('competency = "recall"', 'competency = "conflict"'))
+    assert [t.id for t in select(store, tier="hard")] == ["ttlcache-v0-F"]
+    assert [t.id for t in select(store, competency="conflict,scope")] == ["ttlcache-v0-F"]
+    assert [t.id for t in select(store, tier="recall")] == ["ttlcache-v0-K", "ttlcache-v1-K"]
+    assert [t.id for t in select(store, tier="hard", competency="recall")] == []
+    assert len(select(store, tier="recall,hard")) == 3 == len(select(store, competency="all"))
+    with pytest.raises(TaskError, match=r"unknown tier 'easy' \(choose recall, hard, or all\)"):
+        select(store, tier="easy")
+    with pytest.raises(TaskError, match=r"unknown competency 'guess' \(choose recall, conflict, synthesis, scope, "
+                                        r"validity, implicit, or all\)"):
+        select(store, competency="guess")
+
+
 def test_on_error_skips_bad_dirs_and_names_missing_ids(tasks_dir, tmp_path):
     store = tmp_path / "store"
     for name in ("ttlcache-v0-K", "ttlcache-v0-F"):

@@ -12,10 +12,10 @@ from dataclasses import replace
 
 import yaml
 
+from sdebench import CONF_DIR
 from sdebench.agents.installed.base import InstalledAgent
 from sdebench.agents.installed.install import InstallError, cache_root, ensure_installed
 from sdebench.components import AGENTS, resolve
-from sdebench.runs.config import CONF_DIR
 
 
 def installed_names() -> list[str]:

@@ -33,10 +33,18 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from sdebench.agents.accounting import Pricing, PricingError, import_litellm, resolve_pricing
-from sdebench.agents.base import STOP_ERROR, STOP_SUBMITTED, AgentContext, RunResult, Usage, failure_stop
+from sdebench.agents.base import (
+    STOP_ERROR,
+    STOP_SUBMITTED,
+    AgentContext,
+    Capabilities,
+    RunResult,
+    Usage,
+    failure_stop,
+)
 from sdebench.agents.installed.install import (
     InstallError,
     InstallSpec,
@@ -47,6 +55,7 @@ from sdebench.agents.installed.install import (
 from sdebench.agents.model import ConfigError, ModelSettings
 from sdebench.agents.prompts import additions_block
 from sdebench.agents.tools import SPECS
+from sdebench.errors import AgentError
 from sdebench.sandbox.base import Mount
 
 INSIDE = "/tmp/agent"  # where the agent's own dirs appear in the sandbox (a fresh tmpfs on both backends)
@@ -75,7 +84,7 @@ def memory_command_note() -> str:
     return f"The shell has a `{MEMORY_COMMAND}` command (`{MEMORY_COMMAND} [-k N] QUERY`). {SPECS[MEMORY_COMMAND][0]}"
 
 
-class InstalledAgentError(RuntimeError):
+class InstalledAgentError(AgentError, RuntimeError):
     """An installed agent cannot run in this episode (no sandbox isolation, no install)."""
 
 
@@ -139,10 +148,8 @@ class InstalledAgent:
     spec: InstallSpec  # the default install (version overridable by agent.version)
     options: tuple[str, ...] = ()  # adapter-specific config keys it accepts
     driver: str | None = None  # a script next to this module, placed beside the relay (GATEWAY_DIR)
-    runs_in_sandbox = True  # the episode hands it the sandbox: its CLI runs there
-    needs_answer_key = False  # a real agent never sees the answer key
-    uses_model = True  # pre-flight refuses it with model=none (sdebench.runs.preflight)
-    address_space_mb: int | None = None  # RLIMIT_AS its runtime needs in the local sandbox, if above the default
+    # its CLI runs in the sandbox the episode hands it, calls a model, never sees the answer key
+    capabilities: ClassVar[Capabilities] = Capabilities(uses_model=True, runs_in_sandbox=True)
     mcp_client = True  # it takes the memory tool over MCP; without one, the prompt names the `memory_search` command
     # its name for the memory tool, as the model calls it (folded into `memory_search` in `tool_calls`)
     memory_tool_name = "mcp__memory__memory_search"

@@ -19,12 +19,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from sdebench.errors import AgentError
+
 CACHE_ENV = "SDEBENCH_AGENT_CACHE"
 DEFAULT_CACHE = "/var/tmp/sdebench-agents"
 INSTALL_TIMEOUT_S = 1800
 
 
-class InstallError(RuntimeError):
+class InstallError(AgentError, RuntimeError):
     """An agent could not be installed (registry unreachable, unknown version...)."""
 
 

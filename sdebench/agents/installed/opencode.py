@@ -13,6 +13,7 @@ the memory tool is its remote MCP server `memory` (the token as a bearer header)
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from sdebench.agents.installed.base import InstalledAgent
@@ -46,7 +47,7 @@ class OpenCodeAgent(InstalledAgent):
     # Bun (its runtime) reserves ~130 GiB of address space it never touches; under the local
     # sandbox's 4 GiB RLIMIT_AS it crashes now and then ("Illegal instruction", or "Out of
     # memory" spawning a shell). Memory itself stays bounded by the sandbox's cgroup.
-    address_space_mb = 256 * 1024
+    capabilities = replace(InstalledAgent.capabilities, address_space_mb=256 * 1024)
     memory_tool_name = f"{SERVER_NAME}_memory_search"
 
     def __init__(self, *args: Any, **kwargs: Any):

@@ -4,6 +4,7 @@ import pytest
 
 from sdebench.sandbox.docker import unavailable_reason
 from sdebench.testing import testmodel
+from tests import tiers
 
 TEST_IMAGE = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
 
@@ -11,6 +12,7 @@ TEST_IMAGE = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
 @pytest.fixture(scope="session")
 def docker_image():
     """The docker test image; skips when no engine or image is reachable (fails under SDEBENCH_REQUIRE_DOCKER)."""
+    tiers.skip_unless("docker")
     reason = unavailable_reason(TEST_IMAGE)
     if reason:
         message = f"docker backend unavailable: {reason} (run .ci/docker-setup.sh)"

@@ -7,7 +7,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from sdebench.runs.trajectory import read
+from sdebench.agents.trajectory import read
 
 ROOT = Path(__file__).resolve().parents[3]
 KEY_ENV = "SDEBENCH_TESTMODEL_KEY"
@@ -67,7 +67,7 @@ def compose(*overrides: str) -> dict[str, Any]:
 
 def episode(task, cfg: dict[str, Any], tmp_path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run one real episode; returns its record and trajectory events."""
-    from sdebench.runs.episode import run_episode
+    from sdebench.runs.assemble import run_episode
     from sdebench.sandbox import make_factory
 
     factory = make_factory(dict(cfg["sandbox"]))

@@ -40,7 +40,7 @@ def test_each_installed_agent_builds_from_its_config(monkeypatch):
 
 def test_an_installed_agent_refuses_a_sandbox_without_its_own_network(monkeypatch, tmp_path):
     from sdebench.agents.base import AgentContext, Limits
-    from sdebench.runs.trajectory import Trajectory
+    from sdebench.agents.trajectory import Trajectory
     from sdebench.sandbox.unsafe import UnsafeLocalSandbox
 
     monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "x")

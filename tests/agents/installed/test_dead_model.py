@@ -15,9 +15,9 @@ import os
 
 import pytest
 
-from sdebench.analysis.rules import is_error, outcome_label
+from sdebench.runs.jobs import outcome
 from sdebench.runs.record import EpisodeRecord
-from sdebench.runs.run import outcome
+from sdebench.runs.rules import is_error, outcome_label
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
 from tests.agents.installed.helpers import KEY_ENV, PLANTED, ROOT, api_base_for, compose, episode, usage

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from sdebench.analysis import rules
+from sdebench.runs import rules
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel

@@ -23,13 +23,19 @@ def packages(ws: Path) -> list[Path]:
     return sorted(p.parent for p in ws.glob("*/__init__.py") if not rules.is_test_path(p.relative_to(ws).as_posix()))
 
 
+def entry_modules(ws: Path) -> list[Path]:
+    """The files every test import runs: each package's __init__, or, in a workspace without packages
+    (a single-module task), each top-level module that is code."""
+    inits = [pkg / "__init__.py" for pkg in packages(ws)]
+    return inits or sorted(p for p in ws.glob("*.py") if rules.is_source(p.name))
+
+
 def append_to_packages(ws: Path, *parts: str) -> None:
-    """Add module-level code to every package __init__ (it runs whenever a test imports the package)."""
-    found = packages(ws)
-    assert found, f"no package in {ws}"
+    """Add module-level code to every entry module (it runs whenever a test imports the code)."""
+    found = entry_modules(ws)
+    assert found, f"no package or module in {ws}"
     code = "\n".join(textwrap.dedent(part) for part in parts)
-    for pkg in found:
-        init = pkg / "__init__.py"
+    for init in found:
         init.write_text(init.read_text() + "\n\n" + code)
 
 

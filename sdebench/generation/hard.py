@@ -1,0 +1,154 @@
+"""Kit for the hard tier: a rule that must be worked out of memory, not copied from one item.
+
+A hard family tells its variant as a `Story` like any family, with three differences:
+
+- the memory holds **several statements** of the rule: old values, values of another scope, an
+  announced future value, parts of a composed value. Every statement that is not the fact is a
+  *decoy*, present in every placement (same paths, same history shape); only the statement of the
+  current rule (or each part of it) is placement-specific, and its tokens are the fact tokens
+  (rule 1: they occur in the designated source only; a decoy value is never a fact token);
+- the history is told as `Step`s: a commit whose message and files may differ in H (the fact's
+  commit states the value there, elsewhere it is a neutral change of the same paths), so a rule can
+  change several times over the history in every placement;
+- the story names its `competency` (how the fact must be worked out; `COMPETENCIES`), and the
+  family declares how a candidate value is spelled in memory (`spell`), which the naive readers of
+  rule 8 and the leak checks share.
+
+Rule 8 must hold in whatever a delivery shows (the whole corpus, five search hits, an injected
+top ten, at any scale), so it cannot rest on how search ranks the items. A hard family therefore
+writes every item that states the fact so that it defeats the naive readers *alone*: on one line,
+a decoy value before the fact and again after it, any date written before the values. Such an item
+gives top1 the decoy (first on its best line), latest the decoy (same date, later position) and
+majority the decoy (more mentions); a composed fact (`synthesis`) is stated by no item at all.
+`tests/generators/test_hard_families.py` checks this item by item, published and fresh.
+
+The kit's history shape is kept: c0 initial import, c1 the rule's module appears (the same text in
+every placement: a hard story's fact is never the first statement), the `before` steps, the
+refactor that leaves the bug at HEAD, the `after` steps, the repro. Dates the statements carry
+are written in the text (`iso`), so every placement reads the same timeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+
+from sdebench.generation.kit import Story
+from sdebench.generation.spec import Commit
+from sdebench.tasks.artifacts import COMPETENCIES, competencies_of
+
+HARD = competencies_of("hard")
+
+
+def iso(d: date) -> str:
+    """A date as the memory writes it (ISO 8601, which the naive readers date mentions by)."""
+    return d.isoformat()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One commit of a hard story's history: the same paths in every placement; in H the message
+    and the files may state the fact (`h_message`, `h_files`), elsewhere they do not."""
+
+    message: str
+    files: Mapping[str, str | None]
+    h_message: str | None = None
+    h_files: Mapping[str, str | None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.h_files is not None and set(self.h_files) != set(self.files):
+            raise ValueError(f"step {self.message.splitlines()[0]!r}: H writes other paths than the other "
+                             "placements (the history must have the same shape everywhere)")
+
+    def commit(self, source: str) -> Commit:
+        """The commit this step is in placement `source`."""
+        if source == "H":
+            return Commit(self.h_message or self.message, dict(self.h_files if self.h_files is not None else self.files))
+        return Commit(self.message, dict(self.files))
+
+
+@dataclass
+class HardStory:
+    """A hard variant's content; `story(source)` gives the kit's `Story` for one placement."""
+
+    package: str
+    module: str
+    early: str  # the module as it first appears (c1), the same in every placement
+    head_buggy: str
+    oracle: str
+    conventional: str
+    intro_msg: str
+    refactor_msg: str
+    base_files: dict[str, str]
+    repro_tests: dict[str, str]
+    hidden_tests: dict[str, str]
+    fact_entries: dict[str, tuple[str, str] | list[tuple[str, str]]]  # K/F/X: the fact's statements
+    decoys: list[tuple[str, str]]  # (artifact path, entry) in every placement
+    statement: str
+    fact: str
+    fact_tokens: tuple[str, ...]
+    conventional_guess: str
+    competency: str
+    before: list[Step] = field(default_factory=list)  # between c1 and the refactor
+    after: list[Step] = field(default_factory=list)  # between the refactor and the repro
+    tags: tuple[str, ...] = ()
+    project: str = ""
+
+    def __post_init__(self) -> None:
+        if self.competency not in COMPETENCIES:
+            raise ValueError(f"unknown competency {self.competency!r} (choose among {', '.join(COMPETENCIES)})")
+
+    def story(self, source: str) -> Story:
+        """The kit's story with the fact in `source` (H: the steps' H messages and files)."""
+        return Story(
+            package=self.package, module=self.module,
+            v1_correct=self.early, v1_buggy=self.early, head_buggy=self.head_buggy,
+            oracle=self.oracle, conventional=self.conventional,
+            intro_msg_fact=self.intro_msg, intro_msg_plain=self.intro_msg, refactor_msg=self.refactor_msg,
+            base_files=dict(self.base_files), repro_tests=dict(self.repro_tests),
+            hidden_tests=dict(self.hidden_tests), fact_entries=dict(self.fact_entries),
+            distractors=list(self.decoys),
+            filler=[s.commit(source) for s in self.before],
+            late_filler=[s.commit(source) for s in self.after],
+            statement=self.statement, fact=self.fact, fact_tokens=tuple(self.fact_tokens),
+            conventional_guess=self.conventional_guess,
+            tags=tuple(self.tags), project=self.project, competency=self.competency,
+        )
+
+
+# --- spellings ---------------------------------------------------------------------------------
+
+
+def decimal_spellings(value: Decimal, places: int, *, percent: bool = False, comma: bool = True,
+                      units: Iterable[str] = ()) -> tuple[str, ...]:
+    """Every spelling of a decimal value memory could use: the number with `places` decimals (bare,
+    so it is found before any unit), its decimal-comma form, and for a percentage its share
+    (`3.17` -> `0.0317`) and basis points; `units` are written after the number (`1.37 EUR`)."""
+    text = f"{value:.{places}f}"
+    out = [text]
+    if comma:
+        out.append(text.replace(".", ","))
+    if percent:
+        share = (value / 100).normalize()
+        out += [f"{share:f}", f"{int(value * 100)} bp", f"{int(value * 100)} basis points"]
+    out += [f"{text} {u}" for u in units]
+    return tuple(dict.fromkeys(out))
+
+
+def non_round(value: Decimal, step: str = "0.05") -> bool:
+    """Whether `value` is not a multiple of `step` (a round figure a guess would land on)."""
+    return value % Decimal(step) != 0
+
+
+def far_from(value: Decimal, others: Iterable[Decimal], gap: str) -> bool:
+    """Whether `value` is more than `gap` away from each of `others`."""
+    return all(abs(value - o) > Decimal(gap) for o in others)
+
+
+def decimal_range(lo: str, hi: str, step: str) -> list[Decimal]:
+    """The decimals lo, lo + step, ..., hi (inclusive), exact."""
+    a, b, s = Decimal(lo), Decimal(hi), Decimal(step)
+    n = int((b - a) / s)
+    return [a + s * i for i in range(n + 1)]

@@ -1,0 +1,43 @@
+"""What a job runs: its tasks, selected from the run config, and the one error for bad input of a whole run.
+
+Shared by the run command (`sdebench.runs.run`), its plan (`sdebench.runs.plan`) and streams.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from sdebench.errors import RunError
+
+log = logging.getLogger("sdebench.run")
+
+
+def select_tasks(cfg: dict[str, Any]) -> list:
+    """The tasks of `cfg['tasks_dir']` matching `cfg['source']` and `cfg['select']`; bad task dirs are skipped with a warning."""
+    from sdebench.runs import sweep
+    from sdebench.runs.config import ConfigError, sources
+    from sdebench.tasks.record import TaskError
+    from sdebench.tasks.selection import select
+
+    sel = dict(cfg.get("select") or {})
+    root = Path(cfg.get("tasks_dir") or "tasks")
+    if not root.is_dir():
+        raise RunError(f"no tasks dir at {root.resolve()} (run where ./tasks is, or pass tasks_dir=DIR)")
+    try:
+        return select(root, source=sources(cfg), family=sel.get("family"),
+                      variant=sel.get("variant"), bottleneck=sel.get("bottleneck"), ids=sel.get("ids"),
+                      competency=sel.get("competency"), tier=sel.get("tier"),
+                      on_error=lambda msg: (log.warning("skipping: %s", msg), sweep.report("malformed_task", msg)))
+    except (ConfigError, TaskError) as e:
+        raise RunError(str(e)) from None
+
+
+def outcome(rec) -> str:
+    """One line: resolved, why not, or error (no outcome); interventions, wall time, error."""
+    from sdebench.runs.rules import outcome_label
+
+    state = outcome_label(rec)
+    err = f", error: {rec.error}" if rec.error else ""
+    return f"{state}, {rec.interventions} interventions, {rec.wall_s:.2f}s{err}"
