@@ -155,8 +155,6 @@ class LocalSandboxConfig:
     file_size_mb: int = MISSING
     tmp_size_mb: int = MISSING
     require_cgroup: bool = False
-    seccomp: bool = True
-    require_private_inodes: bool = False
 
 
 @dataclass
@@ -170,7 +168,6 @@ class DockerSandboxConfig:
     pids_max: int = MISSING
     tmp_size_mb: int = MISSING
     user: str = MISSING
-    seccomp: bool = True
     cpus: float = 0.0
     max_workspace_mb: int = MISSING
     client_timeout_s: float = MISSING
