@@ -155,6 +155,8 @@ class LocalSandboxConfig:
     file_size_mb: int = MISSING
     tmp_size_mb: int = MISSING
     require_cgroup: bool = False
+    seccomp: bool = True
+    require_private_inodes: bool = False
 
 
 @dataclass
@@ -168,6 +170,7 @@ class DockerSandboxConfig:
     pids_max: int = MISSING
     tmp_size_mb: int = MISSING
     user: str = MISSING
+    seccomp: bool = True
     cpus: float = 0.0
     max_workspace_mb: int = MISSING
     client_timeout_s: float = MISSING

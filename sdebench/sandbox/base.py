@@ -11,8 +11,8 @@ from sdebench.errors import SandboxError  # noqa: F401 - re-exported: the sandbo
 # Output kept per stream: the head and the tail, with a marker in between.
 DEFAULT_OUTPUT_CAP = 64_000
 TRUNCATION_MARKER = "\n[... {n} bytes truncated ...]\n"
-# The one workspace dir commands may write in when a sandbox is opened read-only (grading):
-# the test runner's report goes there.
+# The one workspace dir commands may write in when a sandbox is opened read-only (grading), and
+# where the host's files for them appear (a grading runner's gate).
 OUT_DIR = ".sdebench-out"
 # Where every backend shows the workspace to commands: the same neutral path in every episode,
 # so nothing in the working directory names the task.
@@ -28,19 +28,6 @@ class Mount:
     source: str
     target: str
     read_only: bool = True
-
-
-def mount_args(mounts: tuple[Mount, ...] | list[Mount]) -> list[str]:
-    """Bubblewrap options binding `mounts` (after the masks, so a mount may re-expose a masked path)."""
-    args: list[str] = []
-    for m in mounts:
-        args += ["--ro-bind" if m.read_only else "--bind", m.source, m.target]
-    return args
-
-
-def mount_volumes(mounts: tuple[Mount, ...] | list[Mount]) -> dict[str, dict[str, str]]:
-    """The docker SDK `volumes` of `mounts`."""
-    return {m.source: {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in mounts}
 
 
 @dataclass(frozen=True)
@@ -111,7 +98,8 @@ class SandboxFactory(Protocol):
     def open(self, workspace: Path, read_only: bool = False, mounts: tuple[Mount, ...] = (),
              address_space_mb: int | None = None) -> Sandbox:
         """Open a sandbox on the host dir `workspace`; with `read_only`, commands may write only
-        below OUT_DIR of the workspace (the host side still writes anywhere in it); `mounts` are
+        below OUT_DIR of the workspace (the host side still writes anywhere in it, and sees what
+        commands write there); `mounts` are
         bound into every command's view (backends without isolation see host paths anyway);
         `address_space_mb` raises (never lowers) a per-process address-space cap where the
         backend has one (an agent runtime that reserves more virtual memory than it uses)."""

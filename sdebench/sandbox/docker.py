@@ -18,6 +18,9 @@ import io
 import os
 import posixpath
 import queue
+import secrets
+import shutil
+import stat as stat_mod
 import tarfile
 import tempfile
 import threading
@@ -26,6 +29,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdebench.sandbox import procview, seccomp, uids
 from sdebench.sandbox.base import (
     DEFAULT_OUTPUT_CAP,
     OUT_DIR,
@@ -36,7 +40,6 @@ from sdebench.sandbox.base import (
     Mount,
     SandboxError,
     Watch,
-    mount_volumes,
 )
 from sdebench.sandbox.files import DEFAULT_MAX_BYTES, CopyReport, walk_tree
 from sdebench.sandbox.unsafe import base_env
@@ -44,12 +47,16 @@ from sdebench.sandbox.unsafe import base_env
 ARCHIVE_ROOT = WORKDIR.strip("/")
 LABEL = "sdebench"
 PID_LABEL = "sdebench.pid"
+UID_LABEL = "sdebench.uid"
 DEFAULT_IMAGE = "sdebench-py:3.11"
 DOCKERFILE_DIR = Path(__file__).resolve().parent
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 KILL_GRACE_S = 2
 MIB = 1024 * 1024
 SPOOL_BYTES = 16 * MIB  # a workspace archive larger than this is spooled to disk
+PRIVATE_PREFIX = "sdb-ct-"
+# The world-writable dirs of a Debian image.
+SCRATCH_DIRS = ("/tmp", "/var/tmp", "/run/lock")
 
 
 @dataclass(frozen=True)
@@ -61,14 +68,17 @@ class DockerOptions:
     memory_mb: int = 2048
     pids_max: int = 256
     tmp_size_mb: int = 256
-    user: str = "65534:65534"  # uid:gid commands run as; the workspace is owned by it
+    user: str = "auto"  # uid:gid commands run as (owning the workspace); auto: one of its own per container
     cpus: float = 0.0  # 0 = no CPU quota
     max_workspace_mb: int = DEFAULT_MAX_BYTES // MIB
     client_timeout_s: int = 900  # socket timeout towards the engine; execs are bounded in-container
     prestart: int = 3  # containers kept started ahead of need: an agent's and one grade's two (0: none)
+    seccomp: bool = True  # refuse the system calls of sdebench.sandbox.seccomp (replaces the engine's profile)
 
 
 def _uid_gid(user: str) -> tuple[int, int]:
+    if user == "auto":
+        return -1, -1  # claimed per container
     uid, _, gid = user.partition(":")
     try:
         return int(uid), int(gid or uid)
@@ -117,36 +127,129 @@ class _Capture:
         return bytes(self.head).decode(errors="replace") + marker + tail.decode(errors="replace"), True
 
 
-def start_container(client, opts: DockerOptions, mounts: tuple[Mount, ...] = ()):
-    """Create and start one sandbox container (idle, no workspace yet) with `mounts` bound; raises SandboxError."""
-    container = None
+def _private_dir(container_key: str) -> Path:
+    """A host dir of one container's own (its fixed /proc files, the empty layer of its overlays)."""
+    d = Path(tempfile.mkdtemp(prefix=f"{PRIVATE_PREFIX}{os.getpid()}-{container_key}-"))
+    os.chmod(d, 0o755)
+    (d / "empty").mkdir()
+    return d
+
+
+def _has_socket(d: str) -> bool:
     try:
-        kwargs = {}
-        if opts.cpus:
-            kwargs["nano_cpus"] = int(opts.cpus * 1e9)
-        if mounts:
-            kwargs["volumes"] = mount_volumes(mounts)
-        container = client.containers.create(
-            opts.image,
-            ["sleep", "infinity"],
-            detach=True,
+        return any(stat_mod.S_ISSOCK(e.stat(follow_symlinks=False).st_mode) for e in os.scandir(d))
+    except OSError:
+        return False
+
+
+def _volumes(client, opts: DockerOptions, mounts: tuple[Mount, ...], private: Path, key: str):
+    """Binds and overlay volumes for `mounts`: a read-only dir is seen through an overlay volume of
+    this container's own (its own inodes: no lock or watch meets another container's); a writable
+    one, or one holding a socket (which an overlay cannot carry), is bound as it is."""
+    import docker
+
+    binds = {src: {"bind": dst, "mode": "ro"} for src, dst in
+             procview.write_docker_files(str(private), opts.memory_mb).items()}
+    volumes: list[str] = []
+    specs = []
+    for i, m in enumerate(mounts):
+        if not m.read_only or not os.path.isdir(m.source) or _has_socket(m.source):
+            binds[m.source] = {"bind": m.target, "mode": "ro" if m.read_only else "rw"}
+            continue
+        name = f"{LABEL}-{key}-{i}"
+        client.volumes.create(name, driver="local", labels={LABEL: "1", PID_LABEL: str(os.getpid())},
+                              driver_opts={"type": "overlay", "device": "overlay",
+                                           "o": f"ro,lowerdir={private / 'empty'}:{m.source}"})
+        volumes.append(name)
+        specs.append(docker.types.Mount(m.target, name, type="volume", read_only=True))
+    return binds, specs, volumes
+
+
+_ACCOUNTS: dict[str, tuple[bytes, bytes]] = {}  # image -> its /etc/passwd and /etc/group
+
+
+def _image_file(container, path: str) -> bytes:
+    stream, _ = container.get_archive(path)
+    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+        member = tar.next()
+        f = tar.extractfile(member) if member is not None else None
+        return f.read() if f is not None else b""
+
+
+def _add_user(container, image: str, uid: int) -> None:
+    """Name the container's own user in its /etc/passwd and /etc/group (tools look their user up)."""
+    if image not in _ACCOUNTS:
+        _ACCOUNTS[image] = (_image_file(container, "/etc/passwd"), _image_file(container, "/etc/group"))
+    passwd, group = _ACCOUNTS[image]
+    files = {"passwd": passwd.rstrip(b"\n") + f"\nsandbox:x:{uid}:{uid}:sandbox:/tmp:/bin/sh\n".encode(),
+             "group": group.rstrip(b"\n") + f"\nsandbox:x:{uid}:\n".encode()}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    container.put_archive("/etc", buf.getvalue())
+
+
+def container_user(container, opts: DockerOptions) -> tuple[int, int]:
+    """The uid:gid commands of `container` run as: its own claimed one, or the configured one."""
+    uid = (container.labels or {}).get(UID_LABEL)
+    if uid:
+        return int(uid), int(uid)
+    if opts.user == "auto":
+        raise SandboxError("the container has no user of its own")
+    return _uid_gid(opts.user)
+
+
+def start_container(client, opts: DockerOptions, mounts: tuple[Mount, ...] = ()):
+    """Create and start one sandbox container (idle, no workspace yet) with `mounts` bound; raises SandboxError.
+
+    Beyond the limits: host-wide /proc files replaced by fixed copies of its own or masked, no
+    /sys, the refused system calls of `sdebench.sandbox.seccomp`."""
+    container = None
+    key = secrets.token_hex(4)
+    private = _private_dir(key)
+    volumes: list[str] = []
+    uid = uids.claim() if opts.user == "auto" else None
+    try:
+        binds, specs, volumes = _volumes(client, opts, mounts, private, key)
+        security = ["no-new-privileges"]
+        if opts.seccomp:
+            security.append("seccomp=" + seccomp.docker_profile())
+        api = client.api
+        host_config = api.create_host_config(
+            binds=binds,
+            mounts=specs or None,
             network_mode="none",
             mem_limit=f"{opts.memory_mb}m",
             memswap_limit=f"{opts.memory_mb}m",
             pids_limit=opts.pids_max,
-            tmpfs={"/tmp": f"rw,nosuid,nodev,size={opts.tmp_size_mb}m,mode=1777"},
-            labels={LABEL: "1", PID_LABEL: str(os.getpid())},
+            # Every dir the user may write in but the workspace is a tmpfs of its own: what a command
+            # writes there never lands on the engine's disk (whose allocations every writer sees).
+            tmpfs={**{d: f"rw,nosuid,nodev,size={opts.tmp_size_mb}m,mode=1777" for d in SCRATCH_DIRS},
+                   "/sys": "ro,size=64k"},
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            environment={"PATH": SYSTEM_PATH},
-            **kwargs,
+            security_opt=security,
+            nano_cpus=int(opts.cpus * 1e9) if opts.cpus else None,
         )
+        host_config["MaskedPaths"] = procview.docker_masks()
+        created = api.create_container(
+            opts.image, ["sleep", "infinity"], detach=True, host_config=host_config,
+            labels={LABEL: "1", PID_LABEL: str(os.getpid()), **({UID_LABEL: str(uid)} if uid else {})},
+            environment={"PATH": SYSTEM_PATH}, hostname="sandbox",
+        )
+        container = client.containers.get(created["Id"])
+        _OWNED[container.id] = (private, volumes, uid)
+        if uid is not None:
+            _add_user(container, opts.image, uid)
         container.start()
         return container
     except Exception as e:  # noqa: BLE001 - every engine failure becomes one clear error
         if container is not None:
-            with contextlib.suppress(Exception):
-                container.remove(force=True)
+            _remove(container)
+        else:
+            _drop(client, private, volumes, uid)
         raise SandboxError(f"cannot start a container from image {opts.image!r}: {_short(e)}") from None
 
 
@@ -168,6 +271,8 @@ class DockerSandbox:
         try:
             if self.container is None:
                 self.container = start_container(client, opts, mounts)
+            self.uid, self.gid = container_user(self.container, opts)
+            self.user = f"{self.uid}:{self.gid}"
             self._put_tree(self.workspace)
         except SandboxError:
             self.close()
@@ -254,7 +359,7 @@ class DockerSandbox:
         stopped = False
         try:
             ex = api.exec_create(
-                self.container.id, argv, workdir=WORKDIR, environment=full_env, user=self.opts.user
+                self.container.id, argv, workdir=WORKDIR, environment=full_env, user=self.user
             )
             stream = api.exec_start(ex["Id"], stream=True, demux=True)
             if watch is None:
@@ -313,7 +418,7 @@ class DockerSandbox:
                 self.container.wait(timeout=30)
             self.container.start()
             for _ in range(100):
-                if self.container.exec_run(["true"], user=self.opts.user).exit_code == 0:
+                if self.container.exec_run(["true"], user=self.user).exit_code == 0:
                     return
                 time.sleep(0.1)
         except Exception as e:  # noqa: BLE001
@@ -340,7 +445,7 @@ class DockerSandbox:
             # The killed namespace's processes leave the pids cgroup asynchronously: wait until a
             # new process can start, or the next command would fail on a full process table.
             for _ in range(100):
-                if self.container.exec_run(["true"], user=self.opts.user).exit_code == 0:
+                if self.container.exec_run(["true"], user=self.user).exit_code == 0:
                     return
                 time.sleep(0.1)
             raise SandboxError("the container did not recover after a command flooded its process table")
@@ -431,11 +536,31 @@ class DockerSandbox:
 
 
 _REMOVALS: list[threading.Thread] = []  # background container removals of this process
+_OWNED: dict[str, tuple[Path, list[str], int | None]] = {}  # container id -> private dir, volumes, user id
 
 
 def _remove(container) -> None:
+    """Remove a container, then its private dir and overlay volumes."""
     with contextlib.suppress(Exception):  # the factory's cleanup prunes what is left
         container.remove(force=True)
+    private, volumes, uid = _OWNED.pop(container.id, (None, [], None))
+    _drop(container.client, private, volumes, uid)
+
+
+def _drop(client, private: Path | None, volumes: list[str], uid: int | None = None) -> None:
+    if uid is not None:
+        uids.release(uid)
+    for name in volumes:
+        with contextlib.suppress(Exception):
+            client.volumes.get(name).remove(force=True)
+    if private is not None:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _owner_alive(labels: dict) -> bool:
+    """True when the labels name another process that still runs (its cleanup is its own)."""
+    owner = labels.get(PID_LABEL, "")
+    return owner.isdigit() and int(owner) != os.getpid() and Path(f"/proc/{owner}").exists()
 
 
 def wait_removals(timeout: float = 60.0) -> None:
@@ -578,11 +703,22 @@ class DockerFactory:
         except Exception:  # noqa: BLE001 - cleanup is best effort
             found = []
         for c in found:
-            owner = c.labels.get(PID_LABEL, "")
+            if not _owner_alive(c.labels):
+                _remove(c)  # one that is already going must not stop the rest: _remove never raises
+        try:
+            vols = self.client.volumes.list(filters={"label": f"{LABEL}=1"})
+        except Exception:  # noqa: BLE001
+            vols = []
+        for v in vols:
+            if not _owner_alive(v.attrs.get("Labels") or {}):
+                with contextlib.suppress(Exception):
+                    v.remove(force=True)
+        for d in Path(tempfile.gettempdir()).glob(PRIVATE_PREFIX + "*"):
+            owner = d.name[len(PRIVATE_PREFIX):].split("-", 1)[0]
             alive = owner.isdigit() and int(owner) != os.getpid() and Path(f"/proc/{owner}").exists()
-            if not alive:
-                with contextlib.suppress(Exception):  # one that is already going must not stop the rest
-                    c.remove(force=True)
+            if not alive and d.name not in {p.name for p, _, _ in _OWNED.values()}:
+                shutil.rmtree(d, ignore_errors=True)
+        uids.prune()
         with self._lock:
             self._closed = False  # the factory stays usable; the next sandbox closed refills
 

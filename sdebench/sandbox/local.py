@@ -1,13 +1,15 @@
 """`sandbox=local`: every command runs in a fresh bubblewrap sandbox on the host.
 
-The sandbox's root is an empty tmpfs holding only read-only binds of the system dirs (`/usr`,
-`/etc`, the `/bin`-style links, ...), the running interpreter's dirs and any configured
-`ro_binds`: the host's project checkouts, task store, home dirs and sockets (`/run`) are not
-there at all. The workspace is bound at the neutral path `/repo` (read-write, or read-only but
-its `.sdebench-out/` when grading); a fresh /tmp, no network, private pid/ipc/uts namespaces, no
-capabilities, configured masks (task store, results dir) over anything bound, and a per-sandbox
-cgroup for memory and process count (rlimits as a second layer). Each exec is its own pid
-namespace, so nothing outlives the command.
+The sandbox's root is an empty tmpfs holding the neutral view of `sdebench.sandbox.stage`: the
+system dirs (`/usr`, the `/bin`-style links), a minimal `/etc`, fixed host-wide `/proc` files, the
+running interpreter at `/opt/python`, and any configured `ro_binds` or read-only mounts, each
+through an overlay of the command's own when run as root (so no two sandboxes share an inode);
+the host's project checkouts, task store, home dirs and sockets (`/run`) are not there at all. The
+workspace is bound at the neutral path `/repo` (read-write, or read-only but its `.sdebench-out/`
+when grading); a fresh /tmp, no network, private pid/ipc/uts/cgroup namespaces, no capabilities,
+the refused system calls of `sdebench.sandbox.seccomp`, configured masks (task store, results
+dir) over anything bound, and a per-sandbox cgroup for memory and process count (rlimits as a
+second layer). Each exec is its own pid namespace, so nothing outlives the command.
 """
 
 from __future__ import annotations
@@ -15,13 +17,12 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import site
-import sys
+import stat as stat_mod
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sdebench.sandbox import cgroup
+from sdebench.sandbox import cgroup, stage, uids
 from sdebench.sandbox.base import (
     DEFAULT_OUTPUT_CAP,
     OUT_DIR,
@@ -30,7 +31,6 @@ from sdebench.sandbox.base import (
     Mount,
     SandboxError,
     Watch,
-    mount_args,
 )
 from sdebench.sandbox.files import copy_tree, resolve_inside
 from sdebench.sandbox.process import run_process
@@ -40,8 +40,6 @@ INSTALL_HINT = (
     "bubblewrap is not installed: run `apt-get install bubblewrap` (or pick sandbox=unsafe_local explicitly)"
 )
 MIB = 1024 * 1024
-# Host dirs bound read-only into every sandbox (when they exist): enough for a shell, git, Python.
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 
 
 @dataclass(frozen=True)
@@ -58,6 +56,8 @@ class LocalOptions:
     mask_home: bool = True  # hide the host user's home (config files, credentials)
     require_cgroup: bool = False  # refuse to open when no cgroup can be made
     ro_binds: tuple[str, ...] = ()  # extra host paths bound read-only at the same path (e.g. an agent CLI)
+    seccomp: bool = True  # refuse the system calls of sdebench.sandbox.seccomp
+    require_private_inodes: bool = False  # refuse to open when sandboxes would share inodes (not root)
 
 
 def bwrap_path() -> str:
@@ -84,25 +84,6 @@ def package_dir() -> str:
     return str(Path(__file__).resolve().parent.parent)
 
 
-def interpreter_dirs() -> list[str]:
-    """Where the Python running sdebench lives (prefixes, site-packages, the executable's real dir):
-    commands use it, so it is bound wherever it is, a virtualenv under /tmp or a home dir included."""
-    dirs = [sys.base_prefix, sys.prefix, str(Path(sys.executable).parent),
-            str(Path(os.path.realpath(sys.executable)).parent.parent)]
-    dirs += [p for p in site.getsitepackages() if p]
-    return _outermost(_existing(dirs))
-
-
-def _outermost(paths: list[str]) -> list[str]:
-    """`paths` without those inside another one of them."""
-    return [p for p in paths if not any(q != p and Path(p).is_relative_to(q) for q in paths)]
-
-
-def interpreter_bin() -> str:
-    """The bin dir of the running interpreter (first on PATH inside the sandbox)."""
-    return str(Path(sys.executable).parent)
-
-
 def _existing(paths: list[str]) -> list[str]:
     out: list[str] = []
     for p in paths:
@@ -114,22 +95,12 @@ def _existing(paths: list[str]) -> list[str]:
     return out
 
 
-def _under(path: str, parents: list[str]) -> bool:
-    return any(Path(path) == Path(m) or Path(path).is_relative_to(m) for m in parents)
-
-
-def root_binds(extra: tuple[str, ...] = ()) -> list[str]:
-    """bubblewrap options building the sandbox root: system dirs (links kept as links) and `extra`."""
-    args: list[str] = []
-    for d in SYSTEM_DIRS:
-        p = Path(d)
-        if p.is_symlink():
-            args += ["--symlink", os.readlink(p), d]
-        elif p.is_dir():
-            args += ["--ro-bind", d, d]
-    for d in _existing(list(extra)):
-        args += ["--ro-bind", d, d]
-    return args
+def _sockets(d: str) -> list[str]:
+    """Unix sockets at the top of the dir `d` (an overlay cannot carry a connection to them)."""
+    try:
+        return [e.name for e in os.scandir(d) if stat_mod.S_ISSOCK(e.stat(follow_symlinks=False).st_mode)]
+    except OSError:
+        return []
 
 
 class LocalSandbox:
@@ -146,52 +117,85 @@ class LocalSandbox:
         self.opts = opts
         self.bwrap = bwrap
         self.masks = default_masks(opts)
-        self.cgroup = cgroup.create(opts.memory_mb * MIB if opts.memory_mb else None, opts.pids_max or None)
-        if self.cgroup is None and opts.require_cgroup:
-            raise SandboxError("no writable cgroup for the memory and process limits (require_cgroup is set)")
-        self.prlimit = shutil.which("prlimit")
+        self.stage = stage.get(bwrap, opts.memory_mb, opts.seccomp)
+        if not self.stage.private and opts.require_private_inodes:
+            raise SandboxError(f"sandboxes would share inodes ({self.stage.why_shared}; require_private_inodes is set)")
         self.read_only = read_only
         if read_only:
             (self.workspace / OUT_DIR).mkdir(exist_ok=True)
+        self.uid: int | None = None
+        self.table: stage.Table | None = None
+        self._owners: dict[str, tuple[int, int]] = {}
+        self.cgroup = None
         self._closed = False
+        try:
+            if self.stage.private:
+                # A user of its own (no per-user kernel quota shared with another sandbox) owning its
+                # files, and overlays and mount points of its own.
+                self.uid = uids.claim()
+                ro = [*_existing(list(opts.ro_binds)), *(m.source for m in self.mounts if m.read_only)]
+                own = [str(self.workspace), *(m.source for m in self.mounts)]
+                self.table = self.stage.table(ro, own)
+                trees = [str(self.workspace), *(m.source for m in self.mounts if not m.read_only)]
+                self._owners = {t: (os.stat(t).st_uid, os.stat(t).st_gid) for t in trees if os.path.isdir(t)}
+            self.cgroup = cgroup.create(opts.memory_mb * MIB if opts.memory_mb else None, opts.pids_max or None)
+            if self.cgroup is None and opts.require_cgroup:
+                raise SandboxError("no writable cgroup for the memory and process limits (require_cgroup is set)")
+        except BaseException:
+            self.close()
+            raise
+        self.prlimit = shutil.which("prlimit")
 
     # --- command line --------------------------------------------------------------------
     def bwrap_args(self) -> list[str]:
         """The bubblewrap options of every exec."""
-        args = [self.bwrap, *root_binds(self.opts.ro_binds)]
-        args += ["--dev", "/dev", "--proc", "/proc"]
+        st = self.stage
+        args = [self.bwrap, *st.view_args()]
         size = ["--size", str(self.opts.tmp_size_mb * MIB)]
         args += [*size, "--tmpfs", "/tmp", *size, "--tmpfs", "/var/tmp"]
-        masks = [*self.masks, package_dir()]
-        system = [*SYSTEM_DIRS, *self.opts.ro_binds]
-        args += [a for m in masks if _under(m, system) for a in self._mask(m)]
-        # The interpreter is bound after /tmp and the masks, so a virtualenv under /tmp or a home
-        # dir stays usable; masks inside it (never one of its ancestors) apply again.
-        interp = interpreter_dirs()
-        for d in interp:
-            args += ["--ro-bind", d, d]
-        args += [a for m in masks if _under(m, interp) and not _under(m, system) for a in self._mask(m)]
-        args += mount_args(self.mounts)  # an installed agent's own files (after the masks: a mount may re-expose one)
-        host = str(self.workspace)
+        # The interpreter is bound after /tmp, so a virtualenv under /tmp stays usable.
+        args += st.interpreter_args()
+        shown = [(d, d) for d in st.system_dirs()] + [(b.source, b.target) for b in st.interp.binds]
+        for d in _existing(list(self.opts.ro_binds)):
+            args += ["--ro-bind", st.source(st.name_for(d), d), d]
+            shown.append((d, d))
+        # Masks where they fall inside something shown (mapped to where it is shown).
+        for m in [*self.masks, package_dir()]:
+            for src, target in shown:
+                if m == src or Path(m).is_relative_to(src):
+                    args += self._mask(m, target + m[len(src):])
+        at = self.table.at if self.table else (lambda p: p)
+        for m in self.mounts:  # an installed agent's own files (after the masks: a mount may re-expose one)
+            if not m.read_only:
+                args += ["--bind", at(m.source), m.target]
+                continue
+            args += ["--ro-bind", st.source(st.name_for(m.source), m.source), m.target]
+            for sock in _sockets(m.source):  # a connection cannot pass an overlay: the socket itself
+                args += ["--bind", at(f"{m.source}/{sock}"), f"{m.target}/{sock}"]
+        host = at(str(self.workspace))
         if self.read_only:
+            # OUT_DIR stays the host's: the host opens a grading runner's gate there while it runs.
             args += ["--ro-bind", host, WORKDIR, "--bind", f"{host}/{OUT_DIR}", f"{WORKDIR}/{OUT_DIR}"]
         else:
             args += ["--bind", host, WORKDIR]
         args += ["--chdir", WORKDIR]
         args += ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"]
-        args += ["--cap-drop", "ALL", "--hostname", "sandbox"]
+        args += ["--cap-drop", "ALL", "--hostname", "sandbox", *st.seccomp_args()]
+        if self.uid is not None:
+            args += ["--uid", "0", "--gid", "0"]  # root inside, its own user outside
         return args
 
     @staticmethod
-    def _mask(path: str) -> list[str]:
-        return ["--tmpfs", path] if Path(path).is_dir() else ["--ro-bind", "/dev/null", path]
+    def _mask(host: str, target: str) -> list[str]:
+        return ["--tmpfs", target] if Path(host).is_dir() else ["--ro-bind", "/dev/null", target]
 
     def limit_prefix(self) -> list[str]:
         """The launcher that joins the cgroup and sets rlimits before bubblewrap starts."""
         joins = "".join(
             f"echo $$ > {shlex.quote(f)} && " for f in (self.cgroup.procs_files if self.cgroup else [])
         )
-        prefix = ["/bin/sh", "-c", joins + 'exec "$@"', "sh"]
+        seccomp = f" {stage.SECCOMP_FD}<{shlex.quote(str(self.stage.seccomp))}" if self.stage.seccomp else ""
+        prefix = ["/bin/sh", "-c", joins + 'exec "$@"' + seccomp, "sh"]
         if self.prlimit:
             limits = [f"--as={self.opts.address_space_mb * MIB}", f"--fsize={self.opts.file_size_mb * MIB}"]
             if self.cgroup is None and self.opts.pids_max:
@@ -206,14 +210,30 @@ class LocalSandbox:
         if self._closed:
             raise SandboxError("sandbox is closed")
         inner = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        path = interpreter_bin() + ":" + os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
-        full_env = base_env({"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": path, **(env or {})})
-        argv = [*self.limit_prefix(), *self.bwrap_args(), "--", *inner]
-        result = run_process(argv, str(self.workspace), timeout, full_env, self.opts.output_cap, watch=watch)
-        if self.cgroup is not None:
-            # The pid namespace dies with bubblewrap, asynchronously: wait until it has.
-            self.cgroup.drain()
+        full_env = base_env({"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": self.stage.path(), **(env or {})})
+        prefix = self.limit_prefix()
+        if self.table is not None and self.uid is not None:
+            prefix += [*self.stage.mount_prefix(self.table.fstab), *self.stage.as_user(self.uid)]
+        argv = [*prefix, *self.bwrap_args(), "--", *inner]
+        self._lend(True)
+        try:
+            result = run_process(argv, str(self.workspace), timeout, full_env, self.opts.output_cap, watch=watch)
+        finally:
+            if self.cgroup is not None:
+                # The pid namespace dies with bubblewrap, asynchronously: wait until it has.
+                self.cgroup.drain()
+            self._lend(False)
         return result
+
+    def _lend(self, to_sandbox: bool) -> None:
+        """Hand the sandbox's writable trees (workspace, writable mounts) to its user for a command,
+        and back to their host owner after it: between commands the host (its git, its copies)
+        finds them as it left them, with what the command made owned by the host owner too."""
+        if self.uid is None:
+            return
+        for tree, (uid, gid) in self._owners.items():
+            if os.path.isdir(tree):
+                uids.chown_tree(Path(tree), *((self.uid, self.uid) if to_sandbox else (uid, gid)))
 
     # --- files ---------------------------------------------------------------------------
     def read_file(self, rel: str) -> str:
@@ -232,11 +252,15 @@ class LocalSandbox:
             copy_tree(self.workspace, Path(dest), skip_git=False)
 
     def close(self) -> None:
-        """Remove the cgroup; safe to call twice."""
+        """Remove the cgroup and the mount table, give the user id back; safe to call twice."""
         if not self._closed:
             self._closed = True
             if self.cgroup is not None:
                 self.cgroup.remove()
+            if self.table is not None:
+                self.table.remove()
+            if self.uid is not None:
+                uids.release(self.uid)
 
     def __enter__(self) -> LocalSandbox:
         return self
@@ -265,8 +289,10 @@ class LocalFactory:
         return LocalSandbox(workspace, opts, self.bwrap, read_only, mounts)
 
     def cleanup(self) -> None:
-        """Remove cgroups left by sandboxes of processes that died without closing them."""
+        """Remove cgroups and view dirs left by processes that died without removing them."""
         cgroup.prune()
+        stage.prune()
+        uids.prune()
 
 
 def options_from(cfg: dict) -> LocalOptions:

@@ -3,7 +3,8 @@
 An adapter says how its CLI is installed (`InstallSpec`), how it takes a task and how it resumes a
 session; this base does the rest, the same for every CLI:
 
-- installs the pinned version once into the agent cache (`install.py`), bound read-only into the sandbox;
+- installs the pinned version once into the agent cache (`install.py`), bound read-only into the
+  sandbox at the neutral path /opt/agent;
 - gives the agent a throwaway HOME (a host dir of the episode bound read-write at `/tmp/agent/home`,
   so the session survives between the first run and each resume);
 - starts the episode's gateway on a unix socket bound at `/tmp/agent/gateway/`, with the memory
@@ -59,6 +60,7 @@ from sdebench.errors import AgentError
 from sdebench.sandbox.base import Mount
 
 INSIDE = "/tmp/agent"  # where the agent's own dirs appear in the sandbox (a fresh tmpfs on both backends)
+AGENT_DIR = "/opt/agent"  # where the CLI's install appears in the sandbox: a neutral path, not the host cache's
 HOME = f"{INSIDE}/home"
 GATEWAY_DIR = f"{INSIDE}/gateway"
 SOCKET = "gateway.sock"
@@ -164,7 +166,8 @@ class InstalledAgent:
         self.gateway: Any = None
         self.host_dir: Path | None = None
         self.gateway_dir: Path | None = None
-        self.install_dir: Path | None = None
+        self.install_dir: Path | None = None  # the install as commands see it (AGENT_DIR)
+        self.host_install: Path | None = None  # the same install on the host (the agent cache)
         self.executable: str = ""
         self.runs = 0
         self.pending_feedback: str | None = None
@@ -201,12 +204,13 @@ class InstalledAgent:
     def sandbox_mounts(self, work_dir: Path) -> tuple[Mount, ...]:
         """Install the CLI if needed and lay out the host dirs the sandbox binds (called before it opens)."""
         try:
-            self.install_dir = ensure_installed(self.spec, cache_root(self.settings.cache_dir))
+            self.host_install = ensure_installed(self.spec, cache_root(self.settings.cache_dir))
         except InstallError as e:
             raise InstalledAgentError(f"cannot install {self.spec.package}@{self.spec.version}: {e}") from None
-        exe = find_bin(self.install_dir, self.spec.bin)
+        exe = find_bin(self.host_install, self.spec.bin)
         assert exe is not None
-        self.executable = str(exe)
+        self.install_dir = Path(AGENT_DIR)
+        self.executable = str(self.install_dir / exe.relative_to(self.host_install))
         self.host_dir = Path(work_dir) / "agent"
         home = self.host_dir / "home"
         home.mkdir(parents=True, exist_ok=True)
@@ -220,7 +224,7 @@ class InstalledAgent:
         if self.driver is not None:
             shutil.copyfile(Path(__file__).with_name(self.driver), gw / self.driver)
         return (
-            Mount(str(self.install_dir), str(self.install_dir), read_only=True),
+            Mount(str(self.host_install), AGENT_DIR, read_only=True),
             Mount(str(home), HOME, read_only=False),
             Mount(str(gw), GATEWAY_DIR, read_only=True),
         )
