@@ -55,5 +55,6 @@ mkdir -p "$plugins"
 compose="$("$PEERS/harbor/bin/python" -c 'import compose, pathlib; print(pathlib.Path(compose.__file__).with_name("docker-compose"))')"
 chmod +x "$compose"
 ln -sfn "$compose" "$plugins/docker-compose"
-ln -sfn "$ROOT/.ci/docker-buildx" "$plugins/docker-buildx"
+# a copy, not a link: the venvs outlive the checkout that installed them
+rm -f "$plugins/docker-buildx" && install -m 755 "$ROOT/.ci/docker-buildx" "$plugins/docker-buildx"
 DOCKER_CONFIG="$PEERS/docker" docker compose version

@@ -113,7 +113,9 @@ def episode_main(argv: list[str]) -> int:
     except (OSError, RecordError) as e:
         print(f"sdebench episode: error: {path}: {e}", file=sys.stderr)
         return 2
-    state = f"resolved at submit {rec.resolved_at}" if rec.resolved else f"unresolved ({rec.stop_reason})"
+    from sdebench.runs.rules import is_error, outcome_label
+
+    state = f"resolved at submit {rec.resolved_at}" if rec.resolved and not is_error(rec) else outcome_label(rec)
     print(f"{rec.task_id} delivery={rec.delivery} agent={rec.agent} model={rec.model} seed={rec.seed}: {state}, "
           f"{rec.interventions} interventions, {rec.turns} turns, ${rec.cost_usd:.4f}, {rec.wall_s:.1f}s"
           + (f"\nerror: {rec.error}" if rec.error else ""))

@@ -187,3 +187,19 @@ def test_function_level_imports_count(tmp_path):
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from sdebench.runs import run\n"
         "def f():\n    from sdebench.runs.run import x\n")
     assert graph(pkg)["sdebench.tasks.record"] == {"sdebench.runs.run"}
+
+
+def test_code_shipped_into_the_sandbox_imports_nothing_of_the_package():
+    """Source the host sends into a sandbox as text runs where `sdebench` is not importable."""
+    import ast as _ast
+
+    from sdebench.generation import probe
+    from sdebench.grading.testrun import runner_source
+    from sdebench.interop import bugsinpy_observe
+
+    for name, src in [("probe.DRIVER", probe.DRIVER), ("bugsinpy_observe.PREAMBLE", bugsinpy_observe.PREAMBLE),
+                      ("runner", runner_source())]:
+        tree = _ast.parse(src)
+        mods = [n.module or "" for n in _ast.walk(tree) if isinstance(n, _ast.ImportFrom)]
+        mods += [a.name for n in _ast.walk(tree) if isinstance(n, _ast.Import) for a in n.names]
+        assert not [m for m in mods if m.split(".")[0] == "sdebench"], name

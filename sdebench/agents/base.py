@@ -154,23 +154,18 @@ class RunResult:
 
 STOP_SUBMITTED = "submitted"
 # A run that failed ends in one of two ways, and only the first has no outcome (the analysis keeps
-# it out of every rate, `retry_errors` reruns it): the infrastructure failed, or it failed before the
-# model acted at all (set-up). After the model has acted, a failure may be the agent's own doing (a
-# request it made too long, a process its tool call killed), so it is an unresolved outcome: an
-# agent must not be able to turn a miss into "no outcome" by crashing.
+# it out of every rate, `retry_errors` reruns it): the model was dead (it failed every call since
+# some point and a probe of the harness's own failed too: sdebench.agents.liveness), the set-up was
+# broken, or the run failed before the model acted at all. After the model has acted, any other
+# failure may be the agent's own doing (a request it made too long, a process its tool call killed),
+# so it is an unresolved outcome: an agent must not be able to turn a miss into "no outcome" by crashing.
 STOP_ERROR = "error"
 STOP_AGENT_ERROR = "agent_error"
 
 
-def infrastructure_status(status: int | None) -> bool:
-    """Whether a failed model call is the infrastructure's: no answer (None), 5xx, a timeout, a rate
-    limit, or the entry's key or model refused (401, 403, 404); any other 4xx refused the request itself."""
-    return status is None or status >= 500 or status in (401, 403, 404, 408, 429)
-
-
 def failure_stop(model_acted: bool, infrastructure: bool) -> str:
-    """The stop reason of a failed run: `error` (no outcome) for the infrastructure's failure or one
-    before the model acted, else `agent_error` (an unresolved outcome)."""
+    """The stop reason of a failed run: `error` (no outcome) for a dead model or broken set-up
+    (`infrastructure`) or a failure before the model acted, else `agent_error` (an unresolved outcome)."""
     return STOP_AGENT_ERROR if model_acted and not infrastructure else STOP_ERROR
 
 
@@ -209,8 +204,13 @@ class Agent(Protocol):
 
 @runtime_checkable
 class SandboxAgent(Agent, Protocol):
-    """An agent whose capabilities say `runs_in_sandbox`: it names what the sandbox binds for its program."""
+    """An agent whose capabilities say `runs_in_sandbox`: it names what the sandbox binds for its program
+    and counts the tools its program calls."""
 
     def sandbox_mounts(self, work_dir: Path) -> tuple[Mount, ...]:
         """The mounts to bind, laid out under `work_dir`; called before the sandbox opens."""
+        ...
+
+    def tool_calls(self) -> dict[str, int]:
+        """The tools its program called, by name, beside the toolbox's (which the episode counts itself)."""
         ...

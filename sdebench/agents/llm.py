@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from sdebench.agents.accounting import add_call
 from sdebench.agents.base import (
+    STOP_ERROR,
     STOP_SUBMITTED,
     AgentContext,
     Capabilities,
@@ -25,7 +26,8 @@ from sdebench.agents.base import (
     Usage,
     failure_stop,
 )
-from sdebench.agents.model import ConfigError, LiteLLMClient, ModelClient, ModelReply
+from sdebench.agents.liveness import REQUEST, Streak, dead_model
+from sdebench.agents.model import Completion, ConfigError, LiteLLMClient, ModelClient, ModelReply
 from sdebench.agents.prompts import PromptError, Prompts, additions_block
 
 __all__ = ["AgentSettings", "ConfigError", "LLMAgent", "parse_arguments"]
@@ -161,14 +163,18 @@ class LLMAgent:
             self.usage.retries += c.retries
             self.usage.model_s += c.failed_s
             if c.stop:
-                return self._stop(c.stop, turns)
+                # waiting out a model that keeps failing is not the agent's wall limit if the model is dead
+                dead = self._dead_model(c) if c.cause is not None else None
+                return self._stop(STOP_ERROR, turns, error=dead) if dead else self._stop(c.stop, turns)
             if c.replied:
                 turns += 1
                 self.turns += 1
             if c.reply is None:
-                # a request the model refused after it had acted (its context grown too long) is the agent's
-                return self._stop(failure_stop(self.turns > 0, c.infrastructure), turns,
-                                  error=c.error or "the model client returned no reply")
+                # Only a dead model (or a broken set-up) makes a failed call no outcome; a request the
+                # model refused after it had acted (its context grown too long) is the agent's.
+                dead = self._dead_model(c)
+                return self._stop(failure_stop(self.turns > 0, dead is not None), turns,
+                                  error=dead or c.error or "the model client returned no reply")
             submitted, faulty = self._handle(c.reply, index)
             if submitted:
                 return self._stop(STOP_SUBMITTED, turns)
@@ -181,6 +187,16 @@ class LLMAgent:
                 self.consecutive_format_errors = 0
 
     # --- one turn -------------------------------------------------------------------
+    def _dead_model(self, c: Completion) -> str | None:
+        """Why the model is dead after the failed call `c` (sdebench.agents.liveness), or None."""
+        assert self.ctx is not None
+        if c.cause is None or c.cause == REQUEST:
+            return None
+        streak = Streak()
+        for _ in range(c.retries + (1 if c.error else 0)):
+            streak.fail(c.cause, c.error or "no answer")
+        return dead_model(streak, self.client.probe, self.ctx.trajectory.log)
+
     def _limit_hit(self, limits: Limits) -> str | None:
         assert self.ctx is not None
         if self.turns >= limits.max_turns:

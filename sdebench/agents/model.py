@@ -32,7 +32,7 @@ from sdebench.agents.accounting import (
     resolve_pricing,
     worst_case_usd,
 )
-from sdebench.agents.base import infrastructure_status
+from sdebench.agents.liveness import CONFIG, Probe, cause_of, probe
 from sdebench.errors import ConfigError
 
 # a placeholder for OpenAI-compatible servers that need no key (the OpenAI client insists on one)
@@ -60,7 +60,8 @@ class Completion:
     replied: bool = False  # the model did answer (a turn), even if the answer could not be used
     retries: int = 0  # failed attempts that were retried
     failed_s: float = 0.0  # seconds spent in failed attempts (counted as model time)
-    infrastructure: bool = True  # an error is the infrastructure's (not a request the model refused: base.infrastructure_status)
+    # who the last failed attempt is blamed on (sdebench.agents.liveness.cause_of); None: none failed
+    cause: str | None = None
 
 
 @runtime_checkable
@@ -85,6 +86,10 @@ class ModelClient(Protocol):
                  deadline: float, log: Log) -> Completion:
         """One reply to `messages` with `tools` offered; `deadline` is the time.monotonic() at which the
         episode's wall budget ends; `log` records retries and model errors. Never raises."""
+        ...
+
+    def probe(self) -> Probe:
+        """Whether the model answers a fixed call of the harness's own (sdebench.agents.liveness)."""
         ...
 
 
@@ -245,6 +250,10 @@ class LiteLLMClient:
         key = os.environ.get(self.model.api_key_env) if self.model.api_key_env else None
         return (key,) if key else ()
 
+    def probe(self) -> Probe:
+        """Whether the model answers the harness's own 1-token call (sdebench.agents.liveness.probe)."""
+        return probe(self.model)
+
     def redact(self, text: str) -> str:
         """`text` with every secret replaced."""
         for s in self.secrets():
@@ -295,7 +304,7 @@ class LiteLLMClient:
             try:
                 kwargs = self.request(messages, tools, min(self.retry.request_timeout_s, left), seed)
             except ConfigError as e:
-                out.error = str(e)
+                out.error, out.cause = str(e), CONFIG
                 return out
             t0 = time.monotonic()
             try:
@@ -304,10 +313,10 @@ class LiteLLMClient:
                 elapsed = time.monotonic() - t0
                 out.failed_s += elapsed
                 msg = self.redact(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
+                out.cause = cause_of(_status(e))
                 if not is_retryable(e):
                     log("model_error", error=msg, status=_status(e), retryable=False)
                     out.error = msg
-                    out.infrastructure = infrastructure_status(_status(e))
                     return out
                 if out.retries >= self.retry.max_retries:
                     log("model_error", error=msg, status=_status(e), retryable=True)
@@ -323,11 +332,11 @@ class LiteLLMClient:
                 time.sleep(sleep)
                 continue
             latency = time.monotonic() - t0
-            out.replied = True
+            out.replied, out.cause = True, None
             try:
                 account = account_call(self.pricing, response, latency)
             except PricingError as e:
-                out.error = str(e)
+                out.error, out.cause = str(e), CONFIG
                 return out
             choices = _get(response, "choices")
             choice = choices[0] if choices else None

@@ -27,7 +27,7 @@ from sdebench.agents.base import Limits, Usage
 from sdebench.errors import AgentError
 
 STOP_MAX_COST = "max_cost"
-STOP_MAX_CALLS = "max_turns"  # a model call is an installed agent's turn
+STOP_MAX_CALLS = "max_turns"  # an answered model call is an installed agent's turn (a failed one is not)
 STOP_MAX_WALL = "max_wall"
 
 
@@ -60,7 +60,8 @@ class Meter:
         self.stop_reason: str | None = None  # the first limit that refused a call
         self.refused = 0
         self._lock = threading.Lock()
-        self._admitted = 0
+        self._admitted = 0  # calls admitted so far (numbers them)
+        self._in_flight = 0  # admitted calls not yet answered or failed
         self._reserved = 0.0
         self._prices: Prices | None = known_prices(pricing)
 
@@ -78,12 +79,15 @@ class Meter:
                 self.stop_reason = self.stop_reason or stop
                 raise LimitReached(stop, why)
             self._admitted += 1
+            self._in_flight += 1
             self._reserved += worst
             return Ticket(self._admitted, worst)
 
     def _check(self, worst: float) -> tuple[str | None, str]:
         lim = self.limits
-        if self._admitted >= lim.max_turns:
+        # answered calls are turns; calls in flight may become ones; failed calls are not (a model
+        # that keeps failing must not use up the agent's turns)
+        if self.usage.model_calls + self._in_flight >= lim.max_turns:
             return STOP_MAX_CALLS, f"the episode's model-call limit ({lim.max_turns}) is reached"
         if time.monotonic() - self.started_at >= lim.max_wall_s:
             return STOP_MAX_WALL, f"the episode's wall-time limit ({lim.max_wall_s:g} s) is reached"
@@ -96,10 +100,12 @@ class Meter:
         return None, ""
 
     def account(self, ticket: Ticket, response: Any, latency_s: float) -> CallAccount:
-        """Account a reply of an admitted call (same rules as the built-in agent) and release its hold."""
-        self._settle(ticket)
+        """Account a reply of an admitted call (same rules as the built-in agent) and release its hold
+        (a reply that cannot be priced raises PricingError and leaves the ticket to `release`)."""
         acc = account_call(self.pricing, response, latency_s)
         with self._lock:
+            # settled and counted at once: a concurrent admit never sees the call as neither
+            self._settle_locked(ticket)
             add_call(self.usage, acc)
         return acc
 
@@ -111,11 +117,15 @@ class Meter:
 
     def _settle(self, ticket: Ticket) -> bool:
         with self._lock:
-            if ticket.settled:
-                return False
-            ticket.settled = True
-            self._reserved = max(self._reserved - ticket.reserved_usd, 0.0)
-            return True
+            return self._settle_locked(ticket)
+
+    def _settle_locked(self, ticket: Ticket) -> bool:
+        if ticket.settled:
+            return False
+        ticket.settled = True
+        self._in_flight -= 1
+        self._reserved = max(self._reserved - ticket.reserved_usd, 0.0)
+        return True
 
     def count_tools(self, names: list[str]) -> None:
         """Count the tools a reply called."""

@@ -1,12 +1,13 @@
 """The sandbox side of the gateway: a loopback port inside the sandbox relayed to the gateway's unix socket.
 
-    python3 relay.py --port 8377 --socket /path/gateway.sock [--stdout FILE] -- COMMAND [ARGS...]
+    python3 relay.py --port 8377 --socket /path/gateway.sock [--stdout FILE] [--path-prepend DIR] -- COMMAND [ARGS...]
 
 The sandbox has its own network namespace with nothing but loopback (bubblewrap --unshare-net,
 docker network none), so the gateway, reached through the socket bound into the sandbox, is the
 only peer the agent has. The relay listens on 127.0.0.1:PORT, forwards every connection byte for
-byte to the socket, runs COMMAND (its stdout into FILE if given, so nothing caps it), and exits
-with its exit code (signals are passed on).
+byte to the socket, runs COMMAND (its stdout into FILE if given, so nothing caps it; DIR put first
+on its PATH, where the sandbox's commands of the episode are), and exits with its exit code
+(signals are passed on).
 
 This file runs inside the sandbox under whatever python3 is there (3.6+): it imports nothing but
 the standard library and is copied next to the socket, never imported from sdebench.
@@ -14,6 +15,7 @@ the standard library and is copied next to the socket, never imported from sdebe
 
 import argparse
 import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -80,6 +82,7 @@ def main(argv=None):
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--socket", required=True)
     ap.add_argument("--stdout", default=None)
+    ap.add_argument("--path-prepend", default=None)
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
     cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -90,9 +93,12 @@ def main(argv=None):
     except OSError as e:
         print(f"relay: cannot listen on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
         return 70
+    env = dict(os.environ)
+    if args.path_prepend:
+        env["PATH"] = args.path_prepend + os.pathsep + env.get("PATH", os.defpath)
     try:
         out = open(args.stdout, "wb") if args.stdout else None  # noqa: SIM115 - the child writes it until exit
-        child = subprocess.Popen(cmd, stdout=out)
+        child = subprocess.Popen(cmd, stdout=out, env=env)
     except OSError as e:
         print(f"relay: cannot run {cmd[0]}: {e}", file=sys.stderr)
         return 127

@@ -3,7 +3,8 @@
 Routes: POST /v1/messages (Anthropic Messages, streaming or not), /v1/messages/count_tokens,
 POST /v1/chat/completions (OpenAI Chat Completions), POST /v1/responses (OpenAI Responses),
 POST /v1beta/models/MODEL:generateContent, :streamGenerateContent?alt=sse and :countTokens
-(Gemini), GET /v1/models, and /mcp (the memory tool, when the episode has one). Every request must
+(Gemini), GET /v1/models, and, when the episode has the memory tool, /mcp (the tool over MCP) and
+POST /memory_search (the same search for the `memory_search` command in the sandbox). Every request must
 carry the episode's random token (`x-api-key`, `x-goog-api-key` or `Authorization: Bearer`); the
 real key of the model entry stays in this process.
 
@@ -40,8 +41,9 @@ from typing import Any
 
 import orjson
 
+from sdebench.agents import liveness
 from sdebench.agents.accounting import DEFAULT_MAX_TOKENS, PricingError, TokenCounts
-from sdebench.agents.base import Limits, Toolbox, Usage, infrastructure_status
+from sdebench.agents.base import Limits, Toolbox, Usage
 from sdebench.agents.model import ModelSettings
 from sdebench.gateway import protocols, upstream
 from sdebench.gateway.meter import LimitReached, Meter, Ticket
@@ -51,6 +53,14 @@ STARTUP_S = 30.0
 # the largest request body the gateway reads (a 1M-token conversation is ~4-5 MB of JSON): an agent
 # must not be able to make the host process buffer without bound
 MAX_BODY_BYTES = 64 << 20
+# every call failing for this long (and a probe of the gateway's own failing too) makes the model
+# dead: later calls are refused at once, so a CLI does not retry a dead model for the whole episode
+DEAD_AFTER_S = 60.0
+# the status of that refusal: every CLI gives up on it at once (a 5xx or 429 would be retried)
+DEAD_STATUS = 404
+# its message names no upstream error: some CLIs retry any error whose text reads like a transient
+# one ("503", "service unavailable", "connection refused"), whatever its status (OpenCode does)
+DEAD_MESSAGE = "sdebench gateway: the model is unreachable for the rest of this episode; the call was not sent"
 
 
 @functools.cache
@@ -96,6 +106,7 @@ class Gateway:
         seed: int | None = None,
         redact: tuple[str, ...] = (),
         route: str = "auto",
+        dead_after_s: float = DEAD_AFTER_S,
     ):
         self.model = model
         self.meter = meter
@@ -105,9 +116,15 @@ class Gateway:
         self.seed = seed
         self.redact = tuple(r for r in redact if r)
         self.last_error: str | None = None  # the last upstream failure, for the agent's error
-        # failed calls that were the infrastructure's (model unreachable, 5xx, rate limit, key refused,
-        # a fault here), not the agent's request: they decide whether a failed run has an outcome
-        self.infra_failures = 0
+        # the calls failed since the model last answered one (sdebench.agents.liveness), and why the
+        # model is dead once a probe confirmed it (every later call is refused)
+        self.streak = liveness.Streak()
+        self.dead: str | None = None
+        self.dead_after_s = dead_after_s
+        self._probing = False
+        self._probed_at: float | None = None  # a live model is probed again only after another dead_after_s
+        self._failures = 0  # failed calls of the episode (never reset)
+        self._alive_after: int | None = None  # `_failures` when a probe last found the model alive
         self.calls = 0
         # one per gateway (its HTTP client keeps the connection to the model open across calls)
         self.upstream = upstream.route_for(model.litellm_model, model.api_base, model.extra, route)
@@ -200,11 +217,12 @@ class Gateway:
         from starlette.responses import JSONResponse
         from starlette.routing import Mount, Route
 
-        mcp_app = None
+        mcp_app = command = None
         if self.toolbox is not None:
-            from sdebench.gateway.mcp_memory import memory_app
+            from sdebench.gateway.mcp_memory import command_route, memory_app
 
             mcp_app = memory_app(self.toolbox, self._log)
+            command = command_route(self.toolbox, self._log)
 
         async def models(request: Any) -> Any:
             return JSONResponse({"object": "list", "data": [{"id": self.model.name, "object": "model",
@@ -215,7 +233,7 @@ class Gateway:
             Route("/models", models, methods=["GET"]),
         ]
         if mcp_app is not None:
-            routes.append(Mount("/", app=mcp_app))
+            routes += [command, Mount("/", app=mcp_app)]
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Any):
@@ -253,7 +271,8 @@ class Gateway:
         except Exception as e:  # noqa: BLE001 - a gateway fault is the agent's error reply and a logged event, not a dropped connection
             msg = self._redacted(f"sdebench gateway failed on this call: {_short(e)}")
             self.last_error = msg
-            self.infra_failures += 1
+            # a fault here is not the model's answer: the probe decides whether the model is alive
+            self._failed(liveness.INFRASTRUCTURE, msg)
             self._log("model_error", protocol=route.protocol, error=msg, status=500)
             return self.error(route.protocol, 500, msg)
 
@@ -265,6 +284,9 @@ class Gateway:
             req = protocols.decode(route, body)
         except (ValueError, protocols.ProtocolError) as e:
             return self.error(protocol, 400, f"bad request: {e}", "invalid_request_error")
+        if self.dead is not None:
+            self._log("model_refused", protocol=protocol, stop_reason="error", reason=self.dead)
+            return self.error(protocol, DEAD_STATUS, DEAD_MESSAGE, "not_found_error")
         max_tokens = self.model.max_tokens or req.max_tokens or DEFAULT_MAX_TOKENS
         try:
             ticket = self.meter.admit(req.prompt_chars(), max_tokens)
@@ -287,17 +309,19 @@ class Gateway:
             self.meter.release(ticket, latency)
             msg = self._redacted(_short(e))
             self.last_error = msg
-            self.infra_failures += infrastructure_status(_status(e))
+            self._failed(liveness.cause_of(liveness.status_of(e)), msg)
             self._log("model_error", protocol=protocol, n=ticket.n, error=msg, status=_status(e))
+            await self._check_alive()
             return self.error(protocol, _status(e), f"upstream model error: {msg}")
         latency = time.perf_counter() - t_up
         try:
             account = self.meter.account(ticket, response, latency)
         except PricingError as e:
             self.last_error = str(e)
-            self.infra_failures += 1
+            self._failed(liveness.CONFIG, str(e))
             self._log("model_error", protocol=protocol, n=ticket.n, error=str(e), status=500)
             return self.error(protocol, 500, str(e))
+        self.streak.answered()
         tokens = TokenCounts(account.prompt_tokens, account.completion_tokens, account.cached_tokens,
                              account.cache_write_tokens)
         reply = protocols.reply_from_response(response, tokens, self.model.name)
@@ -314,6 +338,43 @@ class Gateway:
             # the whole reply is known: the stream goes out as one body
             return HTTPReply(200, b"".join(events), "text/event-stream", ((b"cache-control", b"no-cache"),))
         return HTTPReply(200, orjson.dumps(out))
+
+    async def _check_alive(self) -> None:
+        """After a failed call: once every call has failed for `dead_after_s` (0: from the first failure),
+        probe the model; if the probe fails too, the model is dead and every later call is refused."""
+        s = self.streak
+        if self.dead is not None or self._probing or not s.suspect or s.age_s() < self.dead_after_s:
+            return
+        if self._probed_at is not None and time.monotonic() - self._probed_at < max(self.dead_after_s, 1.0):
+            return
+        import anyio
+
+        self._probing, self._probed_at = True, time.monotonic()
+        try:
+            self.dead = await anyio.to_thread.run_sync(self.dead_model)
+        finally:
+            self._probing = False
+
+    def dead_model(self) -> str | None:
+        """Why the model is dead (every call failed since some point and the gateway's own probe fails
+        too: sdebench.agents.liveness), or None; probes only while the model is a suspect, and not
+        again when no call failed since a probe found it alive."""
+        if self.dead is None and self._alive_after != self._failures:
+            failures = self._failures
+            reason = liveness.dead_model(self.streak, self._probe, self._log)
+            self.dead = self._redacted(reason) if reason else None
+            if self.dead:
+                self._log("model_dead", reason=self.dead, failed_calls=self.streak.failed)
+            elif self.streak.suspect:
+                self._alive_after = failures
+        return self.dead
+
+    def _probe(self) -> liveness.Probe:
+        return liveness.probe(self.model)
+
+    def _failed(self, cause: str, error: str) -> None:
+        self.streak.fail(cause, error)
+        self._failures += 1
 
     def _upstream_kwargs(self, req: protocols.ChatRequest, max_tokens: int) -> dict[str, Any]:
         m = self.model

@@ -43,7 +43,6 @@ sys.dont_write_bytecode = True
 ws = os.path.abspath(os.getcwd())
 sys.path.append(ws)
 import pytest  # noqa: E401 - the tests use pytest.mark and pytest.raises
-from sdebench.errors import GenerationError
 cfg = json.load(open(sys.argv[1]))
 out = open(cfg["report"], "w")
 

@@ -44,7 +44,6 @@ import datetime as {PFX}datetime
 import decimal as {PFX}decimal
 
 import pytest as {PFX}pytest
-from sdebench.errors import InteropError
 
 {OBSERVE} = None
 {PFX}PLAIN = (type(None), bool, int, float, str, bytes, list, tuple, set, frozenset, dict, {PFX}decimal.Decimal,

@@ -35,6 +35,7 @@ from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks.record import Task
 
 AGENT_MEMBERS = ("name", "usage", "capabilities", "start", "run", "feedback", "close")
+SANDBOX_AGENT_MEMBERS = ("sandbox_mounts", "tool_calls")  # sdebench.agents.base.SandboxAgent
 
 
 def limits_from(cfg: dict[str, Any]) -> Limits:
@@ -48,8 +49,8 @@ def checked_agent(agent: Any) -> Capabilities:
     """The capabilities of a built agent, once it is checked to offer what they imply; CapabilityError if not."""
     caps = capabilities_of(agent)
     missing = [m for m in AGENT_MEMBERS if m not in dir(agent)]
-    if caps.runs_in_sandbox and not isinstance(agent, SandboxAgent):
-        missing.append("sandbox_mounts")
+    if caps.runs_in_sandbox:
+        missing += [m for m in SANDBOX_AGENT_MEMBERS if m not in dir(agent)]
     if missing:
         raise CapabilityError(f"agent {type(agent).__name__} lacks {', '.join(missing)} (sdebench.agents.base.Agent)")
     return caps

@@ -8,9 +8,12 @@ grade options, limits, each checked); `Episode.run` is then only the loop and th
 resolved at the first submit gives 0; unresolved after the cap gives the cap with resolved=false.
 
 The episode's stop_reason says why it ended: `resolved`, `max_interventions` (unresolved after
-the cap), a limit the agent hit (`max_turns`, `max_cost`, `max_wall`, ...), `gave_up`, or `error`
-(an exception anywhere in the episode, or a grade that could not run: it is recorded, never
-raised, and never counted as unresolved).
+the cap), a limit the agent hit (`max_turns`, `max_cost`, `max_wall`, ...), `agent_error` (the
+agent's run failed after its model acted, for no reason outside it: unresolved), `gave_up`, or
+`error` (an exception anywhere in the episode, a grade that could not run, or a run that ended in
+error: a dead model, a broken set-up; it is recorded, never raised, never counted as unresolved,
+and decided before the grade: a workspace that happens to pass after the model died is no more an
+outcome than one that fails, else errors would be kept out of the rates only when they miss).
 
 Grades get the options of the `grading` config group; the trajectory logs only what the agent may
 learn of each grade (`Grade.public()`: its feedback policy decides what is said about held-out
@@ -38,7 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sdebench.agents.base import STOP_SUBMITTED, Agent, AgentContext
+from sdebench.agents.base import STOP_ERROR, STOP_SUBMITTED, Agent, AgentContext, SandboxAgent
 from sdebench.agents.trajectory import Trajectory
 from sdebench.grading.grade import Grade
 from sdebench.grading.options import GradeOptions
@@ -170,6 +173,10 @@ class Episode:
                         # The grade could not run: an infrastructure failure, never an outcome.
                         rec.stop_reason, rec.error = "error", f"grading failed: {g.error}"
                         break
+                    if run.stop_reason == STOP_ERROR:
+                        # The run ended in error (a dead model, a broken set-up): no outcome, whatever was graded.
+                        rec.stop_reason, rec.error = STOP_ERROR, run.error or "the agent's run ended in an error"
+                        break
                     if g.resolved:
                         rec.resolved, rec.stop_reason, rec.resolved_at = True, "resolved", n
                         break
@@ -214,7 +221,9 @@ class Episode:
         """The record completed with the tools', the model's and the retrieval figures and the time parts."""
         rec = self.rec
         if self.toolbox is not None:
-            rec.count_tools(self.toolbox.stats())
+            # an agent that runs its own program (an installed CLI) counts the tools it called itself
+            own = self.agent.tool_calls() if isinstance(self.agent, SandboxAgent) else {}
+            rec.count_tools(self.toolbox.stats(), own)
         if self.agent is not None:
             rec.count_usage(self.agent.usage)
         if self.tracker is not None:

@@ -35,7 +35,9 @@ def select_tasks(cfg: dict[str, Any]) -> list:
 
 
 def outcome(rec) -> str:
-    """One line: resolved or why not, interventions, wall time, error."""
-    state = "resolved" if rec.resolved else f"unresolved ({rec.stop_reason})"
+    """One line: resolved, why not, or error (no outcome); interventions, wall time, error."""
+    from sdebench.runs.rules import outcome_label
+
+    state = outcome_label(rec)
     err = f", error: {rec.error}" if rec.error else ""
     return f"{state}, {rec.interventions} interventions, {rec.wall_s:.2f}s{err}"

@@ -14,14 +14,15 @@ Each failure is a `PreflightError` whose message is one line.
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+# The text of the pre-flight call (the liveness probe's too); the test model server answers it
+# without using up its script.
+from sdebench.agents.liveness import PROBE_TEXT
 from sdebench.errors import RunError
 
-# The text of the pre-flight call; the test model server answers it without using up its script.
-PROBE_TEXT = "sdebench preflight: reply with one token."
+__all__ = ["PROBE_TEXT", "PreflightError", "check_config", "needs_model", "options", "probe_model", "probe_sandbox", "run"]
 DEFAULT_TIMEOUT_S = 20.0
 
 
@@ -56,7 +57,7 @@ def check_config(cfg: dict[str, Any], agent_cls: Any) -> None:
 
 def probe_model(model_cfg: dict[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S) -> float:
     """One `max_tokens=1` call to the model `model_cfg` names; its latency in seconds, or PreflightError."""
-    from sdebench.agents.accounting import import_litellm
+    from sdebench.agents.liveness import ping
     from sdebench.agents.model import ConfigError, ModelSettings
 
     try:
@@ -64,16 +65,8 @@ def probe_model(model_cfg: dict[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S)
         key = m.api_key()
     except ConfigError as e:
         raise PreflightError(str(e)) from None
-    litellm = import_litellm()
-    kwargs: dict[str, Any] = {**m.extra, "model": m.litellm_model, "messages": [{"role": "user", "content": PROBE_TEXT}],
-                              "max_tokens": 1, "timeout": timeout_s, "max_retries": 0, "num_retries": 0}
-    if m.api_base:
-        kwargs["api_base"] = m.api_base
-    if key is not None:
-        kwargs["api_key"] = key
-    t0 = time.monotonic()
     try:
-        litellm.completion(**kwargs)
+        return ping(m, timeout_s)
     except Exception as e:  # noqa: BLE001 - any failure of the endpoint is the one line
         text = str(e).strip().splitlines()[0] if str(e).strip() else ""
         if key:
@@ -81,7 +74,6 @@ def probe_model(model_cfg: dict[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S)
         where = m.api_base or m.litellm_model
         raise PreflightError(f"model {m.name} at {where} did not answer a 1-token call: {type(e).__name__}: {text[:300]} "
                              "(check the server and key, or skip this check with preflight.model=false)") from None
-    return time.monotonic() - t0
 
 
 def probe_sandbox(factory: Any, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:

@@ -1,4 +1,5 @@
-"""Progress of a run or sweep on stderr (tqdm): episodes done, resolved so far, cost so far.
+"""Progress of a run or sweep on stderr (tqdm): episodes done, resolved so far, errors (episodes
+with no outcome, sdebench.runs.rules.is_error: never shown as unresolved), cost so far.
 
 `tracker(...)` returns the list a job collects its records in; each append advances the job's bar.
 In a multirun, each episode's outcome is also appended as one line to `progress.jsonl` in the sweep
@@ -28,14 +29,14 @@ def enabled(setting: Any) -> bool:
     return sys.stderr.isatty()
 
 
-def sweep_totals(path: Path) -> tuple[int, int, float]:
-    """(episodes, resolved, cost in USD) from a sweep's progress file; torn lines are skipped."""
-    done = ok = 0
+def sweep_totals(path: Path) -> tuple[int, int, int, float]:
+    """(episodes, resolved, errors, cost in USD) from a sweep's progress file; torn lines are skipped."""
+    done = ok = errors = 0
     cost = 0.0
     try:
         lines = Path(path).read_text().splitlines()
     except OSError:
-        return 0, 0, 0.0
+        return 0, 0, 0, 0.0
     for line in lines:
         try:
             d = json.loads(line)
@@ -43,8 +44,9 @@ def sweep_totals(path: Path) -> tuple[int, int, float]:
             continue
         done += 1
         ok += bool(d.get("resolved"))
+        errors += bool(d.get("error"))
         cost += float(d.get("cost_usd") or 0.0)
-    return done, ok, cost
+    return done, ok, errors, cost
 
 
 class ProgressTracker(list):
@@ -54,6 +56,7 @@ class ProgressTracker(list):
         super().__init__()
         self.sweep_file = sweep_file
         self.resolved = 0
+        self.errors = 0
         self.cost = 0.0
         self.bar = None
         if show:
@@ -63,21 +66,26 @@ class ProgressTracker(list):
 
     def append(self, rec: Any) -> None:
         """Keep `rec` and report it."""
+        from sdebench.runs.rules import is_error
+
         super().append(rec)
-        self.resolved += bool(rec.resolved)
+        error = is_error(rec)
+        self.resolved += bool(rec.resolved) and not error
+        self.errors += error
         self.cost += float(rec.cost_usd)
         if self.sweep_file is not None:
-            line = json.dumps({"key": rec.key, "resolved": bool(rec.resolved), "cost_usd": float(rec.cost_usd)}) + "\n"
+            line = json.dumps({"key": rec.key, "resolved": bool(rec.resolved) and not error, "error": error,
+                               "cost_usd": float(rec.cost_usd)}) + "\n"
             fd = os.open(self.sweep_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 os.write(fd, line.encode())
             finally:
                 os.close(fd)
         if self.bar is not None:
-            post = f"resolved={self.resolved}/{len(self)} cost=${self.cost:.4f}"
+            post = f"resolved={self.resolved}/{len(self)} errors={self.errors} cost=${self.cost:.4f}"
             if self.sweep_file is not None:
-                n, ok, cost = sweep_totals(self.sweep_file)
-                post += f" | sweep: {n} done, {ok} resolved, ${cost:.4f}"
+                n, ok, errors, cost = sweep_totals(self.sweep_file)
+                post += f" | sweep: {n} done, {ok} resolved, {errors} errors, ${cost:.4f}"
             self.bar.set_postfix_str(post, refresh=False)
             self.bar.update(1)
             if self.bar.n >= self.bar.total:

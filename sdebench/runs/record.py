@@ -102,7 +102,9 @@ class EpisodeRecord:
     resolved_at: int | None = None  # the submit (1-based attempt) that resolved; None if unresolved
     max_interventions: int | None = None  # the cap in force (None in early version 1 records: 5)
     feedback_hidden: str = DEFAULT_FEEDBACK  # the grading feedback policy in force: binary | counts | tests
-    stop_reason: str = "error"  # resolved | max_interventions | a limit (max_turns, max_cost, max_wall, ...) | gave_up | error
+    # resolved | max_interventions | a limit (max_turns, max_cost, max_wall, ...) | agent_error | gave_up | error
+    # (agent_error: an unresolved outcome; error: none, see docs/records.md)
+    stop_reason: str = "error"
     error: str | None = None  # what went wrong when stop_reason is error (or the agent reported one)
     attempts: list[Attempt] = field(default_factory=list)  # one per grade, in order
     feedback: list[str] = field(default_factory=list)  # the texts fed back, in order
@@ -149,9 +151,14 @@ class EpisodeRecord:
         """An empty record (stop_reason error until the episode says otherwise) for `ident`."""
         return cls(**asdict(ident))
 
-    def count_tools(self, stats: dict[str, Any]) -> None:
-        """Take the toolbox's figures (sdebench.agents.tools.Toolbox.stats)."""
-        self.tool_calls, self.tool_errors, self.tools_s = stats["tool_calls"], stats["tool_errors"], stats["tools_s"]
+    def count_tools(self, stats: dict[str, Any], own: dict[str, int] | None = None) -> None:
+        """Take the toolbox's figures (sdebench.agents.tools.Toolbox.stats), with `own`: the tools an
+        agent running its own program called besides (sdebench.agents.base.SandboxAgent.tool_calls)."""
+        calls = dict(stats["tool_calls"])
+        for name, n in (own or {}).items():
+            calls[name] = calls.get(name, 0) + n
+        self.tool_calls = calls
+        self.tool_errors, self.tools_s = stats["tool_errors"], stats["tools_s"]
 
     def count_usage(self, u: Usage) -> None:
         """Take the agent's model usage."""

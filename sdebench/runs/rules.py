@@ -8,9 +8,14 @@ no pandas, so a single run's summary stays light).
   it (a turn, cost or format limit included), so a cell that gives up early does not look cheap.
 - intervals: Wilson score intervals (95 %) for proportions.
 - tier: `recall` (the task's competency is recall, or the record predates competencies) or `hard`.
-- errors: an episode that ended in error (`stop_reason == "error"`: a dead model server, a crashed
-  agent, a grade that could not run) has no outcome. Every rate, mean and paired comparison is over
-  the episodes that did not end in error (`episodes`); the errored ones are counted apart (`errors`).
+- errors: an episode that ended in error (`stop_reason == "error"`: a model that failed every call
+  since some point, a broken set-up, an agent that failed before its model acted, a grade that could
+  not run) has no outcome. Every rate, mean and paired comparison is over the episodes that did not
+  end in error (`episodes`); the errored ones are counted apart (`errors`). `agent_error` (the
+  agent's run failed after its model acted, for no reason outside it) is an unresolved outcome like
+  any other stop: counted at the cap.
+- outcome_label: how every summary and log line prints an episode: `resolved`, `error (no
+  outcome)`, or `unresolved (<stop reason>)`, never "unresolved (error)".
 """
 
 from __future__ import annotations
@@ -34,6 +39,15 @@ def is_error(rec: Any) -> bool:
     """Whether `rec` ended in error (no outcome: kept out of every rate and counted apart)."""
     reason = _get(rec, "stop_reason")
     return isinstance(reason, str) and reason == ERROR  # NaN or None in a DataFrame row means missing
+
+
+def outcome_label(rec: Any) -> str:
+    """An episode's outcome as printed: `resolved`, `error (no outcome)` or `unresolved (<stop reason>)`."""
+    if is_error(rec):
+        return "error (no outcome)"
+    if _get(rec, "resolved"):
+        return "resolved"
+    return f"unresolved ({_get(rec, 'stop_reason')})"
 
 
 def resolved_at(rec: Any) -> int | None:

@@ -32,6 +32,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from sdebench.errors import RunError
 from sdebench.runs.config import CONF_DIR
+from sdebench.runs.rules import outcome_label
 
 log = logging.getLogger("sdebench.stream")
 STREAM_JSON = "stream.json"
@@ -166,7 +167,7 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
                 break
             rows.append(position_row(rec, fresh))
             log.info("[%d/%d] %s: %s, %s interventions, memory %d items / %d tokens", pos + 1, len(tasks), task.id,
-                     "resolved" if rec.resolved else "unresolved", rec.interventions, stream["memory_items"],
+                     outcome_label(rec), rec.interventions, stream["memory_items"],
                      stream["memory_tokens"])
             memory = after_episode(memory, task.id, task.statement, rec, spec.carry)
     finally:

@@ -4,8 +4,10 @@
 the test model server (sdebench.testing.testmodel: tool calls, text, garbled arguments, errors,
 usage, `repeat`, `at`), answering each call with the reply the server would send, without HTTP or
 litellm. Replies are priced at configured per-million prices with the same accounting as the real
-client. An `error` step is a failed call that ends the run (`Completion.error`): retries, request
-building and litellm's own pricing belong to `LiteLLMClient` and are tested against the HTTP server.
+client. An `error` step is a failed call that ends the run (`Completion.error`, blamed as
+sdebench.agents.liveness.cause_of says); an `outage` step fails that call and every later one, and
+the probe too (a `dead` outage as no answer at all). Retries, request building and litellm's own
+pricing belong to `LiteLLMClient` and are tested against the HTTP server.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from typing import Any
 
 from sdebench.agents.accounting import CallAccount, Prices, price_tokens, raw_usage, token_counts
+from sdebench.agents.liveness import INFRASTRUCTURE, REQUEST, Probe, cause_of
 from sdebench.agents.model import Completion, Log, ModelReply, assistant_message
 from sdebench.testing.testmodel import Script, ScriptedModel, completion_body, parse_script
 
@@ -55,10 +58,12 @@ class ScriptedClient:
         n, step = self.model.next_step(record)
         if step is None:
             log("model_error", error=f"script exhausted: request {n} has no step", status=400, retryable=False)
-            return Completion(error=f"BadRequestError: test model script exhausted: request {n} has no step")
-        if step.kind == "error":
-            log("model_error", error=step.message, status=step.status, retryable=False)
-            return Completion(error=f"scripted error {step.status}: {step.message}")
+            return Completion(error=f"BadRequestError: test model script exhausted: request {n} has no step",
+                              cause=REQUEST)
+        if step.kind in ("error", "outage"):
+            status = step.status or None  # a dead server gives no answer at all
+            log("model_error", error=step.message, status=status, retryable=False)
+            return Completion(error=f"scripted error {status}: {step.message}", cause=cause_of(status))
         body = completion_body(self.model.script.model, n, step)
         choice = body["choices"][0]
         tokens = token_counts(body["usage"])
@@ -75,3 +80,11 @@ class ScriptedClient:
         )
         reply = ModelReply(assistant_message(choice["message"]), choice["finish_reason"], account)
         return Completion(reply=reply, replied=True)
+
+    def probe(self) -> Probe:
+        """The harness's own call: answered unless an outage is in force (then as the outage fails)."""
+        outage = self.model.outage
+        if outage is None:
+            return Probe(True, 200)
+        status = outage.status or None
+        return Probe(cause_of(status) != INFRASTRUCTURE, status, f"scripted outage {status}")

@@ -12,6 +12,13 @@ protocols, each one of
     {text: "..."}                               a plain reply without a tool call
     {garbage: "RAW", tool: NAME}                a tool call whose arguments are not valid JSON
     {error: 429, message: "..."}                an HTTP error, answered once
+    {outage: 503}                               from this request on, every model request (pre-flight
+                                                and liveness probes included) is answered 503: a model
+                                                that failed for good
+    {outage: dead}                              from this request on, the server is gone: run as its own
+                                                process it exits at once, unanswered (later connections
+                                                are refused); in a thread it closes its port and drops
+                                                every connection unanswered
 
 with optional `usage: {prompt_tokens, completion_tokens, cached_tokens}` (OpenAI convention: prompt
 includes cached; `cache_creation_input_tokens` counts cache writes; other keys pass through into a
@@ -24,7 +31,7 @@ A Responses tool declared `custom` (freeform) is answered as a `custom_tool_call
 step's `arguments.input`. POST /v1/messages/count_tokens, :countTokens and GET /v1/models answer
 without taking a step.
 
-A run's pre-flight call (sdebench.runs.preflight.PROBE_TEXT) is answered with one token and
+A run's pre-flight call and a liveness probe (sdebench.agents.liveness.PROBE_TEXT) is answered with one token and
 listed by GET /probes, never in /requests and never using a step. GET /requests returns what the server received, with the time it took to answer each
 (`server_s`, for benchmarks); POST /script replaces the script
 and clears the record; `--port 0` picks a free port. The chosen address is printed as the first
@@ -36,6 +43,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -49,15 +57,16 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.agents.accounting import TokenCounts
+from sdebench.agents.liveness import PROBE_TEXT
 from sdebench.errors import ConfigError
 from sdebench.gateway import protocols
-from sdebench.runs.preflight import PROBE_TEXT
 
 HOST = "127.0.0.1"
 BANNER = re.compile(r"listening on (http://127\.0\.0\.1:(\d+)/v1)")
 DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 0}
 _GARBAGE = '{"path": "unterminated'
-_KINDS = ("tool", "tool_calls", "text", "garbage", "error")
+_KINDS = ("tool", "tool_calls", "text", "garbage", "error", "outage")
+DEAD = "dead"
 
 
 class ScriptError(ConfigError):
@@ -68,7 +77,7 @@ class ScriptError(ConfigError):
 class Step:
     """One scripted reply."""
 
-    kind: str  # tool_calls | text | garbage | error
+    kind: str  # tool_calls | text | garbage | error | outage
     tool_calls: tuple[tuple[str, str], ...] = ()  # (name, arguments as sent: JSON text or garbage)
     text: str = ""
     status: int = 0
@@ -159,6 +168,12 @@ def _parse_step(i: int, s: Any, default_usage: dict[str, int]) -> Step:
     if kind == "garbage":
         raw = s["garbage"] if isinstance(s["garbage"], str) else _GARBAGE
         return Step("garbage", tool_calls=((str(s.get("tool", "edit_file")), raw),), **common)
+    if kind == "outage":
+        what = s["outage"]
+        if what != DEAD and not (isinstance(what, int) and 400 <= what <= 599):
+            raise ScriptError(f"step {i}: outage must be an HTTP status 400-599 or {DEAD!r}")
+        return Step("outage", status=0 if what == DEAD else what, message=str(s.get("message", "model unavailable")),
+                    **common)
     status = s["error"]
     if not isinstance(status, int) or not 400 <= status <= 599:
         raise ScriptError(f"step {i}: error must be an HTTP status 400-599")
@@ -189,13 +204,18 @@ class ScriptedModel:
             self.position = 0
             self.requests: list[dict[str, Any]] = []
             self.probes: list[dict[str, Any]] = []  # pre-flight calls (sdebench.runs.preflight), not in `requests`
+            self.outage: Step | None = None  # the outage in force: every model request fails (probes too)
 
     def next_step(self, record: dict[str, Any]) -> tuple[int, Step | None]:
-        """Record one request and pick the step that answers it (None: script exhausted)."""
+        """Record one request and pick the step that answers it (None: script exhausted); an outage
+        step, once reached, answers every later request."""
         with self.lock:
             self.requests.append(record)
             n = len(self.requests)
             record["n"] = n
+            if self.outage is not None:
+                record["step"], record["outage"] = None, True
+                return n, self.outage
             for idx, step in enumerate(self.script.steps):
                 if step.at == n:
                     record["step"] = idx + 1
@@ -208,7 +228,19 @@ class ScriptedModel:
             if not step.repeat:
                 self.position += 1
             record["step"] = idx + 1
+            if step.kind == "outage":
+                self.outage = step
+                record["outage"] = True
             return n, step
+
+    def probe_step(self, record: dict[str, Any]) -> Step:
+        """Record a pre-flight or liveness probe and pick its answer: one token, or the outage in force."""
+        with self.lock:
+            self.probes.append(record)
+            if self.outage is not None:
+                record["outage"] = True
+                return self.outage
+        return Step("text", text="ok", usage={"prompt_tokens": 8, "completion_tokens": 1, "cached_tokens": 0})
 
 
 def completion_body(model: str, n: int, step: Step) -> dict[str, Any]:
@@ -306,6 +338,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         """POST a chat completion, or a new script to /script."""
+        if self.server.dead:  # a connection kept alive across the death: no answer
+            self.close_connection = True
+            return
         t0 = time.perf_counter()
         try:
             body = self._body()
@@ -343,19 +378,20 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if PROBE_TEXT in json.dumps(body):
             # a run's pre-flight call is answered (one token) without using up the script
-            with self.server.model.lock:
-                self.server.model.probes.append(record)
-            step = Step("text", text="ok", usage={"prompt_tokens": 8, "completion_tokens": 1, "cached_tokens": 0})
-            n = 0
+            n, step = 0, self.server.model.probe_step(record)
         else:
             n, step = self.server.model.next_step(record)
         if step is None:
             msg = f"test model script exhausted: request {n} has no step"
             self._send(400, protocols.error_body(protocol, 400, msg, "invalid_request_error"))
             return
+        if step.kind == "outage" and not step.status:
+            self.server.die()
+            self.close_connection = True
+            return
         if step.delay_s:
             time.sleep(step.delay_s)
-        if step.kind == "error":
+        if step.kind in ("error", "outage"):
             kind = "rate_limit_error" if step.status == 429 else "api_error"
             record["server_s"] = time.perf_counter() - t0
             self._send(step.status, protocols.error_body(protocol, step.status, step.message, kind))
@@ -377,6 +413,16 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     model: ScriptedModel
+    hard_exit = False  # run as its own process (`main`): dying is the process's exit
+    dead = False
+
+    def die(self) -> None:
+        """Stop answering for good: exit the process, or close the port and drop every connection."""
+        if self.hard_exit:
+            os._exit(75)
+        self.dead = True
+        # shutdown() waits for serve_forever, which runs in another thread: not from this handler's
+        threading.Thread(target=lambda: (self.shutdown(), self.server_close()), daemon=True).start()
 
 
 def make_server(script: Script, port: int = 0) -> _Server:
@@ -457,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"error: cannot listen on {HOST}:{args.port}: {e.strerror}", file=sys.stderr)
         return 2
+    server.hard_exit = True
     print(f"sdebench.testmodel listening on {base_url(server)}", flush=True)
     try:
         server.serve_forever(poll_interval=0.1)

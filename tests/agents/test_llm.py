@@ -208,6 +208,28 @@ def test_a_failed_model_call_ends_the_run_with_the_secret_redacted(rig):
     assert SECRET not in r.traj_path.read_text()
 
 
+@pytest.mark.parametrize(("after", "stop"), [
+    ({"outage": 503}, "error"),  # the model failed for good (and the probe too): no outcome
+    ({"outage": "dead"}, "error"),  # gone: no answer at all
+    ({"error": 503}, "agent_error"),  # this request failed, yet the model answers the probe: the agent's
+    ({"error": 400, "message": "prompt is too long"}, "agent_error"),  # the model refused the agent's request
+])
+def test_a_failure_after_the_model_acted_is_an_error_only_if_the_model_is_dead(rig, after, stop):
+    r = rig([WRONG, after])
+    res = r.agent.run()
+    assert res.stop_reason == stop and res.turns == 1 and r.agent.usage.model_calls == 1, res
+    events = read(r.traj_path)
+    probes = [e["alive"] for e in events if e["kind"] == "model_probe"]
+    assert probes == ([] if "message" in after else [stop == "agent_error"])  # a request refused needs no probe
+    assert ("failed every call since some point" in res.error) is (stop == "error")
+
+
+def test_a_model_dead_before_it_acted_is_an_error(rig):
+    r = rig([{"outage": 503}])
+    res = r.agent.run()
+    assert res.stop_reason == "error" and res.turns == 0 and "failed every call" in res.error
+
+
 def test_cost_limit_stops_the_episode(rig):
     # each call costs 1000*3 + 100*15 = 4500 micro-dollars; the budget allows two, the third crosses it
     per_call = _cost(1000, 100)
@@ -242,7 +264,7 @@ def test_calls_after_submit_in_the_same_reply_are_not_run(rig):
     assert "broken" not in r.code()
     # every call id still gets an answer, so the conversation stays valid if it resumes
     r.agent.feedback("one more thing")
-    assert r.agent.run().stop_reason == "error"  # the script then runs out
+    assert r.agent.run().stop_reason == "agent_error"  # the script then runs out: a request refused after the model acted
     tool_msgs = [m for m in r.client.requests[1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_msgs] == ["call_1_0", "call_1_1", "call_1_2"]
     assert "not run" in tool_msgs[2]["content"]

@@ -219,6 +219,51 @@ def test_a_cost_limit_ends_the_episode(task, server, tmp_path, key):
     assert limit["spent_usd"] + limit["worst_case_usd"] > 1.0
 
 
+@pytest.mark.parametrize("death", ["killed", "503 forever"])
+def test_a_model_that_dies_mid_episode_is_an_error_whatever_the_workspace_holds(death, task, tmp_path, key):
+    """The model reads, applies the right fix, then dies before it submits: its server process exits
+    (later calls are refused) or answers 503 forever. The episode is an error (no outcome, rerun by
+    retry_errors), not resolved by what the grade found, the failed calls are neither turns nor paid,
+    and nothing prints it as unresolved."""
+    from sdebench.runs.jobs import outcome
+    from sdebench.runs.rules import is_error, outcome_label
+
+    steps = [usage(READ, 1000, 20), *(usage(e, 1200, 40) for e in patch_edits(task.oracle_patch)),
+             {"outage": "dead" if death == "killed" else 503}]
+    if death == "killed":  # a real process that dies
+        script = tmp_path / "script.json"
+        script.write_text(json.dumps(steps))
+        with testmodel.subprocess_server(script) as base:
+            rec, events = _episode_at(task, base, tmp_path)
+    else:
+        with testmodel.in_thread(testmodel.parse_script(steps)) as srv:
+            rec, events = _episode_at(task, testmodel.base_url(srv), tmp_path)
+    answered = len(steps) - 1
+    assert rec.stop_reason == "error" and "failed every call since some point" in rec.error, rec.error
+    assert rec.resolved is False and rec.attempts[0].resolved is True  # the fix was there: still no outcome
+    assert is_error(rec) and outcome_label(rec) == "error (no outcome)" and "unresolved" not in outcome(rec)
+    assert rec.turns == rec.model_calls == answered  # the failed calls are no turns
+    assert rec.cost_usd == pytest.approx(cost(1000, 20) + (answered - 1) * cost(1200, 40), rel=1e-12)
+    retries = [e for e in events if e["kind"] == "retry"]
+    assert len(retries) == 6  # agent.retry.max_retries, then the probe
+    assert [e["alive"] for e in events if e["kind"] == "model_probe"] == [False]
+    assert "unresolved (error)" not in json.dumps(events)
+
+
+def _episode_at(task, base: str, tmp_path: Path):
+    from sdebench.runs.assemble import run_episode
+    from sdebench.sandbox import make_factory
+
+    cfg = _cfg(base)
+    factory = make_factory(dict(cfg["sandbox"]))
+    traj = tmp_path / "traj.jsonl"
+    try:
+        rec = run_episode(task, cfg, factory, trajectory_path=traj, work_root=tmp_path)
+    finally:
+        factory.cleanup()
+    return rec, read(traj)
+
+
 @pytest.mark.bwrap
 def test_a_planted_key_reaches_no_output_file(task, tmp_path):
     """A full Hydra run with the key in the environment: results, trajectories, .hydra/* and logs stay clean.

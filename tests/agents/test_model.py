@@ -122,7 +122,7 @@ def test_retries_give_up_with_an_error(server):
     c = s.complete()
     assert c.reply is None and "gave up after 3 retries" in c.error and len(s.requests()) == 4
     assert s.events("model_error")[0]["retryable"] is True
-    assert c.infrastructure  # the model server kept failing: no outcome
+    assert c.cause == "infrastructure"  # the model server kept failing: a suspect of death
 
 
 @pytest.mark.parametrize("status", [400, 401])
@@ -134,7 +134,7 @@ def test_client_errors_are_not_retried_and_the_key_is_redacted(server, status):
     assert len(s.requests()) == 1 and c.retries == 0
     assert FAKE_KEY not in s.traj_path.read_text()
     # the entry's key refused is the infrastructure's; a request refused as such may be the agent's doing
-    assert c.infrastructure is (status == 401)
+    assert c.cause == ("infrastructure" if status == 401 else "request")
 
 
 def test_backoff_never_outlives_the_wall_budget(server):
@@ -160,7 +160,9 @@ def test_an_unreachable_server_is_retried_then_reported(tmp_path, key):
     client = LiteLLMClient.from_config(model_cfg(f"http://127.0.0.1:{port}/v1"), FAST_RETRY)
     c = client.complete(MESSAGES, TOOLS, seed=0, deadline=time.monotonic() + 60, log=Trajectory(None).log)
     assert c.reply is None and "gave up after 3 retries" in c.error and "Connection" in c.error and c.retries == 3
-    assert c.infrastructure
+    assert c.cause == "infrastructure"
+    probe = client.probe()  # nobody answers the harness's own call either: the model is dead
+    assert not probe.alive and "Connection" in probe.error
 
 
 def test_litellm_prices_a_model_it_knows(server):

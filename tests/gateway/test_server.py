@@ -4,6 +4,7 @@ model; metering, limits (refused before the model is called), the token, upstrea
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 
@@ -148,6 +149,70 @@ def test_the_model_call_and_wall_limits(upstream):
         assert r.status_code == 400 and r.json()["type"] == "error" and gw.meter.stop_reason == "max_wall"
 
 
+def test_failed_calls_are_not_turns(upstream):
+    upstream.model.reset(testmodel.parse_script([{"error": 503}, {"error": 429}, {**step(), "repeat": True}]))
+    with gateway(upstream, Limits(max_turns=2)) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        h = {"Authorization": f"Bearer {gw.token}"}
+        codes = [c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code for _ in range(5)]
+        assert codes == [503, 429, 200, 200, 400] and gw.meter.stop_reason == "max_turns"
+        assert gw.usage.model_calls == 2 and gw.dead_model() is None  # the model answered last: alive
+
+
+def test_a_model_that_fails_every_call_for_long_enough_is_dead_and_refused(upstream):
+    """Calls failing for `dead_after_s` and a probe of the gateway's own failing too: the model is dead,
+    later calls are refused at once (a status every CLI gives up on), unpaid and never sent."""
+    upstream.model.reset(testmodel.parse_script([step(), {"outage": 503}]))
+    events: list[dict] = []
+    with gateway(upstream, events=events, dead_after_s=0.3) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        h = {"Authorization": f"Bearer {gw.token}"}
+        codes = [c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code]
+        codes.append(c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code)
+        time.sleep(0.35)
+        codes.append(c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code)  # trips the probe
+        refused = c.post("/v1/messages", json=ANTHROPIC_REQ, headers=h)
+        assert codes == [200, 503, 503] and refused.status_code == 404
+        message = refused.json()["error"]["message"]
+        # nothing of the upstream error in it: a CLI reading "503" or "unavailable" there retries a 404 too
+        assert "the model is unreachable" in message and not re.search(r"503|unavailable|connection", message, re.I)
+        assert gw.usage.model_calls == 1 and gw.usage.cost_usd == pytest.approx(cost(1000, 50, 200))
+        assert "failed every call since some point" in gw.dead_model()
+    assert len(upstream.model.requests) == 3  # the refused call never reached the model
+    probes = [e for e in events if e["kind"] == "model_probe"]
+    assert len(probes) == 1 and probes[0]["alive"] is False and probes[0]["failed_calls"] == 2
+    assert [e["kind"] for e in events if e["kind"] in ("model_dead", "model_refused")] == ["model_dead", "model_refused"]
+
+
+def test_failures_a_live_model_answers_the_probe_through_are_not_a_death(upstream):
+    """Requests that keep failing while the model answers the gateway's own probe (what an agent could
+    provoke with requests of its own making): the model is alive and nothing is refused."""
+    upstream.model.reset(testmodel.parse_script([step(), {"error": 503, "message": "cannot handle this", "repeat": True}]))
+    events: list[dict] = []
+    with gateway(upstream, events=events, dead_after_s=0.0) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        h = {"Authorization": f"Bearer {gw.token}"}
+        codes = [c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code for _ in range(4)]
+        assert codes == [200, 503, 503, 503] and gw.dead_model() is None
+    assert [e["alive"] for e in events if e["kind"] == "model_probe"][:1] == [True]
+    assert [e["failed_calls"] for e in events if e["kind"] == "model_probe"][:1] == [1]  # at the first failure
+    assert not [e for e in events if e["kind"] in ("model_dead", "model_refused")]
+
+
+def test_a_model_found_alive_is_probed_again_only_after_another_failure(upstream):
+    """The end of each run asks whether the model is dead: a probe that found it alive is not repeated
+    until another call has failed."""
+    upstream.model.reset(testmodel.parse_script([step(), {"error": 503, "repeat": True}]))
+    events: list[dict] = []
+    with gateway(upstream, events=events, dead_after_s=3600) as gw, httpx.Client(base_url=gw.base_url, timeout=30) as c:
+        h = {"Authorization": f"Bearer {gw.token}"}
+        codes = [c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code for _ in range(3)]
+        assert codes == [200, 503, 503] and not [e for e in events if e["kind"] == "model_probe"]  # not yet 3600 s
+        assert gw.dead_model() is None and gw.dead_model() is None
+        assert c.post("/v1/chat/completions", json=CHAT_REQ, headers=h).status_code == 503
+        assert gw.dead_model() is None and gw.dead_model() is None
+    probes = [e for e in events if e["kind"] == "model_probe"]
+    assert [(e["alive"], e["failed_calls"]) for e in probes] == [(True, 2), (True, 3)]
+    assert len(upstream.model.probes) == 2
+
+
 @pytest.mark.parametrize("anthropic_upstream", [False, True])
 @pytest.mark.parametrize("route", ["direct", "completion"])
 @pytest.mark.parametrize("status", [503, 429])
@@ -286,7 +351,8 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
             return self.inner.call(name, args)
 
     box = Box()
-    with gateway(upstream, toolbox=box) as gw:
+    events: list[dict] = []
+    with gateway(upstream, toolbox=box, events=events) as gw:
         async def use() -> tuple[list[str], str]:
             headers = {"Authorization": f"Bearer {gw.token}"}
             async with httpx.AsyncClient(headers=headers, timeout=30) as http, \
@@ -298,11 +364,54 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
                 return [t.name for t in tools.tools], out.content[0].text
 
         names, text = anyio.run(use)
+        # the same search for the in-sandbox command: same text for the same query, logged and counted alike
+        h = {"Authorization": f"Bearer {gw.token}"}
+        with httpx.Client(base_url=gw.base_url, timeout=30) as c:
+            r = c.post("/memory_search", json={"query": "invoices round"}, headers=h)
+            assert r.status_code == 200 and r.json() == {"output": text, "error": False}
+            assert c.post("/memory_search", json={"query": "invoices round"}).status_code == 401  # the token first
+            bad = c.post("/memory_search", content=b"[1]", headers=h)
+            assert bad.status_code == 400 and bad.json()["error"] is True
+            assert c.post("/memory_search", json={"k": 2}, headers=h).json()["error"] is True  # no query
     assert names == ["memory_search"] and "half down" in text
-    assert box.inner.stats()["tool_calls"] == {"memory_search": 1}
+    assert box.inner.stats()["tool_calls"] == {"memory_search": 3}
     ev = [e for e in read(tmp_path / "t.jsonl") if e["kind"] == "tool"]
-    assert len(ev) == 1 and ev[0]["name"] == "memory_search" and "half down" in ev[0]["output"]
+    assert len(ev) == 3 and {e["name"] for e in ev} == {"memory_search"} and ev[0]["output"] == ev[1]["output"]
+    assert [e["kind"] for e in events if e["kind"].endswith("_call")] == ["mcp_call", "command_call", "command_call"]
     assert SPECS["memory_search"][0]
+
+
+def test_the_memory_command_prints_what_the_tool_returns(upstream, tmp_path):
+    """The in-sandbox `memory_search` command (sdebench/gateway/memory_command.py, run as a program over
+    the gateway's unix socket, as it runs in the sandbox) prints exactly the tool's output."""
+    import shutil
+    import subprocess
+    import sys
+
+    from sdebench.agents.tools import SPECS, Toolbox
+    from sdebench.delivery.memory import MemoryIndex, MemoryItem
+    from sdebench.gateway import mcp_memory
+
+    box = Toolbox(None, ("memory_search",), MemoryIndex([
+        MemoryItem(id="F:1", source="F", title="rounding", text="Invoices round half down to quarters."),
+        MemoryItem(id="K:docs/cache.md", source="K", title="cache", text="The cache keeps entries.")]))
+    gw_dir = tmp_path / "gw"
+    (gw_dir / "bin").mkdir(parents=True)
+    command = gw_dir / "bin" / "memory_search"
+    shutil.copyfile(mcp_memory.__file__.replace("mcp_memory.py", "memory_command.py"), command)
+    with gateway(upstream, toolbox=box.view()) as gw:
+        gw.stop()  # listen on a unix socket instead, as in the sandbox
+        gw.start(socket_path=gw_dir / "gw.sock")
+        (gw_dir / "memory_search.json").write_text(json.dumps({
+            "socket": str(gw_dir / "gw.sock"), "path": mcp_memory.COMMAND_PATH, "token": gw.token,
+            "description": SPECS["memory_search"][0]}))
+        run = subprocess.run([sys.executable, str(command), "-k", "1", "invoices", "round"], capture_output=True,
+                             text=True, timeout=60)
+        expected = box.call("memory_search", {"query": "invoices round", "k": 1}).output
+        usage = subprocess.run([sys.executable, str(command), "--help"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == expected + "\n" and "half down" in run.stdout and "cache" not in run.stdout
+    assert "Search the project's memory" in usage.stdout and str(tmp_path) not in usage.stdout
 
 
 def test_a_gemini_entry_goes_through_litellm_completion_and_meters_exactly(upstream, monkeypatch):

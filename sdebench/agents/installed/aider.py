@@ -8,8 +8,9 @@ OPENAI_API_KEY) and edits files with its own edit formats (aider picks one per m
 in `agent.args` fixes one). Commits, update checks, analytics and the `.gitignore` prompt are off;
 its chat and input history live in the agent's HOME, so a resume is the same chat: the next run
 restores the history file (`--restore-chat-history`) and adds the feedback as the next message.
-aider has no MCP client: under memtool the memory reaches it in no other way, so its memtool
-episodes measure squashed-only behaviour (the record's `tool_calls` shows no `memory_search`).
+aider has no MCP client: under memtool its prompt names the `memory_search` command, and its driver
+runs a suggested block of `memory_search` lines (aider runs no other suggested command under
+`--yes-always`) and reflects the output to the model.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class AiderAgent(InstalledAgent):
     name = "aider"
     driver = DRIVER
     spec = InstallSpec("pip", "aider-chat", "0.86.2", "site/aider/__init__.py")
+    mcp_client = False  # its memtool prompt names the `memory_search` command
 
     def environment(self) -> dict[str, str]:
         """Its packages, the gateway as an OpenAI-compatible server, litellm kept offline."""

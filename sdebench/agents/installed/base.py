@@ -8,10 +8,14 @@ session; this base does the rest, the same for every CLI:
 - gives the agent a throwaway HOME (a host dir of the episode bound read-write at `/tmp/agent/home`,
   so the session survives between the first run and each resume);
 - starts the episode's gateway on a unix socket bound at `/tmp/agent/gateway/`, with the memory
-  tool over MCP when the delivery has one; inside the sandbox a relay turns 127.0.0.1:PORT into
-  that socket, and nothing else is reachable;
+  tool over MCP when the delivery has one, and the same search as a `memory_search` command on the
+  CLI's PATH (named in the prompt of a CLI without an MCP client); inside the sandbox a relay turns
+  127.0.0.1:PORT into that socket, and nothing else is reachable;
 - runs the CLI in the workspace with the statement and the delivery's prompt additions, treats its
-  exit as a submit, and after a failing grade resumes the same session with the feedback.
+  exit as a submit, and after a failing grade resumes the same session with the feedback;
+- ends a run whose model died (every call failed since some point, and the gateway's own probe
+  fails too: sdebench.agents.liveness) as an error, whatever the CLI then did; any other failure
+  after the model acted is the agent's (`agent_error`, an unresolved outcome).
 
 Installed agents are non-reference agents: they see the statement, the prompt additions and the
 workspace, never the task record (id, fact, patches). They need a sandbox with its own network
@@ -20,6 +24,7 @@ namespace (`sandbox=local` or `sandbox=docker`).
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -32,7 +37,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sdebench.agents.accounting import Pricing, PricingError, import_litellm, resolve_pricing
-from sdebench.agents.base import STOP_SUBMITTED, AgentContext, Capabilities, RunResult, Usage, failure_stop
+from sdebench.agents.base import (
+    STOP_ERROR,
+    STOP_SUBMITTED,
+    AgentContext,
+    Capabilities,
+    RunResult,
+    Usage,
+    failure_stop,
+)
 from sdebench.agents.installed.install import (
     InstallError,
     InstallSpec,
@@ -42,6 +55,7 @@ from sdebench.agents.installed.install import (
 )
 from sdebench.agents.model import ConfigError, ModelSettings
 from sdebench.agents.prompts import additions_block
+from sdebench.agents.tools import SPECS
 from sdebench.errors import AgentError
 from sdebench.sandbox.base import Mount
 
@@ -51,7 +65,11 @@ HOME = f"{INSIDE}/home"
 GATEWAY_DIR = f"{INSIDE}/gateway"
 SOCKET = "gateway.sock"
 RELAY = "relay.py"
+COMMANDS = "bin"  # the episode's own commands (`memory_search` under memtool), first on the CLI's PATH
+MEMORY_COMMAND = "memory_search"
+COMMAND_SETTINGS = "memory_search.json"
 DEFAULT_PORT = 8377
+DEFAULT_DEAD_MODEL_S = 60.0
 TAIL_CHARS = 2000
 PROMPT_FIELDS = {"instance": ("statement", "additions"), "feedback": ("feedback",)}
 DEFAULT_PROMPTS = {
@@ -61,6 +79,11 @@ DEFAULT_PROMPTS = {
     "feedback": "Your fix was graded and the issue is not resolved yet. Failing output of the grader:\n\n"
                 "<grader-output>\n{feedback}\n</grader-output>\n\nKeep working on the same repository, then stop.",
 }
+
+
+def memory_command_note() -> str:
+    """The prompt's line naming the `memory_search` command (the tool's own description)."""
+    return f"The shell has a `{MEMORY_COMMAND}` command (`{MEMORY_COMMAND} [-k N] QUERY`). {SPECS[MEMORY_COMMAND][0]}"
 
 
 class InstalledAgentError(AgentError, RuntimeError):
@@ -94,9 +117,11 @@ class InstalledSettings:
     prompts: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PROMPTS))
     args: tuple[str, ...] = ()  # extra CLI arguments
     env: dict[str, str] = field(default_factory=dict)  # extra environment for the CLI
+    # every model call failing for this long (and the gateway's probe too) ends the run as an error
+    dead_model_s: float = DEFAULT_DEAD_MODEL_S
     options: dict[str, Any] = field(default_factory=dict)  # adapter-specific keys
 
-    COMMON = ("name", "version", "cache_dir", "port", "prompts", "args", "env")
+    COMMON = ("name", "version", "cache_dir", "port", "prompts", "args", "env", "dead_model_s")
 
     @classmethod
     def from_config(cls, d: Mapping[str, Any], default_version: str) -> InstalledSettings:
@@ -106,9 +131,16 @@ class InstalledSettings:
         if not 1024 <= port <= 65535:
             raise ConfigError("agent.port must be in 1024-65535")
         env = {str(k): str(v) for k, v in dict(d.get("env") or {}).items()}
+        dead = d.get("dead_model_s")
+        try:
+            dead = DEFAULT_DEAD_MODEL_S if dead is None else float(dead)
+        except (TypeError, ValueError):
+            dead = -1.0
+        if not dead >= 0:
+            raise ConfigError("agent.dead_model_s must be a number of seconds (0 or more)")
         return cls(name=str(d.get("name")), version=version, cache_dir=d.get("cache_dir") or None, port=port,
                    prompts=check_prompts(d.get("prompts") or {}), args=tuple(str(a) for a in d.get("args") or ()),
-                   env=env, options={k: v for k, v in d.items() if k not in cls.COMMON})
+                   env=env, dead_model_s=dead, options={k: v for k, v in d.items() if k not in cls.COMMON})
 
 
 class InstalledAgent:
@@ -120,6 +152,9 @@ class InstalledAgent:
     driver: str | None = None  # a script next to this module, placed beside the relay (GATEWAY_DIR)
     # its CLI runs in the sandbox the episode hands it, calls a model, never sees the answer key
     capabilities: ClassVar[Capabilities] = Capabilities(uses_model=True, runs_in_sandbox=True)
+    mcp_client = True  # it takes the memory tool over MCP; without one, the prompt names the `memory_search` command
+    # its name for the memory tool, as the model calls it (folded into `memory_search` in `tool_calls`)
+    memory_tool_name = "mcp__memory__memory_search"
 
     def __init__(self, settings: InstalledSettings, model: ModelSettings, pricing: Pricing):
         self.settings = settings
@@ -220,22 +255,45 @@ class InstalledAgent:
             raise InstalledAgentError("sandbox_mounts() was not called before the sandbox opened")
         import_litellm()  # once, before any call is timed
         self.gateway = make_gateway(self.model, self.pricing, ctx.limits, ctx.started_at, ctx.trajectory.log,
-                                    toolbox=ctx.toolbox, seed=ctx.seed, route=self.model.gateway_route)
+                                    toolbox=ctx.toolbox, seed=ctx.seed, route=self.model.gateway_route,
+                                    dead_after_s=self.settings.dead_model_s)
         missing = [s for s in self.secrets() if s not in ctx.trajectory.redact]
         if missing:
             ctx.trajectory.redact = (*ctx.trajectory.redact, *missing)
         self.gateway.redact = self.secrets()
         self.gateway.start(socket_path=self.gateway_dir / SOCKET)
+        if self.gateway.has_memory:
+            self.write_memory_command()
         self.write_config()
         ctx.trajectory.log("agent_start", agent=self.name, package=self.spec.package, version=self.spec.version,
                            model=self.model.name, litellm_model=self.model.litellm_model, pricing=self.pricing.mode,
                            memory_tool=self.gateway.has_memory, prompt=self.instance_prompt())
 
+    def write_memory_command(self) -> None:
+        """Put the `memory_search` command (and its settings: socket, token, description) into the
+        gateway dir, on the CLI's PATH: the memory tool for anything with a shell."""
+        from sdebench.gateway.mcp_memory import COMMAND_PATH
+
+        assert self.gateway_dir is not None
+        bin_dir = self.gateway_dir / COMMANDS
+        bin_dir.mkdir(exist_ok=True)
+        os.chmod(bin_dir, 0o755)
+        command = bin_dir / MEMORY_COMMAND
+        shutil.copyfile(Path(__file__).resolve().parents[2] / "gateway" / "memory_command.py", command)
+        os.chmod(command, 0o755)
+        settings = {"socket": f"{GATEWAY_DIR}/{SOCKET}", "path": COMMAND_PATH, "token": self.token(),
+                    "description": SPECS[MEMORY_COMMAND][0]}
+        (self.gateway_dir / COMMAND_SETTINGS).write_text(json.dumps(settings))
+        os.chmod(self.gateway_dir / COMMAND_SETTINGS, 0o644)
+
     def instance_prompt(self) -> str:
-        """The task as this agent gets it: the statement plus the delivery's additions."""
+        """The task as this agent gets it: the statement plus the delivery's additions (and, for a CLI
+        without an MCP client under memtool, the `memory_search` command)."""
         assert self.ctx is not None
-        text = self.settings.prompts["instance"].format(statement=self.ctx.statement,
-                                                         additions=additions_block(self.ctx.prompt_additions))
+        additions = list(self.ctx.prompt_additions)
+        if self.gateway is not None and self.gateway.has_memory and not self.mcp_client:
+            additions.append(memory_command_note())
+        text = self.settings.prompts["instance"].format(statement=self.ctx.statement, additions=additions_block(additions))
         return "\n".join(line.rstrip() for line in text.strip().splitlines()).replace("\n\n\n", "\n\n")
 
     def feedback(self, text: str) -> None:
@@ -258,25 +316,33 @@ class InstalledAgent:
         argv = self.command(prompt, resume)
         out_file = f"{HOME}/.sdebench-run-{self.runs + 1}.out"
         cmd = ["python3", f"{GATEWAY_DIR}/{RELAY}", "--port", str(self.settings.port), "--socket",
-               f"{GATEWAY_DIR}/{SOCKET}", "--stdout", out_file, "--", *argv]
+               f"{GATEWAY_DIR}/{SOCKET}", "--stdout", out_file]
+        if self.gateway.has_memory:
+            cmd += ["--path-prepend", f"{GATEWAY_DIR}/{COMMANDS}"]
+        cmd += ["--", *argv]
         env = {"HOME": HOME, **self.environment(), **self.settings.env}
-        calls0, refused0, infra0 = self.gateway.meter.usage.model_calls, self.gateway.meter.refused, self.gateway.infra_failures
+        calls0, refused0 = self.gateway.meter.usage.model_calls, self.gateway.meter.refused
         ctx.trajectory.log("agent_run", run=self.runs + 1, resume=resume, command=shlex.join(argv[:1] + ["..."]))
         t0 = time.monotonic()
         res = ctx.sandbox.exec(cmd, timeout=left, env=env)
         self.runs += 1
-        turns = self.gateway.meter.usage.model_calls - calls0
+        turns = self.gateway.meter.usage.model_calls - calls0  # answered calls only: a failed one is no turn
         stdout = self._read_home(f".sdebench-run-{self.runs}.out")
         ctx.trajectory.log("agent_exit", run=self.runs, exit_code=res.exit_code, timed_out=res.timed_out,
                            duration_s=round(time.monotonic() - t0, 3), model_calls=turns,
                            stdout_tail=stdout[-TAIL_CHARS:], stderr_tail=res.stderr[-TAIL_CHARS:])
         self.after_run(stdout, res)
+        # A dead model first: whatever the CLI then did (gave up, hit a limit of its own or of the
+        # gateway, was killed at the wall, exited 0), the run has no outcome.
+        dead = self.gateway.dead_model()
+        if dead:
+            return self._stop(STOP_ERROR, turns, f"{self.name}: {dead}")
         if self.gateway.meter.refused > refused0:
-            return self._stop(self.gateway.meter.stop_reason or "error", turns)
+            return self._stop(self.gateway.meter.stop_reason or STOP_ERROR, turns)
         if res.timed_out:
             return self._stop("max_wall", turns)
-        # a failure after the model acted, with no infrastructure failure behind it, is the agent's
-        failed = failure_stop(self.gateway.meter.usage.model_calls > 0, self.gateway.infra_failures > infra0)
+        # any other failure: before the model acted, the set-up's (no outcome); after, the agent's
+        failed = failure_stop(self.gateway.meter.usage.model_calls > 0, infrastructure=False)
         if res.exit_code != 0:
             why = (res.stderr.strip() or stdout.strip())[-400:].replace("\n", " | ")
             if self.gateway.last_error:
@@ -286,6 +352,13 @@ class InstalledAgent:
         if problem:
             return self._stop(failed, turns, problem)
         return self._stop(STOP_SUBMITTED, turns)
+
+    def tool_calls(self) -> dict[str, int]:
+        """The tools the CLI called, by the names its model used, with its memory tool left out (the
+        episode counts `memory_search` from the toolbox, which also sees the command's calls)."""
+        if self.gateway is None:
+            return {}
+        return {name: n for name, n in self.gateway.meter.tool_calls.items() if name != self.memory_tool_name}
 
     def close(self) -> None:
         """Stop the gateway (the episode calls it when it ends)."""
@@ -305,7 +378,7 @@ class InstalledAgent:
         if error:
             for s in self.secrets():
                 error = error.replace(s, "[REDACTED]")
-        extra = {"agent_tool_calls": dict(self.gateway.meter.tool_calls)} if self.gateway is not None else {}
+        extra = {"agent_tool_calls": self.tool_calls()} if self.gateway is not None else {}
         self.ctx.trajectory.log("agent_stop", stop_reason=reason, turns=turns, error=error, usage=vars(self.usage).copy())
         return RunResult(stop_reason=reason, turns=turns, error=error, extra=extra)
 

@@ -5,6 +5,14 @@ non-essential traffic (telemetry, update checks) is off. The session id is chose
 (`--session-id`), so the resume needs nothing parsed from its output. Under memtool the memory
 tool is its MCP server `memory` (tool `mcp__memory__memory_search`), and only that one
 (`--strict-mcp-config`). As root, `--dangerously-skip-permissions` needs IS_SANDBOX=1.
+
+Two switches keep what it sees to what the delivery gives it:
+- ENABLE_TOOL_SEARCH=false: by default it lists MCP tools only behind its deferred-tool search
+  (`ToolSearch`), so a model that never searches never sees `memory_search`; off, the tool is in the
+  request's tools directly;
+- CLAUDE_CODE_DISABLE_AUTO_MEMORY=1: its own file-based memory (a `# Memory` section in the system
+  prompt telling the model to keep facts in `~/.claude/projects/<repo>/memory/`, indexed by a
+  MEMORY.md loaded into every session) is off: a memory of the agent's own confounds a memory ablation.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ class ClaudeCodeAgent(InstalledAgent):
         self.result: dict[str, Any] = {}
 
     def environment(self) -> dict[str, str]:
-        """Gateway address and token; no traffic beyond the model calls."""
+        """Gateway address and token; no traffic beyond the model calls; MCP tools listed directly; no auto memory."""
         return {
             "ANTHROPIC_BASE_URL": self.gateway_url,
             "ANTHROPIC_API_KEY": self.token(),
@@ -41,6 +49,8 @@ class ClaudeCodeAgent(InstalledAgent):
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_TELEMETRY": "1",
             "IS_SANDBOX": "1",
+            "ENABLE_TOOL_SEARCH": "false",
+            "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
         }
 
     def write_config(self) -> None:

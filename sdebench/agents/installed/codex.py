@@ -5,19 +5,28 @@ is needed in the sandbox. It speaks OpenAI Responses (streamed) to a model provi
 `$CODEX_HOME/config.toml` whose key is the episode token; under memtool the memory tool is its MCP
 server `memory` (streamable HTTP, bearer token from the environment). Codex's own sandbox is off
 (`--dangerously-bypass-approvals-and-sandbox`): the episode's sandbox is the boundary.
+
+What it sees is what the delivery gives it: its memories (a store of its own, `features.memories`)
+are pinned off, and its model catalogue is its own bundled one with `supports_search_tool` off for
+every model (`model_catalog_json`): for the models that support it (every model it ships, e.g.
+gpt-5.5) it otherwise lists MCP tools only as a "deferred tool namespace" behind a hosted
+`tool_search`, which no other provider serves, so the model would never see `memory_search`.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
-from sdebench.agents.installed.base import HOME, InstalledAgent
+from sdebench.agents.installed.base import HOME, InstalledAgent, InstalledAgentError
 from sdebench.agents.installed.install import InstallSpec
 from sdebench.gateway.mcp_memory import SERVER_NAME
 
 TOKEN_ENV = "SDEBENCH_GATEWAY_TOKEN"
 CODEX_HOME = f"{HOME}/.codex"
+BUNDLED = ".codex/bundled-models.json"  # its own catalogue, as `codex debug models --bundled` prints it
+CATALOG = ".codex/models.json"  # the same without the deferred-tool search
 
 
 def _toml_str(s: str) -> str:
@@ -38,14 +47,36 @@ class CodexAgent(InstalledAgent):
         """Config dir and the token the provider reads."""
         return {"CODEX_HOME": CODEX_HOME, TOKEN_ENV: self.token(), "RUST_LOG": "error", "NO_COLOR": "1"}
 
+    def write_catalog(self) -> None:
+        """Its bundled model catalogue with `supports_search_tool` off, as `model_catalog_json`."""
+        assert self.ctx is not None and self.ctx.sandbox is not None
+        self.write_home(BUNDLED, "")
+        script = f"{shlex.quote(self.executable)} debug models --bundled > {shlex.quote(f'{HOME}/{BUNDLED}')}"
+        res = self.ctx.sandbox.exec(["sh", "-c", script], timeout=60, env={"HOME": HOME, "CODEX_HOME": CODEX_HOME})
+        try:
+            catalog = json.loads((self.host_home / BUNDLED).read_text())
+            models = catalog["models"]
+            for m in models:
+                m["supports_search_tool"] = False
+        except (OSError, ValueError, KeyError, TypeError):
+            raise InstalledAgentError(f"codex: cannot read its model catalogue (exit {res.exit_code}: "
+                                      f"{res.stderr.strip()[-300:]})") from None
+        self.write_home(CATALOG, json.dumps(catalog))
+
     def write_config(self) -> None:
-        """config.toml: the gateway as the only model provider, and the memory MCP server under memtool."""
+        """config.toml: the gateway as the only model provider, its memories off, its catalogue without
+        the deferred-tool search, and the memory MCP server under memtool."""
+        self.write_catalog()
         name = self.model.name
         lines = [
             f"model = {_toml_str(name)}",
             'model_provider = "sdebench"',
             'approval_policy = "never"',
             'sandbox_mode = "danger-full-access"',
+            f"model_catalog_json = {_toml_str(f'{HOME}/{CATALOG}')}",
+            "",
+            "[features]",
+            "memories = false",
             "",
             "[model_providers.sdebench]",
             'name = "sdebench gateway"',

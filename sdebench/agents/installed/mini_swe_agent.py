@@ -3,9 +3,8 @@
 Installed with pip into `<cache>/mini-swe-agent-<version>/site` and run by `mini_driver.py` under the
 sandbox's python3 (same minor version as the host's, so the compiled wheels fit). It calls the
 gateway in OpenAI Chat Completions through its own litellm; a resume continues its saved message
-history with the feedback as the next user message. It has no MCP client: under memtool the
-memory reaches it in no other way, so memtool episodes of mini-swe-agent measure squashed-only
-behaviour (the record's `tool_calls` shows no `memory_search`).
+history with the feedback as the next user message. It has no MCP client: under memtool its
+prompt names the `memory_search` command its bash tool can run (the same search as the tool).
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ class MiniSweAgent(InstalledAgent):
     driver = DRIVER
     spec = InstallSpec("pip", "mini-swe-agent", "2.4.6", "site/minisweagent/__init__.py")
     options = ("config",)
+    mcp_client = False  # its memtool prompt names the `memory_search` command
 
     def environment(self) -> dict[str, str]:
         """Its packages, the token, and litellm kept offline."""

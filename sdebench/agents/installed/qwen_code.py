@@ -7,7 +7,9 @@ its tools (the episode's sandbox is the boundary). Its settings (`~/.qwen/settin
 what would add model calls or memory of its own: managed auto-memory and its consolidation (a
 background extraction call after each turn, and a memory store that would confound the memory
 ablations), usage statistics, telemetry and update checks. Under memtool the memory tool is its MCP
-server `memory` (streamable HTTP, the token as a bearer header).
+server `memory` (streamable HTTP, the token as a bearer header), with `alwaysLoadTools`: by default
+it lists MCP tools only behind its `tool_search`/`tool_call` bridge, so a model that never searches
+never sees `memory_search`.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ class QwenCodeAgent(InstalledAgent):
         }
         if self.gateway.has_memory:
             # discovery of a remote server times out after 5 s by default, which a loaded machine exceeds
-            settings["mcpServers"] = {SERVER_NAME: {"httpUrl": self.mcp_url(), "trust": True,
+            settings["mcpServers"] = {SERVER_NAME: {"httpUrl": self.mcp_url(), "trust": True, "alwaysLoadTools": True,
                                                     "discoveryTimeoutMs": MCP_TIMEOUT_MS, "timeout": MCP_TIMEOUT_MS,
                                                     "headers": {"Authorization": f"Bearer {self.token()}"}}}
         self.write_home(".qwen/settings.json", json.dumps(settings, indent=2))

@@ -204,6 +204,20 @@ def _run(agent: str, task, server, tmp_path, delivery: str, sandbox: str, *overr
     return steps, rec, events
 
 
+MEMORY_ALIASES = {"mcp__memory__memory_search", "mcp_memory_memory_search", "memory_memory_search"}
+
+
+def called_tools(steps) -> dict[str, int]:
+    """The tools scripted steps call, by name, each CLI's memory tool counted as `memory_search`."""
+    out: dict[str, int] = {}
+    for s in steps:
+        names = [s["tool"]] if "tool" in s else [c["name"] for c in s.get("tool_calls", [])]
+        for n in names:
+            n = "memory_search" if n in MEMORY_ALIASES else n
+            out[n] = out.get(n, 0) + 1
+    return out
+
+
 def _check(steps, rec, events, server, memtool: bool):
     assert rec["error"] is None, rec["error"]
     assert rec["resolved"] is True and rec["stop_reason"] == "resolved", rec
@@ -219,6 +233,7 @@ def _check(steps, rec, events, server, memtool: bool):
     # the feedback reached the agent in the same session: the request after it carries the earlier turns
     fed = [e for e in events if e["kind"] == "feedback"]
     assert len(fed) == 1
+    assert rec["tool_calls"] == called_tools(steps)  # every tool the CLI called, by name
     if memtool:
         assert rec["tool_calls"].get("memory_search") == 1
         mem = [e for e in events if e["kind"] == "tool" and e["name"] == "memory_search"]
@@ -374,3 +389,31 @@ def test_a_failure_the_agent_can_cause_is_an_unresolved_outcome_not_an_error(how
     assert not rules.is_error(rec) and rules.counted_interventions(rec) == rec["max_interventions"]
     assert rec["model_calls"] == (2 if how == "kills its own CLI" else 1)
     assert 'ROUND_HALF_UP' in rec["final_diff"]  # what it did before failing was graded
+
+
+# from the agent's own shell: a model call of its own making, which the model answers 503, then its CLI killed
+FAKE_DEATH = (
+    "python3 -c \"import os, urllib.request as u\n"
+    "r = u.Request('http://127.0.0.1:8377/v1/chat/completions', headers={'Content-Type': 'application/json', "
+    "'Authorization': 'Bearer ' + os.environ['SDEBENCH_GATEWAY_TOKEN']}, "
+    "data=b'{\\\"model\\\": \\\"x\\\", \\\"messages\\\": [{\\\"role\\\": \\\"user\\\", \\\"content\\\": \\\"hi\\\"}]}')\n"
+    "try:\n    u.urlopen(r)\nexcept Exception as e:\n    print(e)\"; kill -9 $PPID"
+)
+
+
+@pytest.mark.bwrap
+def test_an_agent_cannot_fake_a_dead_model(task, server, tmp_path, key):
+    """The agent makes a call fail with a 5xx and kills its CLI at once: the failure looks like the
+    model's, but the model answers the gateway's own probe, so the run is the agent's (`agent_error`)."""
+    steps = [usage({"tool": "bash", "arguments": {"command": SED_WRONG}}, 3200, 50, 2000),
+             usage({"tool": "bash", "arguments": {"command": FAKE_DEATH}}, 3300, 20, 2000),
+             {"error": 503, "message": "overloaded"}]
+    server.model.reset(testmodel.parse_script(steps))
+    base = testmodel.base_url(server)
+    cfg = compose("agent=mini-swe-agent", "model=testmodel", f"model.api_base={base}", "delivery=squashed",
+                  "sandbox=local", "agent.dead_model_s=0")
+    rec, events = episode(task, cfg, tmp_path)
+    assert len(requests(base)) == 3 and "overloaded" in str([e for e in events if e["kind"] == "model_error"])
+    assert rec["stop_reason"] == "agent_error" and not rules.is_error(rec), (rec["stop_reason"], rec["error"])
+    assert [e["alive"] for e in events if e["kind"] == "model_probe"] == [True]
+    assert rec["model_calls"] == 2 and 'ROUND_HALF_UP' in rec["final_diff"]
