@@ -186,6 +186,80 @@ class UnsafeLocalSandboxConfig:
 
 
 @dataclass
+class AgentConfig:
+    """An agent option with nothing but its name (oracle, noop, conventional, learner; a custom `module:Class`)."""
+
+    name: str = MISSING
+
+
+@dataclass
+class PatchAgentConfig(AgentConfig):
+    """`agent=patch`: one unified diff, applied on the first run."""
+
+    patch: str | None = None
+
+
+@dataclass
+class ReaderAgentConfig(AgentConfig):
+    """The naive memory readers: they know the family specs (public), never the fact."""
+
+    generators: str | None = None
+
+
+@dataclass
+class ProberAgentConfig(ReaderAgentConfig):
+    """The memoryless prober: the family specs, and where its candidate models are cached."""
+
+    cache_dir: str | None = None
+
+
+@dataclass
+class RetryConfig:
+    """Retries of one model call (429, timeouts, connection errors, 5xx)."""
+
+    max_retries: int = MISSING
+    backoff_base_s: float = MISSING
+    backoff_max_s: float = MISSING
+    request_timeout_s: float = MISSING
+
+
+@dataclass
+class LlmAgentConfig(AgentConfig):
+    """The built-in tool-calling agent."""
+
+    prompts: dict[str, str] = MISSING
+    max_format_errors: int = MISSING
+    retry: RetryConfig = field(default_factory=RetryConfig)
+
+
+@dataclass
+class InstalledAgentConfig(AgentConfig):
+    """A real agent CLI run in the sandbox behind the model gateway."""
+
+    version: str = MISSING
+    cache_dir: str | None = None
+    port: int = MISSING
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    dead_model_s: float = MISSING
+    prompts: dict[str, str] = MISSING
+
+
+@dataclass
+class MiniSweAgentConfig(InstalledAgentConfig):
+    """mini-swe-agent: also the name of its builtin config file."""
+
+    config: str = MISSING
+
+
+@dataclass
+class GeminiCliAgentConfig(InstalledAgentConfig):
+    """Gemini CLI: also the project files it loads by itself (null: its default)."""
+
+    context_files: list[str] | None = None
+
+
+@dataclass
 class RunConfig:
     """The top level of `conf/config.yaml` (and of `stream_run.yaml`, which adds `stream`)."""
 
@@ -220,6 +294,9 @@ SCHEMAS: dict[str, type] = {
     "run": RunConfig, "grading": GradingConfig, "model": ModelConfig, "model_none": NoModelConfig, "delivery": DeliveryConfig,
     "delivery_inject": InjectDeliveryConfig, "delivery_memtool": MemtoolDeliveryConfig,
     "sandbox_local": LocalSandboxConfig, "sandbox_docker": DockerSandboxConfig, "sandbox_unsafe_local": UnsafeLocalSandboxConfig,
+    "agent": AgentConfig, "agent_patch": PatchAgentConfig, "agent_reader": ReaderAgentConfig, "agent_prober": ProberAgentConfig,
+    "agent_llm": LlmAgentConfig, "agent_installed": InstalledAgentConfig, "agent_mini_swe_agent": MiniSweAgentConfig,
+    "agent_gemini_cli": GeminiCliAgentConfig,
 }
 
 

@@ -145,9 +145,12 @@ def test_a_failed_job_of_a_sweep_exits_non_zero(tmp_path, tasks):
     ("max_interventions=many", "max_interventions must be a whole number, got 'many'"),
     ("grading.timeout=soon", "grading.timeout must be a number, got 'soon'"),
     ("rerun=maybe", "rerun must be true or false, got 'maybe'"),
+    ("agent=claude-code agent.port=abc", "agent.port must be a whole number, got 'abc'"),
+    ("agent=claude-code agent.prot=1", "agent.prot: no such config key; did you mean agent.port?"),
+    ("agent=llm agent.retry.max_retries=lots", "agent.retry.max_retries must be a whole number, got 'lots'"),
 ])
 def test_unknown_config_values_are_one_line(tmp_path, tasks, override, expected):
-    args = [*common(tmp_path, tasks), override] + (["-m"] if "," in override else [])
+    args = [*common(tmp_path, tasks), *override.split()] + (["-m"] if "," in override else [])
     r = subprocess.run([sys.executable, "-m", "sdebench.run", *args], cwd=tmp_path, env=env(), capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
