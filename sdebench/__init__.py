@@ -8,3 +8,6 @@ __version__ = "0.1.0"
 # points run as `python -m sdebench.<name>`. Here, at the root, because the run commands and the agent
 # installer both read it.
 CONF_DIR = str(Path(__file__).resolve().parent / "conf")
+# The family generators ship the same way (`sdebench/generators`, in a checkout a link to the top-level
+# `generators/`): `sdebench generate`, the prober and the naive readers read them from an installed wheel.
+GENERATORS_DIR = str(Path(__file__).resolve().parent / "generators")

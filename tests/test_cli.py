@@ -75,6 +75,27 @@ def test_the_wheel_carries_its_configs_and_runs_from_an_empty_dir(tmp_path):
     missing = subprocess.run([str(venv / "bin" / "sdebench"), "run", "agent=oracle"], cwd=empty, env=clean,
                              capture_output=True, text=True, timeout=600)
     assert missing.returncode == 2 and str(empty / "tasks") in missing.stderr
+    # the families ship in the wheel: one task generated and validated from the empty dir
+    gen = subprocess.run([str(venv / "bin" / "sdebench"), "generate", "--families", "ttlcache", "--variants", "0",
+                          "--sources", "none", "--out", str(tmp_path / "gen"), "--no-progress"],
+                         cwd=empty, env=clean, capture_output=True, text=True, timeout=600)
+    assert gen.returncode == 0, gen.stderr[-2000:]
+    assert (tmp_path / "gen" / "ttlcache-v0-none" / "task.toml").is_file()
+    assert (tmp_path / "gen" / "ttlcache-v0-none").joinpath("repo.bundle").read_bytes() == \
+        (ROOT / "tasks" / "ttlcache-v0-none" / "repo.bundle").read_bytes()
+    # FINDINGS.md needs the committed sweep, which lives in a checkout: the error names the option
+    findings = [str(venv / "bin" / "sdebench"), "report", "--findings", "--out", str(tmp_path / "F.md")]
+    lost = subprocess.run(findings, cwd=empty, env=clean, capture_output=True, text=True, timeout=600)
+    assert lost.returncode == 2 and "--reference DIR" in lost.stderr and len(lost.stderr.splitlines()) == 1
+    reference = ROOT / "experiments" / "reference"
+    found = subprocess.run([*findings, "--reference", str(reference)], cwd=empty, env=clean, capture_output=True,
+                           text=True, timeout=600)
+    assert found.returncode == 0, found.stderr[-2000:]
+    from sdebench.analysis import findings as findings_module
+
+    # outside a checkout the header names the dir, not its path in the repository
+    expected = findings_module.render(reference).replace("`experiments/reference/`", "`reference/`", 1)
+    assert (tmp_path / "F.md").read_text() == expected
 
 
 def test_one_dispatch_table_behind_every_way_in():

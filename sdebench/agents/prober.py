@@ -16,11 +16,11 @@ import pickle
 import re
 from pathlib import Path
 
+from sdebench import GENERATORS_DIR
 from sdebench.agents.base import RunResult
 from sdebench.agents.reference import ScriptedAgent
 from sdebench.grading.options import DEFAULT_FEEDBACK
 
-ROOT = Path(__file__).resolve().parents[2]
 COUNT_RE = re.compile(r"Held-out tests: (\d+) of \d+ fail\.(?: (\d+) visible tests failed their held-out re-check\.)?")
 
 
@@ -70,7 +70,7 @@ class ProberAgent(ScriptedAgent):
         """Build from the agent's config: `agent.generators` (default: the project's), `agent.cache_dir`."""
         agent = cfg.get("agent") or {}
         cache = agent.get("cache_dir") or os.path.join(os.path.expanduser("~"), ".cache", "sdebench", "prober")
-        return cls(Path(agent.get("generators") or ROOT / "generators"), DEFAULT_FEEDBACK,
+        return cls(Path(agent.get("generators") or Path(GENERATORS_DIR)), DEFAULT_FEEDBACK,
                    {"backend": "unsafe_local"}, Path(cache))
 
     def feedback(self, text: str) -> None:
@@ -91,7 +91,7 @@ class ProberAgent(ScriptedAgent):
         from sdebench.generation.probe import variant_model
 
         digest = hashlib.sha256()
-        for f in [path, *sorted((ROOT / "sdebench" / "generation").glob("*.py"))]:
+        for f in [path, *sorted((Path(__file__).resolve().parents[1] / "generation").glob("*.py"))]:
             digest.update(Path(f).read_bytes())
         digest.update(f"{gen.family}:{variant}".encode())
         cached = self.cache_dir / f"{digest.hexdigest()[:32]}.pkl" if self.cache_dir else None

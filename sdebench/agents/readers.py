@@ -23,10 +23,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sdebench import GENERATORS_DIR
 from sdebench.agents.base import RunResult
 from sdebench.agents.reference import ScriptedAgent
 
-ROOT = Path(__file__).resolve().parents[2]
 _READERS: dict[tuple[str, float, int], object] = {}  # memo: (module, mtime, variant) -> Readers
 
 
@@ -38,7 +38,7 @@ class ReaderAgent(ScriptedAgent):
 
     def __init__(self, generators: Path | None = None) -> None:
         super().__init__()
-        self.generators = Path(generators) if generators else ROOT / "generators"
+        self.generators = Path(generators) if generators else Path(GENERATORS_DIR)
         self.acted = False
 
     @classmethod

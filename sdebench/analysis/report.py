@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("results", nargs="*", type=Path, help="results, run or multirun dirs")
     ap.add_argument("--out", type=Path, help="report dir (default: report/), or the findings file")
     ap.add_argument("--findings", action="store_true", help="write FINDINGS.md from committed results")
-    ap.add_argument("--reference", type=Path, default=REFERENCE, help="committed reference sweep dir")
+    ap.add_argument("--reference", type=Path, default=REFERENCE, help="committed reference sweep dir (default: experiments/reference, from the current dir)")
     ap.add_argument("--llm", type=Path, default=None, help="committed LLM sweep dir (fills the LLM section)")
     a = ap.parse_args(argv)
     try:
@@ -255,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
             from sdebench.analysis import findings
 
             out = a.out or Path("FINDINGS.md")
+            if not a.reference.is_dir():  # the committed sweep lives in a checkout, not in the package
+                raise FileNotFoundError(f"no reference results at {a.reference.resolve()} (run in a checkout of "
+                                        "sdebench, or pass --reference DIR, a dir of episode records)")
             text = findings.render(a.reference, a.llm)
             results.write_atomic(out, text)
             print(f"wrote {out}")

@@ -19,6 +19,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdebench import GENERATORS_DIR
 from sdebench.errors import GenerationError
 from sdebench.generation import validate
 from sdebench.generation.bytecode import bytecode_files
@@ -50,7 +51,7 @@ from sdebench.tasks.record import (
 )
 from sdebench.tasks.selection import comma_list
 
-DEFAULT_GENERATORS = Path("generators")
+DEFAULT_GENERATORS = Path(GENERATORS_DIR)  # the families shipped in the package
 DEFAULT_OUT = Path("tasks")
 
 
@@ -89,7 +90,7 @@ def discover(generators_dir: Path) -> tuple[dict[str, Path], list[str]]:
     found: dict[str, Path] = {}
     errors = []
     if not generators_dir.is_dir():
-        return found, [f"{generators_dir}: generators dir does not exist"]
+        return found, [f"{generators_dir}: generators dir does not exist (pass --generators DIR, a dir of family modules)"]
     for path in sorted(generators_dir.glob("*.py")):
         if path.name.startswith("_"):
             continue
@@ -506,7 +507,7 @@ def _csv(value: str | None) -> set[str] | None:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     ap = argparse.ArgumentParser(prog="python -m sdebench.generate", description=__doc__.splitlines()[0])
-    ap.add_argument("--generators", type=Path, default=DEFAULT_GENERATORS, help="dir of family modules (default: generators)")
+    ap.add_argument("--generators", type=Path, default=DEFAULT_GENERATORS, help="dir of family modules (default: the families shipped with sdebench)")
     ap.add_argument("--out", type=Path, default=None, help="tasks dir to write (default: tasks; required with --fresh)")
     ap.add_argument("--families", help="comma-separated families (default: all)")
     ap.add_argument("--variants", help="comma-separated variant numbers (default: all)")

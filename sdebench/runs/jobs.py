@@ -34,6 +34,16 @@ def select_tasks(cfg: dict[str, Any]) -> list:
         raise RunError(str(e)) from None
 
 
+def filter_text(cfg: dict[str, Any]) -> str:
+    """The task filter of `cfg` as a user types it: `source=K select.family=ttlcache` (unset keys left out)."""
+    sel = {k: v for k, v in dict(cfg.get("select") or {}).items() if v is not None}
+    return " ".join([f"source={cfg.get('source')}", *(f"select.{k}={_value(v)}" for k, v in sel.items())])
+
+
+def _value(v: Any) -> str:
+    return ",".join(str(x) for x in v) if isinstance(v, list | tuple) else str(v)
+
+
 def outcome(rec) -> str:
     """One line: resolved, why not, or error (no outcome); interventions, wall time, error."""
     from sdebench.runs.rules import outcome_label

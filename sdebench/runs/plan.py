@@ -112,13 +112,13 @@ def add_job(plan: Plan, cfg: dict[str, Any]) -> None:
     from sdebench.runs.budget import episode_worst_case
     from sdebench.runs.config import check
     from sdebench.runs.episode import identity
-    from sdebench.runs.jobs import select_tasks
+    from sdebench.runs.jobs import filter_text, select_tasks
 
     cfg = check(cfg)
     plan.jobs += 1
     tasks = select_tasks(cfg)
     if not tasks:
-        plan.notes.append(f"a job matches no task: source={cfg.get('source')} select={cfg.get('select')}")
+        plan.notes.append(f"a job matches no task: {filter_text(cfg)}")
         return
     prices = model_prices(cfg)
     try:

@@ -31,7 +31,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from sdebench.runs.config import CONF_DIR
-from sdebench.runs.jobs import RunError, outcome, select_tasks
+from sdebench.runs.jobs import RunError, filter_text, outcome, select_tasks
 from sdebench.runs.plan import episode_lines
 
 log = logging.getLogger("sdebench.run")
@@ -196,7 +196,7 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
     sweep.die_with_sweep()
     tasks = select_tasks(cfg)
     if not tasks:
-        msg = f"no task in {cfg.get('tasks_dir')} matches source={cfg.get('source')} select={cfg.get('select')}"
+        msg = f"no task in {cfg.get('tasks_dir')} matches {filter_text(cfg)}"
         log.warning("%s", msg)
         sweep.report("no_match", msg)
         return []

@@ -1,7 +1,8 @@
 """The run config's schema: typed dataclasses registered as Hydra structured configs.
 
 Hydra checks every composed config against them, so a wrong type (`max_interventions=many`) or an
-unknown key (`select.famly=...`, even with `+`) is refused before anything runs. The YAML files under
+unknown key (`select.famly=...`) is refused before anything runs; Hydra lets `+` add past a schema,
+so the command line's check (`sdebench.runs.sweep.check_overrides`) refuses such an add itself. The YAML files under
 `conf/` keep the values (and the only defaults a user reads); the fields here carry no default of
 their own but where a YAML file may leave a key out. `register()` is idempotent and runs wherever
 the config tree is located (`sdebench.runs.config`), so every entry point and test composes against it.

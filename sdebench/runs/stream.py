@@ -86,6 +86,10 @@ def order_tasks(spec: StreamSpec, cfg: dict[str, Any]) -> list:
     from sdebench.tasks.selection import select
 
     if spec.tasks:
+        chosen = {k: v for k, v in dict(cfg.get("select") or {}).items() if v is not None}
+        if chosen:  # a filter the stream would not apply is refused, not ignored
+            raise StreamError(f"stream {spec.name} lists its own tasks (stream.tasks), so select.{next(iter(chosen))} "
+                              "would not apply; drop it, or set stream.tasks=null to stream the tasks select.* picks")
         try:
             by_id = {t.id: t for t in select(cfg.get("tasks_dir") or "tasks", ids=spec.tasks)}
         except TaskError as e:
@@ -121,7 +125,10 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     spec = StreamSpec.from_config(cfg)
     tasks = order_tasks(spec, cfg)
     if not tasks:
-        raise StreamError("the stream has no tasks (set stream.tasks or select.*)")
+        from sdebench.runs.jobs import filter_text
+
+        raise StreamError(f"the stream has no tasks: no task in {cfg.get('tasks_dir')} matches {filter_text(cfg)} "
+                          "(set stream.tasks, or select.*)")
     dry = bool(cfg.get("dry_run") or cfg.get("plan"))  # plan=true never runs an episode
     try:
         ledger = budget_ledger(cfg)

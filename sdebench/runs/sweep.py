@@ -202,30 +202,58 @@ def check_overrides(args: list[str], conf_dir: str, config_name: str) -> list[st
                 raise UsageError(f"{key}={','.join(bad)}: no such {key} (choose {', '.join(options)})")
         first.append(f"{o.get_key_element()}={values[0]}" if o.is_sweep_override() and values else o.input_line)
     composable = [f for f in first if f.startswith("hydra.searchpath") or not f.lstrip("+~").startswith("hydra")]
+    # the options chosen, without any value set: what a misspelt key is compared with when composing fails
+    groups = [f for f in composable if f.startswith("hydra.searchpath")
+              or ("." not in f.partition("=")[0] and not f.startswith(("+", "~"))
+                  and any(group_options(r, f.partition("=")[0]) for r in roots))]
+    added = [o.key_or_group for o in parsed if o.is_add() and not o.is_hydra_override()  # keys, not group choices
+             and "/" not in o.key_or_group and not any(group_options(r, o.key_or_group) for r in roots)]
+    known: set[str] = set()
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
-            # the keys of the options chosen, before any value is set: what a misspelt key is compared with
-            groups = [f for f in composable if f.startswith("hydra.searchpath")
-                      or ("." not in f.partition("=")[0] and not f.startswith(("+", "~"))
-                          and any(group_options(r, f.partition("=")[0]) for r in roots))]
-            known = _keys(compose(config_name, overrides=groups))
-            for o in parsed:  # `+` adds past the schema: only a component's own section may grow
-                key = o.key_or_group
-                if o.is_add() and not o.is_hydra_override() and key.split(".")[0] not in OPEN_SECTIONS \
-                        and key not in known:
+            try:
+                cfg = compose(config_name, overrides=composable)
+            except (HydraException, OmegaConfBaseException):
+                with contextlib.suppress(HydraException, OmegaConfBaseException):
+                    known = _keys(compose(config_name, overrides=groups))
+                raise
+            # `+` adds past the schema (Hydra opens it for an add): the keys the config has without the adds
+            known = {k for k in _keys(cfg) if not any(k == a or k.startswith(a + ".") for a in added)}
+            known |= {f"stream.{k}" for k in STREAM_KEYS} if "stream" in cfg else set()
+            for key in added:  # only a section read by a component of the user's own may grow
+                if key not in known and not _open(key, cfg, known):
                     raise UsageError(_unknown(key, known))
-            compose(config_name, overrides=composable)
     except (HydraException, OmegaConfBaseException) as e:
-        raise UsageError(_one_line(e, locals().get("known", set()))) from None
+        raise UsageError(_one_line(e, known)) from None
     finally:
         GlobalHydra.instance().clear()
     return [a if a.startswith("-") or multirun else _quote_list(a) for a in args]
 
 
-# Sections a component reads as its own (a `package.module:Class` of a user's may take keys of its own,
-# added with `+agent.KEY=VALUE`); every other key is fixed by the schema (sdebench.runs.schema).
-OPEN_SECTIONS = ("agent", "model", "delivery", "sandbox", "stream")
+# Sections a component reads as its own: a `package.module:Class` of the user's may take keys of its own,
+# added with `+agent.KEY=VALUE`; the section's owner is named by the key here (the model section is read
+# by the agent). Every other key is fixed by the schema (sdebench.runs.schema) or by the option's yaml.
+OPEN_SECTIONS = {"agent": "agent.name", "model": "agent.name", "delivery": "delivery.name",
+                 "sandbox": "sandbox.backend"}
+
+# The keys a stream reads (the fields of sdebench.runs.stream.StreamSpec, which imports this module; a test
+# keeps the two equal); a stream yaml may leave some out.
+STREAM_KEYS = ("name", "tasks", "shuffle", "shuffle_seed", "carry", "fresh")
+
+
+def _open(key: str, cfg: Any, known: set[str]) -> bool:
+    """Whether `+key` may add a key the config lacks: in a section that a component of the user's own
+    (`module:Class`) reads, or in a map its yaml leaves empty for free-form entries (`agent.env`,
+    `model.extra`). Our own components read only the keys their yaml lists, so nothing else is open."""
+    from omegaconf import DictConfig, OmegaConf
+
+    owner = OPEN_SECTIONS.get(key.split(".")[0])
+    if owner is not None and ":" in str(OmegaConf.select(cfg, owner, default="")):
+        return True
+    parent = key.rpartition(".")[0]
+    return ("." in parent and parent in known and not any(k.startswith(parent + ".") for k in known)
+            and isinstance(OmegaConf.select(cfg, parent, default=None), DictConfig))
 
 
 def _keys(cfg: Any, prefix: str = "") -> set[str]:
@@ -245,16 +273,24 @@ def _keys(cfg: Any, prefix: str = "") -> set[str]:
 
 
 def _unknown(key: str, known: set[str]) -> str:
-    """One line for a key the config does not have, with the closest known key when there is one."""
+    """One line for a key the config does not have, with the closest known key when there is one.
+
+    Under a section the config has, only that section's keys are candidates (compared by name), so a
+    misspelt `select.famly` suggests `select.family`, never another section's key; `+` is never
+    suggested, since adding a key the schema lacks is refused anyway.
+    """
     import difflib
 
-    parent = key.rpartition(".")[0]
-    siblings = sorted(k for k in known if k.rpartition(".")[0] == parent)
-    close = difflib.get_close_matches(key, siblings or sorted(known), n=1, cutoff=0.6)
+    parent, _, leaf = key.rpartition(".")
+    siblings = sorted(k.rpartition(".")[2] for k in known if k.rpartition(".")[0] == parent) if parent else []
+    if siblings:
+        close = difflib.get_close_matches(leaf, siblings, n=1, cutoff=0.6)
+        if close:
+            return f"{key}: no such config key; did you mean {parent}.{close[0]}?"
+        return f"{key}: no such config key (keys of {parent}: {', '.join(siblings)})"
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
     if close:
         return f"{key}: no such config key; did you mean {close[0]}?"
-    if parent and siblings:
-        return f"{key}: no such config key (keys of {parent}: {', '.join(k.rpartition('.')[2] for k in siblings)})"
     return f"{key}: no such config key"
 
 
@@ -268,8 +304,10 @@ def _quote_list(arg: str) -> str:
 def _one_line(e: Exception, known: set[str]) -> str:
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
     head = lines[0] if lines else str(e)
-    if "Could not override" in head and len(lines) > 1:
+    if ("Could not override" in head and len(lines) > 1) or head.startswith("Could not delete from config"):
         return _unknown(head.split("'")[1] if "'" in head else "?", known)
+    if m := re.match(r"Could not append to config\. An item is already at '(.*)'", head):
+        return f"{m.group(1)} is already a config key: set it without +"
     cause = e.__cause__
     if head.startswith("Error merging override") and cause is not None:  # the schema refused a value
         override = head.removeprefix("Error merging override ")

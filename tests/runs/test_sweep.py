@@ -111,7 +111,8 @@ def test_errors_no_match_and_malformed_tasks_exit_non_zero(tmp_path, tasks):
     assert r.returncode == 1 and "1 episode(s) ended in an error" in r.stderr, r.stderr[-2000:]
     none = subprocess.run([sys.executable, "-m", "sdebench.run", *base, "select.family=no-such"], cwd=tmp_path,
                           env=env(), capture_output=True, text=True, timeout=300)
-    assert none.returncode == 1 and "matched no task" in none.stderr.strip().splitlines()[-1]
+    last = none.stderr.strip().splitlines()[-1]
+    assert none.returncode == 1 and "matched no task" in last and "matches source=all select.family=no-such" in last
     bad_dir = tmp_path / "with-bad"
     bad_dir.mkdir()
     for d in tasks.iterdir():
