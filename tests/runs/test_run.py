@@ -57,8 +57,8 @@ def test_single_run_writes_records_prints_the_table_and_resumes(tmp_path, tasks)
     files = list((tmp_path / "results").rglob("*.json"))
     assert len(files) == 1
     rec = results.read_record(files[0])
-    assert set(REQUIRED) <= set(rec.to_dict()), set(REQUIRED) - set(rec.to_dict())
-    assert rec.resolved and rec.interventions == 0 and Path(rec.trajectory).is_file()
+    assert set(REQUIRED) <= set(rec.flat()), set(REQUIRED) - set(rec.flat())
+    assert rec.outcome.resolved and rec.outcome.interventions == 0 and Path(rec.storage.trajectory).is_file()
     assert (tmp_path / "out" / results.MANIFEST).read_text().strip() == str(files[0].resolve())
     before = files[0].stat().st_mtime_ns
     again = cli(args, tmp_path)
