@@ -206,8 +206,9 @@ class Episode:
 
     def fail(self, e: Exception) -> None:
         """Record `e` as the episode's error (no outcome), with its traceback in the trajectory."""
-        self.out.resolved, self.out.stop_reason, self.out.error = False, "error", f"{type(e).__name__}: {e}"
-        self.traj.log("error", error=self.out.error, traceback=traceback.format_exc())
+        out = self.rec.outcome
+        out.resolved, out.stop_reason, out.error = False, "error", f"{type(e).__name__}: {e}"
+        self.traj.log("error", error=out.error, traceback=traceback.format_exc())
 
     def release(self) -> None:
         """Close the agent and the sandbox and remove the episode's dir (unless kept); a failure here is only logged."""
