@@ -45,7 +45,7 @@ def test_oracle_resolves_at_first_submit(mini, tmp_path, delivery):
     assert rec.timing.grading_s > 0 and rec.timing.setup_s > 0
     kinds = [e["kind"] for e in read(traj)]
     assert kinds[0] == "episode_start" and kinds[-1] == "episode_end" and "grade" in kinds
-    assert {k: getattr(rec, k) for k in ("task_id", "delivery", "agent", "model", "source")} == {
+    assert {k: getattr(rec.identity, k) for k in ("task_id", "delivery", "agent", "model", "source")} == {
         "task_id": mini["K"].id, "delivery": delivery, "agent": "oracle", "model": "none", "source": "K"}
 
 
@@ -115,9 +115,9 @@ def test_exceptions_become_failed_episodes(mini, tmp_path):
     assert rec.outcome.stop_reason == "error" and not rec.outcome.resolved and rec.outcome.error == "RuntimeError: model exploded"
     assert events(traj, "error")[0]["traceback"]
     bad = run_episode(mini["K"], cfg("patch"), make_factory(SANDBOX))
-    assert bad.stop_reason == "error" and "agent.patch" in bad.error
+    assert bad.outcome.stop_reason == "error" and "agent.patch" in bad.outcome.error
     unknown = run_episode(mini["K"], cfg("oracle", "zip"), make_factory(SANDBOX))
-    assert unknown.stop_reason == "error" and "unknown delivery" in unknown.error
+    assert unknown.outcome.stop_reason == "error" and "unknown delivery" in unknown.outcome.error
 
 
 def test_a_broken_task_is_a_failed_episode(mini, tmp_path):
@@ -185,10 +185,10 @@ def test_episodes_in_docker_grade_a_copy_synced_out_of_the_container(mini, tmp_p
     factory = make_factory({"backend": "docker", "image": image})
     try:
         ok = run_episode(mini["K"], cfg("oracle", "memtool"), factory)
-        assert ok.error is None and ok.resolved and ok.interventions == 0
-        assert "+LOYALTY_RATE = 0.17" in ok.final_diff
+        assert ok.outcome.error is None and ok.outcome.resolved and ok.outcome.interventions == 0
+        assert "+LOYALTY_RATE = 0.17" in ok.outcome.final_diff
         conv = run_episode(mini["K"], cfg("conventional", max_interventions=2), factory)
-        assert not conv.resolved and conv.interventions == 2
+        assert not conv.outcome.resolved and conv.outcome.interventions == 2
         assert [a.grade_reused for a in conv.attempts] == [False, True, True]
     finally:
         factory.cleanup()

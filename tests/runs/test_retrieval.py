@@ -63,7 +63,7 @@ def test_fact_lines_prefer_long_lines_and_in_workspace_checks_the_file(mini, tmp
 def test_inject_whole_corpus_has_the_item_in_budget(mini, tmp_path):
     rec, _ = episode(mini["K"], "oracle", "inject", tmp_path)
     r = rec.retrieval
-    assert rec.identity.delivery.info()["inject_mode"] == "all"
+    assert rec.delivery.info()["inject_mode"] == "all"
     assert r.injected is True and r.available and r.retrieved is True and not r.in_workspace and r.searches == []
     assert r.fact_in_diff is True and r.decisive == ["K:docs/pricing.md"]
 
@@ -83,7 +83,7 @@ def test_inject_out_of_budget_is_no_route_and_the_prompt_lacks_the_fact(mini, tm
     budget, inj = _budget_without(mini["K"], tmp_path)
     rec, _ = episode(mini["K"], "learner", {"name": "inject", "token_budget": budget}, tmp_path)
     r = rec.retrieval
-    assert rec.identity.delivery.info()["inject_mode"] == "top_k" and rec.identity.delivery.info()["inject_items"] == len(inj.items)
+    assert rec.delivery.info()["inject_mode"] == "top_k" and rec.delivery.info()["inject_items"] == len(inj.items)
     assert r.injected is False and r.available is False and r.retrieved is False
     # the learner saw no fact in its prompt, so it applied the conventional fix: nothing of the fact in the diff
     assert not rec.outcome.resolved and r.fact_in_diff is False

@@ -111,9 +111,9 @@ def test_sigkill_halfway_then_rerun_leaves_one_intact_record_per_episode(tmp_pat
     files = sorted((tmp_path / "results").rglob("*.json"))
     recs = [results.read_record(f) for f in files]
     assert len(files) == 10 and all(recs)
-    episodes = [(x.task_id, x.delivery, x.agent) for x in recs]
+    episodes = [(x.identity.task_id, x.identity.delivery, x.identity.agent) for x in recs]
     assert len(set(episodes)) == 10 and len({x.key for x in recs}) == 10
-    assert all(x.resolved and x.interventions == 0 for x in recs)
+    assert all(x.outcome.resolved and x.outcome.interventions == 0 for x in recs)
     assert not [p for p in (tmp_path / "results").rglob("*") if p.name.endswith(".tmp")]
 
 
@@ -128,14 +128,14 @@ def test_reference_matrix_on_one_family(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     recs = results.manifest_records(tmp_path / "sweep")
     assert len(recs) == 5 * 5 * 3  # deliveries x sources x agents
-    assert not [x for x in recs if x.error]
+    assert not [x for x in recs if x.outcome.error]
     for x in recs:
-        if x.agent == "oracle":
-            assert x.resolved and x.interventions == 0, x.task_id
-        elif x.agent == "conventional":
-            assert not x.resolved and x.interventions == 5 and len(x.attempts) == 6, x.task_id
+        if x.identity.agent == "oracle":
+            assert x.outcome.resolved and x.outcome.interventions == 0, x.identity.task_id
+        elif x.identity.agent == "conventional":
+            assert not x.outcome.resolved and x.outcome.interventions == 5 and len(x.attempts) == 6, x.identity.task_id
         else:
-            assert not x.resolved, x.task_id
+            assert not x.outcome.resolved, x.identity.task_id
     md = (tmp_path / "sweep" / "summary.md").read_text()
     assert "Summary of 75 episodes" in r.stdout and md in r.stdout
     for source in ("H", "K", "F", "X", "none"):
