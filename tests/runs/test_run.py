@@ -153,7 +153,7 @@ def test_error_records_run_again_unless_told_not_to(tmp_path, tasks, caplog):
            "tasks_dir": str(tasks), "results_dir": str(tmp_path / "results"), "seed": 0, "max_interventions": 5,
            "select": {}, "limits": {}}
     first = run_job(cfg, tmp_path / "job")
-    assert len(first) == 1 and first[0].stop_reason == "error" and "no such file" in first[0].error
+    assert len(first) == 1 and first[0].outcome.stop_reason == "error" and "no such file" in first[0].outcome.error
     with caplog.at_level(logging.INFO, logger="sdebench.run"):
         run_job(cfg, tmp_path / "job")
         assert "running it again" in caplog.text
@@ -162,7 +162,7 @@ def test_error_records_run_again_unless_told_not_to(tmp_path, tasks, caplog):
         assert "already done" in caplog.text
     (tmp_path / "missing.patch").write_text((tasks / "mini-pricing-v0-K" / "oracle.patch").read_text())
     fixed = run_job(cfg, tmp_path / "job")
-    assert fixed[0].resolved and len(list((tmp_path / "results").rglob("*.json"))) == 1
+    assert fixed[0].outcome.resolved and len(list((tmp_path / "results").rglob("*.json"))) == 1
 
 
 def test_bad_model_config_is_one_startup_error(tmp_path, tasks):

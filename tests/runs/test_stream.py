@@ -125,7 +125,7 @@ def test_streams_rerun_error_records_like_run(tmp_path, caplog):
         caplog.clear()
         run_stream(cfg, tmp_path / "job")
         assert "running it again" in caplog.text
-    assert results.read_record(path).stop_reason != "error"
+    assert results.read_record(path).outcome.stop_reason != "error"
 
 
 def test_a_stream_dry_run_builds_everything_and_runs_nothing(tmp_path, capsys):
