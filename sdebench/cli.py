@@ -4,7 +4,9 @@
     sdebench plan -m experiment=ablation agent=llm model=openai   # episodes and cost, nothing run
     sdebench tasks list [--tasks-dir DIR] [--source K]
     sdebench tasks show ID [--reveal]                       # the fact only with --reveal
-    sdebench episode show RECORD                            # the trajectory in the terminal
+    sdebench results DIR --by family,competency --where agent=llm --format csv   # slice the results
+    sdebench episode list DIR [--where delivery=memtool]     # one line per episode
+    sdebench episode show ID [DIR]                          # its conversation: messages, tools, grades
 
 `python -m sdebench` is the same command, and `python -m sdebench.<name> ARGS` is `sdebench <name> ARGS`:
 every way in goes through the one table below (`COMMANDS`) to the same function.
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from pathlib import Path
 
@@ -89,44 +90,74 @@ def tasks_main(argv: list[str]) -> int:
     return 0
 
 
-def _event_line(e: dict) -> str:
-    kind = e.get("kind", "?")
-    rest = {k: v for k, v in e.items() if k not in ("i", "t", "kind", "traceback")}
-    text = json.dumps(rest, default=str)
-    return f"{e.get('i', ''):>4} {kind:14} {text[:300]}{'...' if len(text) > 300 else ''}"
+def _find_episode(ident: str, dirs: list[str]):
+    """The record of `ident` (a record or trajectory file, or an episode key or its unique prefix under `dirs`)
+    and its path; None when there is no such episode."""
+    from sdebench.runs import results
+
+    p = Path(ident)
+    if p.suffix in (".json", ".jsonl") and p.with_suffix(".json").is_file():
+        return results.read_record(p.with_suffix(".json")), p.with_suffix(".json")
+    found = [(r, f) for f in results.record_files(*[d for d in dirs if Path(d).exists()])
+             if (r := results.read_record(f)) is not None and r.key and r.key.startswith(ident)]
+    keys = {r.key for r, _ in found}
+    if len(keys) > 1:
+        raise ValueError(f"{ident!r} names {len(keys)} episodes ({', '.join(sorted(keys)[:5])}...): give more of the key")
+    return found[0] if found else (None, None)
 
 
 def episode_main(argv: list[str]) -> int:
-    """`sdebench episode show RECORD`: an episode's outcome and its trajectory, one event a line."""
+    """`sdebench episode list|show`: one line per episode (filtered with --where), or one episode as a readable
+    conversation. Exit 1 when there is nothing to show."""
     from sdebench.agents import trajectory
-    from sdebench.runs import results
-    from sdebench.runs.record import RecordError
+    from sdebench.runs import results, transcript
+    from sdebench.runs import where as where_mod
+    from sdebench.runs.rules import outcome_label
 
     ap = argparse.ArgumentParser(prog="sdebench episode", description=episode_main.__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    show = sub.add_parser("show", help="print the record's outcome and trajectory")
-    show.add_argument("record", help="an episode record (.json) or its trajectory (.jsonl)")
+    ls = sub.add_parser("list", help="one line per episode: id, family, variant, source, delivery, agent, outcome, "
+                        "interventions, cost")
+    ls.add_argument("dirs", nargs="*", default=["results"], help="results, run or multirun dirs (default: results)")
+    ls.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
+                    help="as in `sdebench results`: KEY=VALUE or KEY!=VALUE on any record field; repeatable")
+    show = sub.add_parser("show", help="the episode's conversation: messages, tool calls, grades and feedback, outcome")
+    show.add_argument("id", help="an episode id (its key, or a unique prefix) or a record file (.json/.jsonl)")
+    show.add_argument("dirs", nargs="*", default=["results"], help="where to look for the id (default: results)")
     args = ap.parse_args(argv)
-    path = Path(args.record).with_suffix(".json")
+    if args.cmd == "list":
+        try:
+            conditions = where_mod.parse(args.where)
+        except where_mod.FilterError as e:
+            print(f"sdebench episode: error: {e}", file=sys.stderr)
+            return 2
+        every = results.read_records(*[d for d in args.dirs if Path(d).exists()])
+        recs = sorted(where_mod.select(every, conditions),
+                      key=lambda r: (r.identity.task_id, r.identity.delivery, r.identity.agent, r.identity.seed, str(r.key)))
+        if not recs:
+            print(f"sdebench episode: {where_mod.nothing(conditions, len(every), args.dirs)}", file=sys.stderr)
+            return 1
+        print(f"{'id':16} {'family':22} {'var':>3} {'source':6} {'delivery':8} {'agent':16} {'outcome':30} "
+              f"{'interv':>6} {'cost':>9}")
+        for r in recs:
+            i = r.identity
+            print(f"{r.key or '-':16} {i.family:22} {i.variant:>3} {i.source:6} {i.delivery:8} {i.agent:16} "
+                  f"{outcome_label(r):30} {r.outcome.interventions:>6} {r.usage.cost_usd:>9.4f}")
+        print(f"{len(recs)} episodes" + (f" ({where_mod.describe(conditions)})" if conditions else ""))
+        return 0
     try:
-        rec = results.load_record(path)
-    except (OSError, RecordError) as e:
-        print(f"sdebench episode: error: {path}: {e}", file=sys.stderr)
+        rec, path = _find_episode(args.id, args.dirs)
+    except ValueError as e:
+        print(f"sdebench episode: error: {e}", file=sys.stderr)
         return 2
-    from sdebench.runs.rules import is_error, outcome_label
-
-    state = f"resolved at submit {rec.resolved_at}" if rec.resolved and not is_error(rec) else outcome_label(rec)
-    print(f"{rec.task_id} delivery={rec.delivery} agent={rec.agent} model={rec.model} seed={rec.seed}: {state}, "
-          f"{rec.interventions} interventions, {rec.turns} turns, ${rec.cost_usd:.4f}, {rec.wall_s:.1f}s"
-          + (f"\nerror: {rec.error}" if rec.error else ""))
-    traj = Path(rec.trajectory) if rec.trajectory else results.trajectory_path(path)
+    if rec is None:
+        print(f"sdebench episode: no episode {args.id!r} under {', '.join(args.dirs)} "
+              "(`sdebench episode list DIR` shows the ids)", file=sys.stderr)
+        return 1
+    traj = Path(rec.storage.trajectory) if rec.storage.trajectory else results.trajectory_path(path)
     if not traj.is_file():
         traj = results.trajectory_path(path)
-    if not traj.is_file():
-        print("(no trajectory file)")
-        return 0
-    for e in trajectory.read(traj):
-        print(_event_line(e))
+    sys.stdout.write(transcript.render(rec, trajectory.read(traj) if traj.is_file() else None))
     return 0
 
 

@@ -56,7 +56,8 @@ IDENTITY = {"task_id": "t-v0-K", "family": "t", "variant": 0, "source": "K", "bo
 
 
 def record(**fields):
-    """An EpisodeRecord with a made-up identity, `fields` overriding it (attempts may be plain dicts)."""
-    from sdebench.runs.record import SCHEMA_VERSION, EpisodeRecord
+    """An EpisodeRecord with a made-up identity, `fields` (flat names, as in `EpisodeRecord.flat`) overriding it
+    (attempts may be plain dicts)."""
+    from sdebench.runs.record import EpisodeRecord
 
-    return EpisodeRecord.from_dict({"schema_version": SCHEMA_VERSION, **IDENTITY, **fields})
+    return EpisodeRecord.from_flat({**IDENTITY, **fields})

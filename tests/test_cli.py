@@ -44,9 +44,53 @@ def test_run_then_episode_show(tmp_path):
     (record,) = (tmp_path / "results").rglob("*.json")
     shown = sdebench("episode", "show", str(record), cwd=tmp_path)
     assert shown.returncode == 0 and "resolved at submit 1" in shown.stdout
-    kinds = [line.split()[1] for line in shown.stdout.splitlines()[1:]]
-    assert kinds[0] == "episode_start" and kinds[-1] == "episode_end" and "grade" in kinds
+    # a readable conversation, not raw events: tool calls by name and arguments, the grade, the outcome
+    assert "[tool] write_file(path=" in shown.stdout or "[tool] edit_file(path=" in shown.stdout
+    assert "[grade, attempt 1] resolved (FAIL_TO_PASS 1/1" in shown.stdout and '"kind"' not in shown.stdout
     assert sdebench("nope", cwd=tmp_path).returncode == 2
+    _episode_list_and_show_by_id(tmp_path)
+
+
+def _episode_list_and_show_by_id(tmp_path):
+    from sdebench import cli
+
+    old = os.getcwd()
+    os.chdir(tmp_path)  # `results` is the default dir
+    try:
+        ls = sdebench("episode", "list", "--where", "agent=oracle", cwd=tmp_path)
+        (line,) = [x for x in ls.stdout.splitlines() if "mini-pricing" in x]
+        key = line.split()[0]
+        assert ls.returncode == 0 and "squashed" in line and "resolved" in line and "1 episodes (agent=oracle)" in ls.stdout
+        assert cli.main(["episode", "show", key[:8]]) == 0  # by a unique prefix of the id
+        assert cli.main(["episode", "show", "0000000000000000"]) == 1  # unknown id: nothing to show
+        assert cli.main(["episode", "list", "--where", "agent=nobody"]) == 1
+        assert cli.main(["episode", "list", "--where", "agnt=oracle"]) == 2
+    finally:
+        os.chdir(old)
+
+
+def test_results_slices_by_any_keys_in_three_formats(capsys):
+    from sdebench import cli
+
+    ref = str(ROOT / "experiments" / "reference")
+    assert cli.main(["results", ref, "--by", "family,identity.agent", "--where", "delivery!=oracle", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("kind,task_set,feedback_hidden,tier,family,identity.agent,episodes,errors,resolved,")
+    assert len(lines) == 4 and lines[1].startswith("static,published,binary,recall,billing-rounding,conventional,20,0,0,")
+    assert cli.main(["results", ref, "--by", "agent", "--where", "agent=oracle", "--format", "json"]) == 0
+    import json
+
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["agent"], row["episodes"], row["resolved_1"], row["interventions_capped"]) == ("oracle", 25, 25, 0.0)
+    assert cli.main(["results", ref, "--by", "competency", "--where", "source=K"]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("15 episodes (source=K)") and "| static | published | binary | recall | recall | 15 |" in md
+    assert cli.main(["results", ref, "--where", "agent=oracle", "--where", "resolved=false"]) == 1
+    assert "no episodes match agent=oracle and resolved=false (of 75 under" in capsys.readouterr().err
+    assert cli.main(["results", ref, "--where", "cost=0"]) == 2
+    assert "unknown field 'cost' (did you mean" in capsys.readouterr().err
+    assert cli.main(["results", ref, "--by", "famly"]) == 2
+    assert "--by: unknown field 'famly' (did you mean 'family'?)" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -140,17 +140,15 @@ def tier_section(df: pd.DataFrame) -> list[str]:
             "not end in error (`!n`: n more did).\n", md_table(m)]
 
 
-READERS = ("reader-top1", "reader-latest", "reader-majority")
+READERS = results.READERS
 
 
 def readers_section(df: pd.DataFrame) -> list[str]:
     """The naive readers' resolve@1 per tier, delivery and reader, when the results hold reader episodes."""
-    d = df[df["agent"].isin(READERS) & ~analysis.errored(df)]
-    if d.empty:
+    t = pd.DataFrame(results.reader_calibration(results.records(df)))  # the summary engine's figures
+    if t.empty:
         return []
-    memory = d[d["source"].isin(["H", "K", "F", "X"])]
-    t = memory.groupby(["tier", "agent", "delivery"])["resolved_1"].agg(["sum", "count"]).reset_index()
-    t["resolve@1"] = [f"{int(k)}/{int(n)} ({k / n:.0%})" for k, n in zip(t["sum"], t["count"], strict=True)]
+    t["resolve@1"] = [f"{int(k)}/{int(n)} ({k / n:.0%})" for k, n in zip(t["resolved_1"], t["episodes"], strict=True)]
     m = t.pivot_table(index=["tier", "agent"], columns="delivery", values="resolve@1", aggfunc="first")
     cols = sorted(m.columns, key=lambda c: analysis.DELIVERIES.index(c) if c in analysis.DELIVERIES else 99)
     m = m[cols].fillna("").reset_index()

@@ -84,18 +84,19 @@ def img(path: Path, alt: str) -> str:
 
 def episode_name(rec: EpisodeRecord) -> str:
     """The file name of an episode's page."""
+    i = rec.identity
     if rec.key:
         return f"{results._safe(rec.key)}.html"
-    return f"{results._safe(rec.task_id)}__{results._safe(rec.delivery)}__{results._safe(rec.agent)}__s{rec.seed}.html"
+    return f"{results._safe(i.task_id)}__{results._safe(i.delivery)}__{results._safe(i.agent)}__s{i.seed}.html"
 
 
 def find_trajectory(rec: EpisodeRecord, dirs: list[Path]) -> Path | None:
     """The trajectory file of a record: its stored path, else beside the record under one of `dirs`."""
-    if rec.trajectory and Path(rec.trajectory).is_file():
-        return Path(rec.trajectory)
+    if rec.storage.trajectory and Path(rec.storage.trajectory).is_file():
+        return Path(rec.storage.trajectory)
     if rec.key:
         for d in dirs:
-            p = results.trajectory_path(results.record_path(d, rec.identity(), rec.key))
+            p = results.trajectory_path(results.record_path(d, rec.identity, rec.key))
             if p.is_file():
                 return p
     return None
@@ -148,20 +149,22 @@ def render_event(ev: dict[str, Any]) -> str:
 
 def episode_page(rec: EpisodeRecord, events: list[dict[str, Any]] | None) -> str:
     """The HTML page of one episode."""
-    title = f"{rec.task_id} {rec.delivery} {rec.agent}/{rec.model} seed {rec.seed}"
+    i = rec.identity
+    title = f"{i.task_id} {i.delivery} {i.agent}/{i.model} seed {i.seed}"
     fields = ["task_id", "family", "variant", "source", "bottleneck", "competency", "delivery", "agent", "model", "seed",
               "resolved", "interventions", "stop_reason", "error", "turns", "cost_usd", "prompt_tokens",
               "completion_tokens", "wall_s", "tool_calls", "key"]
-    values = {f: getattr(rec, f) for f in fields}
+    flat = rec.flat()
+    values = {f: flat[f] for f in fields}
     if rec.retrieval is not None:
         r = rec.retrieval
-        values["retrieval"] = {"diagnosis": retrieval_analysis.diagnosis(r.to_dict(), rec.resolved, is_error(rec)),
+        values["retrieval"] = {"diagnosis": retrieval_analysis.diagnosis(r.to_dict(), rec.outcome.resolved, is_error(rec)),
                                "available": r.available,
                                "retrieved": r.retrieved, "best_rank": r.best_rank, "injected": r.injected,
                                "touched_by": r.touched_by, "fact_in_diff": r.fact_in_diff, "observed": r.observed}
     meta = pd.DataFrame([{"field": f, "value": json.dumps(v, default=str) if isinstance(v, dict) else v}
                          for f, v in values.items()])
-    attempts = pd.DataFrame(rec.to_dict()["attempts"])
+    attempts = pd.DataFrame(flat["attempts"])
     if not attempts.empty:
         attempts = attempts.astype(str)
     body = [f'<p><a href="../index.html">back to the report</a></p><h1>{esc(title)}</h1>', table(meta),
@@ -170,13 +173,14 @@ def episode_page(rec: EpisodeRecord, events: list[dict[str, Any]] | None) -> str
         body.append("<p><em>trajectory file not found</em></p>")
     else:
         body += [render_event(e) for e in events]
-    body += ["<h2>Final diff</h2>", f"<pre>{esc(rec.final_diff)}</pre>"]
+    body += ["<h2>Final diff</h2>", f"<pre>{esc(rec.outcome.final_diff)}</pre>"]
     return page(title, "\n".join(body))
 
 
 def _records(dirs: list[Path]) -> list[EpisodeRecord]:
     recs = results.read_records(*dirs)
-    return sorted(recs, key=lambda r: (r.agent, r.model, r.task_id, r.delivery, r.seed, str(r.key)))
+    return sorted(recs, key=lambda r: (r.identity.agent, r.identity.model, r.identity.task_id, r.identity.delivery,
+                                       r.identity.seed, str(r.key)))
 
 
 def build(dirs: list[Path], out: Path) -> Path:
@@ -232,9 +236,9 @@ def build(dirs: list[Path], out: Path) -> Path:
         events = traj_mod.read(tp) if tp is not None else None
         (out / "episodes" / name).write_text(episode_page(rec, events), encoding="utf-8")
         links[n] = f"episodes/{name}"
-        rows.append({"task_id": rec.task_id, "delivery": rec.delivery, "agent": rec.agent, "model": rec.model,
-                     "seed": rec.seed, "resolved": rec.resolved, "interventions": rec.interventions,
-                     "stop_reason": rec.stop_reason, "cost_usd": rec.cost_usd})
+        flat = rec.flat()
+        rows.append({k: flat[k] for k in ("task_id", "delivery", "agent", "model", "seed", "resolved", "interventions",
+                                          "stop_reason", "cost_usd")})
     body.append("<h2>Episodes</h2>" + table(pd.DataFrame(rows), links))
     index = out / "index.html"
     index.write_text(page("sdebench report", "\n".join(body)), encoding="utf-8")

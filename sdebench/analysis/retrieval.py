@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from sdebench.analysis.tables import CELL, ordered
+from sdebench.runs import results
 from sdebench.runs.rules import feedback_policy, is_error, task_set
 
 FAILURES = ("no route", "never retrieved", "retrieved, not used", "used, unresolved", "unknown")
@@ -53,7 +54,7 @@ def diagnosis(retrieval: Any, resolved: bool, errored: bool = False) -> str:
 def episodes(df: pd.DataFrame) -> pd.DataFrame:
     """One row per episode: its cell, task, seed, outcome and retrieval columns, plus `diagnosis`."""
     d = df.copy()
-    recs = d.to_dict("records")
+    recs = results.records(d)
     if "task_set" not in d:
         d["task_set"] = [task_set(r) for r in recs]
     d["feedback_hidden"] = [feedback_policy(r) for r in recs]

@@ -33,20 +33,19 @@ import pandas as pd
 
 from sdebench.analysis import paired as paired_stats
 from sdebench.errors import AnalysisError
-from sdebench.runs import rules
+from sdebench.runs import results, rules, summary
 
 DEFAULT_CAP = rules.DEFAULT_CAP
-DELIVERIES = ("full", "squashed", "memtool", "inject", "oracle")
-SOURCES = ("H", "K", "F", "X", "none")
+DELIVERIES = summary.DELIVERIES
+SOURCES = summary.SOURCES
 # The headline ablation gaps, each (minuend, subtrahend) delivery: a positive oracle - squashed
 # gap means the fact matters; memtool/inject/full - oracle says how much of it delivery loses.
 GAPS = (("oracle", "squashed"), ("memtool", "oracle"), ("inject", "oracle"), ("full", "oracle"))
-# `task_set` (sdebench.runs.rules.task_set): the published set, a private fresh set or another
-# memory scale; `feedback_hidden`: the grading feedback policy. Episodes of two sets or two
-# policies are never pooled in one cell.
-CELL = ("task_set", "feedback_hidden", "tier", "agent", "model", "source", "delivery")
-TIERS = ("recall", "hard")
-COMPETENCIES = ("recall", "conflict", "synthesis", "scope", "validity", "implicit")  # sdebench.tasks.artifacts
+# The cell, its canonical orders and every per-group figure come from the one summary engine
+# (sdebench.runs.summary): task set x feedback policy x tier x agent x model x source x delivery.
+CELL = summary.CELL
+TIERS = summary.TIERS
+COMPETENCIES = summary.COMPETENCIES
 N_BOOT = 2000
 STREAM_RESULTS = "stream_results"  # the stream runner's default results_dir (conf/stream_run.yaml)
 
@@ -98,8 +97,9 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     out["resolved"] = out["resolved"].astype(bool)
     out["interventions"] = out["interventions"].astype(int)
     out["tokens"] = (out["prompt_tokens"] + out["completion_tokens"]).astype(int)
-    # the one definition (sdebench.runs.rules): unresolved episodes count at their cap, errored ones not at all
-    recs = out.to_dict("records")
+    # the one definition (sdebench.runs.rules, over typed records): unresolved episodes count at their cap,
+    # errored ones not at all
+    recs = results.records(out)
     out["errored"] = np.array([rules.is_error(r) for r in recs], dtype=bool)
     out["interventions_capped"] = np.array([rules.counted_interventions(r, cap) for r in recs], dtype=float)
     out["resolved_at"] = [rules.resolved_at(r) for r in recs]
@@ -110,11 +110,8 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     out["feedback_hidden"] = [rules.feedback_policy(r) for r in recs]
     # tokens the delivery pushed into the prompt (inject); NaN where nothing was injected, so a cell's
     # mean covers the episodes that had an inject and other deliveries show no figure
-    info = out["delivery_info"] if "delivery_info" in out else pd.Series([{}] * len(out), index=out.index)
-    out["inject_tokens"] = [float(i["inject_tokens"]) if isinstance(i, dict) and i.get("inject_tokens") is not None
-                            else np.nan for i in info]
-    calls = out["tool_calls"] if "tool_calls" in out else pd.Series([{}] * len(out), index=out.index)
-    out["memory_search_calls"] = [int((c or {}).get("memory_search", 0)) if isinstance(c, dict) else 0 for c in calls]
+    out["inject_tokens"] = [np.nan if r.delivery.inject_tokens is None else float(r.delivery.inject_tokens) for r in recs]
+    out["memory_search_calls"] = [int(r.usage.tool_calls.get("memory_search", 0)) for r in recs]
     return out
 
 
@@ -126,61 +123,31 @@ def errored(df: pd.DataFrame) -> pd.Series:
     """Whether each row of `df` (prepared or not) ended in error (`rules.is_error`)."""
     if "errored" in df:
         return df["errored"].astype(bool)
-    return pd.Series([rules.is_error(r) for r in df.to_dict("records")], index=df.index, dtype=bool)
+    return pd.Series([rules.is_error(r) for r in results.records(df)], index=df.index, dtype=bool)
 
 
 METRICS = ["episodes", "errors", "resolved_1", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved", "resolve_rate",
            "resolve_rate_lo", "resolve_rate_hi", "interventions_capped", "interventions_resolved", "cost_usd",
            "mean_cost_usd", "mean_tokens", "mean_prompt_tokens", "mean_completion_tokens", "mean_inject_tokens",
-           "mean_turns", "mean_memory_search"]
-MEANS = {"mean_cost_usd": "cost_usd", "mean_tokens": "tokens", "mean_prompt_tokens": "prompt_tokens",
-         "mean_completion_tokens": "completion_tokens", "mean_inject_tokens": "inject_tokens", "mean_turns": "turns",
-         "mean_memory_search": "memory_search_calls"}
-
-
-def _wilson(k: pd.Series, n: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Wilson 95 % bounds per group; NaN where a group has no valid episode."""
-    ci = [rules.wilson(a, b) if b else (np.nan, np.nan) for a, b in zip(k, n, strict=True)]
-    return pd.Series([c[0] for c in ci], index=n.index), pd.Series([c[1] for c in ci], index=n.index)
+           "mean_turns", "mean_memory_search"]  # the engine's figures (sdebench.runs.summary.METRICS) the tables show
+COUNTS = ("episodes", "errors", "resolved_1", "resolved")
 
 
 def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
     """Per group of `by`: valid episodes and errors, resolve@1 and resolve rate (intervals), interventions, cost, tokens (prompt, completion, injected), turns, memory_search calls.
 
     Everything but `errors` and the total `cost_usd` is over the episodes that did not end in error.
+    The figures are the summary engine's (sdebench.runs.summary.figures); NaN where a group has no valid episode.
     """
-    d = _ready(df)
     by = list(by)
+    d = _ready(df)
     if d.empty:
         return pd.DataFrame(columns=[*by, *METRICS])
-    every = d.groupby(by, sort=True, dropna=False)
-    idx = every.size().index
-    valid = d[~d["errored"]]
-    ok = valid.groupby(by, sort=True, dropna=False)
-    n = ok.size().reindex(idx, fill_value=0)
-    k1 = ok["resolved_1"].sum().reindex(idx, fill_value=0).astype(int)
-    k = ok["resolved"].sum().reindex(idx, fill_value=0).astype(int)
-    lo1, hi1 = _wilson(k1, n)
-    lo, hi = _wilson(k, n)
-    solved = valid[valid["resolved"]].groupby(by, sort=True, dropna=False)["interventions"].mean()
-    out = pd.DataFrame({
-        "episodes": n,
-        "errors": every["errored"].sum().astype(int),
-        "resolved_1": k1,
-        # resolve@1 first: the headline memory effect; Wilson 95 % intervals
-        "resolve_1": (k1 / n).where(n > 0),
-        "resolve_1_lo": lo1,
-        "resolve_1_hi": hi1,
-        "resolved": k,
-        "resolve_rate": (k / n).where(n > 0),
-        "resolve_rate_lo": lo,
-        "resolve_rate_hi": hi,
-        "interventions_capped": ok["interventions_capped"].mean().reindex(idx),
-        "interventions_resolved": solved.reindex(idx),
-        "cost_usd": every["cost_usd"].sum(),  # spent, errored episodes included
-        **{name: ok[col].mean().reindex(idx).astype(float) for name, col in MEANS.items()},
-    }, index=idx)
-    return out.reset_index()
+    rows = summary.summarize(results.records(d), by)
+    out = pd.DataFrame([{**{k: r[k] for k in by}, **{m: r[m] for m in METRICS}} for r in rows], columns=[*by, *METRICS])
+    for m in METRICS:
+        out[m] = out[m].astype(int) if m in COUNTS else out[m].astype(float)
+    return out
 
 
 def by_cell(df: pd.DataFrame) -> pd.DataFrame:

@@ -107,9 +107,9 @@ def after_episode(memory: CarriedMemory, task_id: str, statement: str, record: A
     kinds = kinds_for(carry)
     new: list[Entry] = []
     if "F" in kinds:
-        new += correction_entries(task_id, list(record.feedback))
-    if "X" in kinds and record.resolved and record.final_diff.strip():
-        new.append(solve_entry(task_id, statement, record.final_diff))
+        new += correction_entries(task_id, list(record.outcome.feedback))
+    if "X" in kinds and record.outcome.resolved and record.outcome.final_diff.strip():
+        new.append(solve_entry(task_id, statement, record.outcome.final_diff))
     return memory.extended(new)
 
 

@@ -256,26 +256,26 @@ def predictions(records: list[Any], name: str | None = None, **filters: Any) -> 
     bad = sorted(set(want) - set(IDENTITY))
     if bad:
         raise ExportError(f"unknown filter(s): {', '.join(bad)}")
-    chosen = [r for r in records if all(str(getattr(r, k)) == v for k, v in want.items())]
+    chosen = [r for r in records if all(str(getattr(r.identity, k)) == v for k, v in want.items())]
     by_task: dict[str, list[Any]] = {}
     for r in chosen:
-        by_task.setdefault(r.task_id, []).append(r)
+        by_task.setdefault(r.identity.task_id, []).append(r)
     out = []
     for task_id in sorted(by_task):
         rs = by_task[task_id]
         if len(rs) > 1:
-            differ = [k for k in IDENTITY if len({str(getattr(r, k)) for r in rs}) > 1]
+            differ = [k for k in IDENTITY if len({str(getattr(r.identity, k)) for r in rs}) > 1]
             if differ:
                 k = differ[0]
-                values = ", ".join(sorted({str(getattr(r, k)) for r in rs}))
+                values = ", ".join(sorted({str(getattr(r.identity, k)) for r in rs}))
                 raise ExportError(f"{len(rs)} records for {task_id} differ in {k} ({values}): choose one with --{k}")
             raise ExportError(f"{len(rs)} records for {task_id} with the same identity: pass one results dir")
         r = rs[0]
         out.append(
             {
                 "instance_id": task_id,
-                "model_name_or_path": name or str(r.model or "unknown"),
-                "model_patch": r.final_diff,
+                "model_name_or_path": name or str(r.identity.model or "unknown"),
+                "model_patch": r.outcome.final_diff,
             }
         )
     return out

@@ -30,7 +30,7 @@ from sdebench.agents.trajectory import Trajectory, TrajectoryView
 from sdebench.delivery.carried import CarriedMemory
 from sdebench.grading.options import DEFAULT_FEEDBACK, GradeOptions
 from sdebench.runs.episode import Episode, Grader, Grading, identity
-from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS, EpisodeRecord
+from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS, DeliveryReport, EpisodeRecord
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks.record import Task
 
@@ -72,13 +72,11 @@ def _tracker(task: Task, prepared: Any, partial: bool, traj: Trajectory) -> Any:
 def _record(task: Task, cfg: dict[str, Any], trajectory_path: Path | None) -> tuple[EpisodeRecord, Trajectory]:
     """The episode's empty record and its trajectory (one that cannot be written is noted, not fatal)."""
     rec = EpisodeRecord.start(identity(task, cfg))
-    rec.set_digest = task.set_digest  # results on a private set stay told apart from the published one
-    rec.memory_scale = task.memory_scale  # and results at another memory scale from the default one
-    rec.feedback_hidden = str((cfg.get("grading") or {}).get("feedback_hidden", DEFAULT_FEEDBACK))
+    rec.outcome.feedback_hidden = str((cfg.get("grading") or {}).get("feedback_hidden", DEFAULT_FEEDBACK))
     try:
         return rec, Trajectory(trajectory_path)
     except OSError as e:
-        rec.error = f"trajectory not writable: {e}"
+        rec.outcome.error = f"trajectory not writable: {e}"
         return rec, Trajectory(None)
 
 
@@ -107,7 +105,7 @@ def build(
     ep = Episode(task, rec, traj, started, keep_workspace)
     try:
         ep.max_interventions = int(cfg.get("max_interventions", DEFAULT_MAX_INTERVENTIONS))
-        rec.max_interventions = ep.max_interventions  # the cap, so analyses count unresolved episodes at it
+        rec.outcome.max_interventions = ep.max_interventions  # the cap, so analyses count unresolved episodes at it
         limits = limits_from(cfg)
         ep.max_wall_s = limits.max_wall_s
         if work_root is not None:
@@ -115,9 +113,9 @@ def build(
         options = GradeOptions.of_config(cfg)
         # A neutral name: the workspace path must not name the task (unsafe_local shows it as is).
         work = ep.work = Path(tempfile.mkdtemp(prefix="ep-", dir=work_root))
-        traj.log("episode_start", **vars(rec.identity()), max_interventions=ep.max_interventions)
+        traj.log("episode_start", **vars(rec.identity), max_interventions=ep.max_interventions)
         prepared = build_delivery(cfg.get("delivery")).prepare(task, work, carried)
-        rec.delivery_info = prepared.info
+        rec.delivery = DeliveryReport.of(prepared.info)
         chosen = agent if agent is not None else build_agent(cfg)
         caps = checked_agent(chosen)  # before the episode holds it: an unchecked agent is never closed
         ep.agent = chosen
@@ -134,14 +132,14 @@ def build(
                              default_k=prepared.info.get("default_k", 5), observer=ep.tracker,
                              **dict(cfg.get("tools") or {}))
         grade_fn = grader if grader is not None else grader_for(task)
-        rec.setup_s = time.monotonic() - started
+        rec.timing.setup_s = time.monotonic() - started
         ep.ctx = AgentContext(
             statement=task.statement,
             prompt_additions=prepared.prompt_additions,
             toolbox=ep.toolbox.view(),
             trajectory=TrajectoryView(traj),
             limits=limits,
-            seed=rec.seed,
+            seed=rec.identity.seed,
             started_at=started,
             answer_key=AnswerKey.of(task) if caps.needs_answer_key else None,
             # Only an agent that runs its own program there (an installed CLI) holds the sandbox itself.

@@ -58,7 +58,7 @@ def _name(cfg: dict[str, Any], group: str) -> str:
 
 
 def identity(task: Task, cfg: dict[str, Any]) -> Identity:
-    """The fields naming an episode: task metadata, delivery, agent, model and seed."""
+    """The fields naming an episode: task metadata, delivery, agent, model, seed and task set."""
     return Identity(
         task_id=task.id,
         family=task.family,
@@ -70,6 +70,8 @@ def identity(task: Task, cfg: dict[str, Any]) -> Identity:
         model=_name(cfg, "model"),
         seed=int(cfg.get("seed") or 0),
         competency=task.competency,
+        set_digest=task.set_digest,  # results on a private set stay told apart from the published one
+        memory_scale=task.memory_scale,  # and results at another memory scale from the default one
     )
 
 
@@ -155,46 +157,47 @@ class Episode:
     def run(self) -> EpisodeRecord:
         """Start the agent, then run, grade and feed back until resolved, a stop or the cap; never raises."""
         rec, traj = self.rec, self.traj
+        out = rec.outcome
         try:
             if not self.failed:
                 assert self.agent is not None and self.ctx is not None and self.grading is not None
                 self.agent.start(self.ctx)
                 while True:
                     run = self.agent.run()
-                    rec.turns += run.turns
+                    rec.usage.turns += run.turns
                     traj.log("run_end", stop_reason=run.stop_reason, turns=run.turns, error=run.error, extra=run.extra)
                     n, t = len(rec.attempts) + 1, time.monotonic()
                     g, reused = self.grading(n)
                     grade_s = time.monotonic() - t
-                    rec.grading_s += grade_s
+                    rec.timing.grading_s += grade_s
                     rec.attempts.append(_attempt(n, run.stop_reason, run.turns, g, grade_s, reused))
                     traj.log("grade", **g.public())
                     if g.error:
                         # The grade could not run: an infrastructure failure, never an outcome.
-                        rec.stop_reason, rec.error = "error", f"grading failed: {g.error}"
+                        out.stop_reason, out.error = "error", f"grading failed: {g.error}"
                         break
                     if run.stop_reason == STOP_ERROR:
                         # The run ended in error (a dead model, a broken set-up): no outcome, whatever was graded.
-                        rec.stop_reason, rec.error = STOP_ERROR, run.error or "the agent's run ended in an error"
+                        out.stop_reason, out.error = STOP_ERROR, run.error or "the agent's run ended in an error"
                         break
                     if g.resolved:
-                        rec.resolved, rec.stop_reason, rec.resolved_at = True, "resolved", n
+                        out.resolved, out.stop_reason, out.resolved_at = True, "resolved", n
                         break
                     if run.stop_reason != STOP_SUBMITTED:
-                        rec.stop_reason = run.stop_reason
-                        rec.error = run.error or rec.error
+                        out.stop_reason = run.stop_reason
+                        out.error = run.error or out.error
                         break
                     if time.monotonic() - self.started > self.max_wall_s:
-                        rec.stop_reason = "max_wall"
+                        out.stop_reason = "max_wall"
                         break
-                    if rec.interventions >= self.max_interventions:
-                        rec.stop_reason = "max_interventions"
+                    if out.interventions >= self.max_interventions:
+                        out.stop_reason = "max_interventions"
                         break
-                    rec.interventions += 1
-                    traj.log("feedback", intervention=rec.interventions, text=g.feedback)
-                    rec.feedback.append(g.feedback)
+                    out.interventions += 1
+                    traj.log("feedback", intervention=out.interventions, text=g.feedback)
+                    out.feedback.append(g.feedback)
                     self.agent.feedback(g.feedback)
-                rec.final_diff = repo_mod.worktree_diff(self.grading.graded)
+                out.final_diff = repo_mod.worktree_diff(self.grading.graded)
         except Exception as e:  # noqa: BLE001 - an episode failure is a record, never a crash of the sweep
             self.fail(e)
         finally:
@@ -203,8 +206,9 @@ class Episode:
 
     def fail(self, e: Exception) -> None:
         """Record `e` as the episode's error (no outcome), with its traceback in the trajectory."""
-        self.rec.resolved, self.rec.stop_reason, self.rec.error = False, "error", f"{type(e).__name__}: {e}"
-        self.traj.log("error", error=self.rec.error, traceback=traceback.format_exc())
+        out = self.rec.outcome
+        out.resolved, out.stop_reason, out.error = False, "error", f"{type(e).__name__}: {e}"
+        self.traj.log("error", error=out.error, traceback=traceback.format_exc())
 
     def release(self) -> None:
         """Close the agent and the sandbox and remove the episode's dir (unless kept); a failure here is only logged."""
@@ -227,10 +231,11 @@ class Episode:
         if self.agent is not None:
             rec.count_usage(self.agent.usage)
         if self.tracker is not None:
-            rec.retrieval = self.tracker.finish(rec.final_diff, self.task.fact_tokens)
+            rec.retrieval = self.tracker.finish(rec.outcome.final_diff, self.task.fact_tokens)
         rec.close_times(time.monotonic() - self.started)
         if self.keep_workspace and self.work is not None:
-            rec.workspace = str(self.work)
-        self.traj.log("episode_end", resolved=rec.resolved, interventions=rec.interventions,
-                      stop_reason=rec.stop_reason, error=rec.error)
+            rec.storage.workspace = str(self.work)
+        out = rec.outcome
+        self.traj.log("episode_end", resolved=out.resolved, interventions=out.interventions,
+                      stop_reason=out.stop_reason, error=out.error)
         return rec

@@ -49,5 +49,5 @@ def outcome(rec) -> str:
     from sdebench.runs.rules import outcome_label
 
     state = outcome_label(rec)
-    err = f", error: {rec.error}" if rec.error else ""
-    return f"{state}, {rec.interventions} interventions, {rec.wall_s:.2f}s{err}"
+    err = f", error: {rec.outcome.error}" if rec.outcome.error else ""
+    return f"{state}, {rec.outcome.interventions} interventions, {rec.timing.wall_s:.2f}s{err}"

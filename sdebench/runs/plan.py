@@ -131,7 +131,7 @@ def add_job(plan: Plan, cfg: dict[str, Any]) -> None:
         ident = identity(task, cfg)
         key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
         done = results.read_record(results.record_path(results_dir, ident, key))
-        fresh = cfg.get("rerun") or done is None or (done.stop_reason == "error" and cfg.get("retry_errors", True))
+        fresh = cfg.get("rerun") or done is None or (done.outcome.stop_reason == "error" and cfg.get("retry_errors", True))
         cells = (plan.cells[(ident.delivery, ident.agent, ident.model, task.source)], plan.competencies[task.competency])
         chars = len(task.statement) + addition_chars(task, dict(cfg.get("delivery") or {}))
         estimate = episode_estimate(prices, chars, cfg) if fresh else 0.0

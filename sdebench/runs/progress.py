@@ -70,12 +70,12 @@ class ProgressTracker(list):
 
         super().append(rec)
         error = is_error(rec)
-        self.resolved += bool(rec.resolved) and not error
+        self.resolved += rec.outcome.resolved and not error
         self.errors += error
-        self.cost += float(rec.cost_usd)
+        self.cost += float(rec.usage.cost_usd)
         if self.sweep_file is not None:
-            line = json.dumps({"key": rec.key, "resolved": bool(rec.resolved) and not error, "error": error,
-                               "cost_usd": float(rec.cost_usd)}) + "\n"
+            line = json.dumps({"key": rec.key, "resolved": rec.outcome.resolved and not error, "error": error,
+                               "cost_usd": float(rec.usage.cost_usd)}) + "\n"
             fd = os.open(self.sweep_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 os.write(fd, line.encode())

@@ -18,12 +18,20 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from sdebench.grading.options import DEFAULT_FEEDBACK
-from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS, EpisodeRecord, Identity, RecordError
+from sdebench.runs import summary
+from sdebench.runs.record import (
+    DEFAULT_MAX_INTERVENTIONS,
+    FIELDS,
+    LEAF_TYPES,
+    EpisodeRecord,
+    Identity,
+    RecordError,
+)
 
 MANIFEST = "episodes.txt"
 # Config parts that can change an episode's outcome; paths, filters and launcher settings cannot.
@@ -149,10 +157,10 @@ def read_records(*dirs: str | Path) -> list[EpisodeRecord]:
 
 
 def frame(records: Iterable[EpisodeRecord]):
-    """A pandas DataFrame with one row per record (the columns of EpisodeRecord.to_dict)."""
+    """A pandas DataFrame with one row per record: its flat view (EpisodeRecord.flat: every leaf field by name)."""
     import pandas as pd
 
-    return pd.DataFrame([r.to_dict() for r in records])
+    return pd.DataFrame([r.flat() for r in records])
 
 
 def load(*dirs: str | Path):
@@ -160,110 +168,95 @@ def load(*dirs: str | Path):
     return frame(read_records(*dirs))
 
 
-# --- summaries -------------------------------------------------------------------------------
-GROUP = ("task_set", "feedback_hidden", "tier", "agent", "model", "source", "delivery")
+# identity fields a hand-made frame may lack, with what they read as
+_ROW_DEFAULTS = {"task_id": "?", "family": "?", "variant": 0, "source": "?", "bottleneck": "?", "delivery": "?",
+                 "agent": "?", "model": "?", "seed": 0, "stop_reason": "?"}
 
 
-def summarize(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
-    """Resolve rate and interventions by task set, feedback policy, tier (recall or hard), agent, model,
-    source and delivery (one row per group).
+def records(df) -> list[EpisodeRecord]:
+    """The typed records of the rows of a DataFrame (of `frame`, or made by hand): the inverse of `frame`.
+
+    A missing or NaN value takes its default (identity fields and stop_reason: `?`, as `tables.prepare`
+    fills them, or 0 for variant and seed);
+    numbers stored as floats by pandas (a column with a gap) come back as the field's type.
+    """
+    known = set(FIELDS) | {"attempts", "delivery_info", "retrieval"}
+    cols = [c for c in df.columns if c in known]
+    out = []
+    for row in df[cols].to_dict("records"):
+        clean = {k: _native(k, v) for k, v in row.items() if not _missing(v)}
+        out.append(EpisodeRecord.from_flat({**_ROW_DEFAULTS, **clean}))
+    return out
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def _native(name: str, v: Any) -> Any:
+    """`v` as the JSON value its field holds (numpy scalars and integral floats of an int field unboxed)."""
+    v = v.item() if hasattr(v, "item") and not isinstance(v, (list, dict, str)) else v
+    kind = LEAF_TYPES.get(name)
+    if kind is int and isinstance(v, float) and v.is_integer():
+        return int(v)
+    if kind is bool and isinstance(v, (int, float)) and v in (0, 1):
+        return bool(v)
+    return v
+
+
+# --- summaries (the one engine: sdebench.runs.summary) -------------------------------------------
+GROUP = summary.CELL  # the cell of the run summary, beside `kind` (static or stream)
+SUMMARY_COLUMNS = ("episodes", "errors", "resolved", "resolve_rate", "resolve_rate_lo", "resolve_rate_hi", "resolved_1",
+                   "resolve_1", "resolve_1_lo", "resolve_1_hi", "interventions_capped", "interventions_resolved",
+                   "retrieved", "cost_usd", "mean_prompt_tokens", "mean_completion_tokens", "mean_turns", "mean_wall_s")
+
+
+def summarize(records: Iterable[EpisodeRecord], by: Sequence[str] = GROUP) -> list[dict[str, Any]]:
+    """The summary rows of `records` per kind (static or stream) and group of `by` (default the cell;
+    the never-pooled keys are always among the groups: sdebench.runs.summary.grouping).
 
     Rates and per-episode means are over the group's valid episodes (`episodes`: those that did not
     end in error; None when there are none); `errors` counts the others. `cost_usd` totals every
     episode, errored ones included: that money was spent.
     """
-    from sdebench.runs.rules import feedback_policy, is_error, task_set, tier
-
-    groups: dict[tuple, list[EpisodeRecord]] = {}
-    for r in records:
-        # Stream records (earned memory carried between tasks) are never pooled with static ones, nor
-        # episodes of two task sets (a private set, another memory scale), feedback policies or tiers with each other.
-        kind = "stream" if r.stream_id else "static"
-        values = {"task_set": task_set(r), "feedback_hidden": feedback_policy(r), "tier": tier(r),
-                  **{k: str(getattr(r, k)) for k in GROUP[3:]}}
-        groups.setdefault((kind, *(values[k] for k in GROUP)), []).append(r)
-
-    rows = []
-    for key in sorted(groups):
-        rs = groups[key]
-        valid = [r for r in rs if not is_error(r)]
-        rows.append({"kind": key[0], **dict(zip(GROUP, key[1:], strict=True)), **_outcomes(valid, len(rs) - len(valid)),
-                     # episodes whose decisive memory item reached the agent (docs/retrieval.md)
-                     "retrieved": sum(bool(r.retrieval is not None and r.retrieval.retrieved) for r in valid),
-                     "cost_usd": sum(r.cost_usd for r in rs),
-                     **{f"mean_{f}": _mean([getattr(r, f) for r in valid])
-                        for f in ("prompt_tokens", "completion_tokens", "turns", "wall_s")}})
-    return rows
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def _outcomes(valid: list[EpisodeRecord], errors: int) -> dict[str, Any]:
-    """The outcome columns of a summary row over `valid` episodes (none ended in error), `errors` beside them."""
-    from sdebench.runs.rules import counted_interventions, resolved_first, wilson
-
-    n = len(valid)
-    solved = [r for r in valid if r.resolved]
-    first = sum(resolved_first(r) for r in valid)
-    cap_ci, first_ci = (wilson(len(solved), n), wilson(first, n)) if n else ((None, None), (None, None))
-    return {
-        "episodes": n,
-        "errors": errors,
-        "resolved": len(solved),
-        "resolve_rate": len(solved) / n if n else None,
-        "resolve_cap_lo": cap_ci[0],
-        "resolve_cap_hi": cap_ci[1],
-        "resolved_1": first,
-        "resolve_1": first / n if n else None,
-        "resolve_1_lo": first_ci[0],
-        "resolve_1_hi": first_ci[1],
-        # unresolved episodes count at the cap, whatever ended them (sdebench.runs.rules)
-        "mean_interventions": _mean([counted_interventions(r) for r in valid]),
-        "mean_interventions_resolved": _mean([r.interventions for r in solved]),
-    }
+    keys = summary.grouping(by)
+    return [{**{k: r[k] for k in keys}, **{c: r[c] for c in SUMMARY_COLUMNS}} for r in summary.summarize(records, keys)]
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The summary as markdown: per task set, feedback policy, tier, agent and model, sources x deliveries,
+    """The summary as markdown: per kind, task set, feedback policy, tier, agent and model, sources x deliveries,
     each cell `resolved/episodes (mean interventions)`."""
     from sdebench.runs.rules import PUBLISHED, rate_ci
 
     if not rows:
         return "No episodes.\n"
-    order = ("full", "squashed", "memtool", "inject", "oracle")
     out = []
-    kinds = sorted({r["kind"] for r in rows}, key=lambda k: k != "static")
-    sets = sorted({r["task_set"] for r in rows}, key=lambda s: (s != PUBLISHED, s))
-    policies = sorted({r["feedback_hidden"] for r in rows}, key=lambda p: (p != DEFAULT_FEEDBACK, p))
-    tiers = sorted({r["tier"] for r in rows}, key=lambda t: (t != "recall", t))
-    for kind, tset, policy, tier, agent, model in [
-            (k, t, p, h, a, m) for k in kinds for t in sets for p in policies for h in tiers
-            for a, m in sorted({(r["agent"], r["model"]) for r in rows
-                                if r["kind"] == k and r["task_set"] == t and r["feedback_hidden"] == p
-                                and r["tier"] == h})]:
-        sub = [r for r in rows if r["agent"] == agent and r["model"] == model and r["kind"] == kind
-               and r["task_set"] == tset and r["feedback_hidden"] == policy and r["tier"] == tier]
-        deliveries = sorted({r["delivery"] for r in sub}, key=lambda d: (order.index(d) if d in order else 99, d))
-        sources = sorted({r["source"] for r in sub}, key=lambda s: ("HKFX".find(s) if s in "HKFX" else 9, s))
+    heads = sorted({(r["kind"], r["task_set"], r["feedback_hidden"], r["tier"], r["agent"], r["model"]) for r in rows},
+                   key=lambda h: (summary.rank("kind", h[0]), h[1] != PUBLISHED, h[1], h[2] != DEFAULT_FEEDBACK, h[2],
+                                  summary.rank("tier", h[3]), h[4], h[5]))
+    tiers = {r["tier"] for r in rows}
+    for kind, tset, policy, tier, agent, model in heads:
+        sub = summary.ordered([r for r in rows if (r["kind"], r["task_set"], r["feedback_hidden"], r["tier"], r["agent"],
+                                                   r["model"]) == (kind, tset, policy, tier, agent, model)],
+                              ("source", "delivery"))
+        deliveries = sorted({r["delivery"] for r in sub}, key=lambda d: summary.rank("delivery", d))
+        sources = sorted({r["source"] for r in sub}, key=lambda s: summary.rank("source", s))
         cells = {(r["source"], r["delivery"]): r for r in sub}
         label = "" if kind == "static" else " (stream records, kept apart from static ones)"
         label += "" if tset == PUBLISHED else f" task set={tset}"
         # feedback beyond one bit lets a memoryless searcher resolve (docs/grading.md): said in the heading
         label += "" if policy == DEFAULT_FEEDBACK else f" feedback_hidden={policy}"
         # the hard tier (tasks whose fact must be worked out of memory) is never pooled with recall tasks
-        label += "" if tier == "recall" and tiers == ["recall"] else f" tier={tier}"
+        label += "" if tier == "recall" and tiers == {"recall"} else f" tier={tier}"
         out.append(f"### agent={agent} model={model}{label}\n")
         out.append("resolve@1 (first submit, before any feedback: the headline), resolve@cap and interventions "
                    "(unresolved = the cap), with Wilson 95 % intervals, over the episodes that did not end in error; "
                    "errors: episodes that did (no outcome)\n")
         out.append("| source | delivery | resolve@1 | resolve@cap | interventions | errors | tokens in/out | cost |")
         out.append("|---|---|---|---|---|---|---|---|")
-        for r in sorted(sub, key=lambda r: (("HKFX".find(r["source"]) if r["source"] in "HKFX" else 9, r["source"]),
-                                            order.index(r["delivery"]) if r["delivery"] in order else 99)):
+        for r in sub:
             out.append(f"| {r['source']} | {r['delivery']} | {rate_ci(r['resolved_1'], r['episodes'])} | "
-                       f"{rate_ci(r['resolved'], r['episodes'])} | {_fmt(r['mean_interventions'], '.2f')} | {r['errors']} | "
+                       f"{rate_ci(r['resolved'], r['episodes'])} | {_fmt(r['interventions_capped'], '.2f')} | {r['errors']} | "
                        f"{_fmt(r['mean_prompt_tokens'], '.0f')}/{_fmt(r['mean_completion_tokens'], '.0f')} | "
                        f"${r['cost_usd']:.4f} |")
         out.append("")
@@ -277,10 +270,27 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                 if r is None:
                     line.append("")
                     continue
-                cell = f"{r['resolved']}/{r['episodes']} ({_fmt(r['mean_interventions'], '.1f')})"
+                cell = f"{r['resolved']}/{r['episodes']} ({_fmt(r['interventions_capped'], '.1f')})"
                 line.append(cell + (f" !{r['errors']}" if r["errors"] else ""))
             out.append(f"| {s} | " + " | ".join(line) + " |")
         out.append("")
+    return "\n".join(out) + "\n"
+
+
+def group_markdown(rows: list[dict[str, Any]], keys: Sequence[str]) -> str:
+    """Summary rows of any grouping as one markdown table: the keys, then resolve@1, resolve@cap,
+    interventions, errors, tokens and cost (the columns of `markdown`)."""
+    from sdebench.runs.rules import rate_ci
+
+    if not rows:
+        return "No episodes.\n"
+    out = ["| " + " | ".join(keys) + " | episodes | resolve@1 | resolve@cap | interventions | errors | tokens in/out | cost |",
+           "|" + "---|" * (len(keys) + 7)]
+    for r in summary.ordered(rows, keys):
+        out.append("| " + " | ".join(str(r[k]).replace("|", "\\|") for k in keys) + f" | {r['episodes']} | "
+                   f"{rate_ci(r['resolved_1'], r['episodes'])} | {rate_ci(r['resolved'], r['episodes'])} | "
+                   f"{_fmt(r['interventions_capped'], '.2f')} | {r['errors']} | "
+                   f"{_fmt(r['mean_prompt_tokens'], '.0f')}/{_fmt(r['mean_completion_tokens'], '.0f')} | ${r['cost_usd']:.4f} |")
     return "\n".join(out) + "\n"
 
 
@@ -346,19 +356,17 @@ READER_RECALL_MIN = 0.25
 def reader_calibration(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     """The naive readers' resolve@1 per tier, reader and delivery over the tasks whose fact lives in
     memory (H, K, F, X), errored episodes left out: on the recall tier, the calibration."""
-    from sdebench.runs.rules import is_error, resolved_first, tier
+    from sdebench.runs.rules import is_error
 
-    cells: dict[tuple[str, str, str], list[bool]] = {}
-    for r in records:
-        if r.agent in READERS and r.source in ("H", "K", "F", "X") and not is_error(r):
-            cells.setdefault((tier(r), r.agent, r.delivery), []).append(resolved_first(r))
-    order = ("recall", "hard", *READERS, "full", "squashed", "memtool", "inject", "oracle")
+    mine = [r for r in records if r.identity.agent in READERS and r.identity.source in ("H", "K", "F", "X")
+            and not is_error(r)]
+    order = ("recall", "hard", *READERS, *summary.DELIVERIES)
 
-    def rank(key: tuple[str, str, str]) -> tuple:
-        return tuple((order.index(k) if k in order else len(order), k) for k in key)
+    def rank(row: dict[str, Any]) -> tuple:
+        return tuple((order.index(row[k]) if row[k] in order else len(order), row[k]) for k in ("tier", "agent", "delivery"))
 
-    return [{"tier": t, "agent": a, "delivery": d, "episodes": len(v), "resolved_1": sum(v),
-             "resolve_1": sum(v) / len(v)} for (t, a, d), v in sorted(cells.items(), key=lambda kv: rank(kv[0]))]
+    return [{k: row[k] for k in ("tier", "agent", "delivery", "episodes", "resolved_1", "resolve_1")}
+            for row in sorted(summary.summarize(mine, ("tier", "agent", "delivery")), key=rank)]
 
 
 def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = DEFAULT_MAX_INTERVENTIONS) -> list[str]:
@@ -378,18 +386,19 @@ def check_reference(records: Iterable[EpisodeRecord], max_interventions: int = D
                             f"{READER_RECALL_MIN:.0%} required: the reader does not read the memory it is shown)")
     cells: dict[tuple, list[bool]] = {}
     for r in records:
-        if r.agent == "prober" and not is_error(r) and (r.delivery == "squashed" or r.source == "none"):
-            cells.setdefault((r.delivery, r.source), []).append(bool(r.resolved))
+        i = r.identity
+        if i.agent == "prober" and not is_error(r) and (i.delivery == "squashed" or i.source == "none"):
+            cells.setdefault((i.delivery, i.source), []).append(r.outcome.resolved)
     for (delivery, source), outcomes in sorted(cells.items(), key=str):
         unresolved = outcomes.count(False) / len(outcomes)
         if unresolved < PROBER_UNRESOLVED:
             problems.append(f"delivery={delivery} source={source} agent=prober: unresolved in {unresolved:.0%} of "
                             f"{len(outcomes)} episodes (at least {PROBER_UNRESOLVED:.0%} required: the fact is searchable)")
     for r in records:
-        where = f"{r.task_id} delivery={r.delivery} agent={r.agent}"
-        agent, resolved, n = r.agent, r.resolved, r.interventions
+        where = f"{r.identity.task_id} delivery={r.identity.delivery} agent={r.identity.agent}"
+        agent, resolved, n = r.identity.agent, r.outcome.resolved, r.outcome.interventions
         if is_error(r):
-            problems.append(f"{where}: error: {r.error}")
+            problems.append(f"{where}: error: {r.outcome.error}")
         elif agent == "oracle" and not (resolved and n == 0):
             problems.append(f"{where}: expected resolved with 0 interventions, got resolved={resolved} interventions={n}")
         elif agent == "conventional" and (resolved or n != max_interventions):
@@ -407,42 +416,87 @@ def _reader_problem(r: EpisodeRecord, where: str, first: bool) -> list[str]:
     anywhere, no resolve without memory (squashed, or a fact that lives nowhere and is not given)."""
     from sdebench.runs.rules import tier
 
-    if r.delivery == "squashed" or (r.source == "none" and r.delivery != "oracle"):
-        return [f"{where}: resolved without memory"] if r.resolved else []
+    i, o = r.identity, r.outcome
+    if i.delivery == "squashed" or (i.source == "none" and i.delivery != "oracle"):
+        return [f"{where}: resolved without memory"] if o.resolved else []
     if tier(r) == "recall":
         return []
-    if r.delivery == "oracle" and not first:
-        return [f"{where}: hard task ({r.competency}): expected resolved at the first submit from the fact sentence, "
-                f"got resolved={r.resolved} interventions={r.interventions}"]
-    if r.delivery != "oracle" and first:
-        return [f"{where}: hard task ({r.competency}): the naive reader resolved at the first submit "
+    if i.delivery == "oracle" and not first:
+        return [f"{where}: hard task ({i.competency}): expected resolved at the first submit from the fact sentence, "
+                f"got resolved={o.resolved} interventions={o.interventions}"]
+    if i.delivery != "oracle" and first:
+        return [f"{where}: hard task ({i.competency}): the naive reader resolved at the first submit "
                 "(generation rule 8 says it must not)"]
     return []
 
 
+FORMATS = ("md", "csv", "json")
+
+
+def _table(rows: list[dict[str, Any]], keys: Sequence[str], fmt: str, standard: bool) -> str:
+    """Summary rows as text: markdown (the cell layout for the standard grouping), CSV or JSON."""
+    if fmt == "json":
+        return json.dumps(rows, indent=1) + "\n"
+    if fmt == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=[*keys, *SUMMARY_COLUMNS], lineterminator="\n")
+        w.writeheader()
+        w.writerows(summary.ordered(rows, keys))
+        return buf.getvalue()
+    return markdown(rows) if standard else group_markdown(rows, keys)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m sdebench.results DIR... [--check-reference]`: print the summary of the records under DIRs."""
+    """`sdebench results DIR... [--by KEYS] [--where KEY=VALUE]... [--format md|csv|json] [--check-reference]`:
+    the summary of the episode records under DIRs. Exit 1 when no episode matches (or a reference check fails)."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m sdebench.results", description=main.__doc__)
+    from sdebench.runs import where as where_mod
+
+    ap = argparse.ArgumentParser(prog="sdebench results", description=main.__doc__,
+                                 epilog="KEY: a record field by its leaf name (agent, resolved, cost_usd) or "
+                                        "section.leaf (identity.agent, outcome.stop_reason, delivery.inject_tokens, "
+                                        "retrieval.retrieved), or kind, task_set, tier, competency (docs/analysis.md)")
     ap.add_argument("dirs", nargs="+", help="results, run or multirun dirs")
+    ap.add_argument("--by", default=None, help="comma list of keys to group by (default: the cell, "
+                    f"{','.join(GROUP)}); {', '.join(summary.NEVER_POOLED)} are always kept apart")
+    ap.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
+                    help="keep episodes whose KEY is VALUE (KEY!=VALUE: is not; VALUE may be a comma list); repeatable, all must hold")
+    ap.add_argument("--format", choices=FORMATS, default="md", help="md (default), csv or json")
     ap.add_argument("--check-reference", action="store_true", help="exit 1 unless reference agents behave as expected")
     ap.add_argument("--max-interventions", type=int, default=DEFAULT_MAX_INTERVENTIONS)
     args = ap.parse_args(argv)
     missing = [d for d in args.dirs if not Path(d).exists()]
     if missing:
-        print(f"sdebench.results: error: no such dir: {', '.join(missing)}", file=sys.stderr)
+        print(f"sdebench results: error: no such dir: {', '.join(missing)}", file=sys.stderr)
         return 2
     from sdebench.runs.rules import is_error
 
-    records = read_records(*args.dirs)
+    try:
+        conditions = where_mod.parse(args.where)
+        by = GROUP if args.by is None else tuple(where_mod.check_key(k.strip(), "--by") for k in args.by.split(",")
+                                                 if k.strip())
+    except where_mod.FilterError as e:
+        print(f"sdebench results: error: {e}", file=sys.stderr)
+        return 2
+    every = read_records(*args.dirs)
+    records = where_mod.select(every, conditions)
+    if not records:
+        print(f"sdebench results: {where_mod.nothing(conditions, len(every), args.dirs)}", file=sys.stderr)
+        return 1
+    rows = summarize(records, by)
+    text = _table(rows, summary.grouping(by), args.format, by == GROUP)
+    if args.format != "md":
+        sys.stdout.write(text)
+        return 0
     errors = sum(is_error(r) for r in records)
     print(f"{len(records)} episodes" + (f", {errors} of them ended in error" if errors else "")
-          + "\n\n" + markdown(summarize(records)))
+          + (f" ({where_mod.describe(conditions)})" if conditions else "") + "\n\n" + text)
     if args.check_reference:
         problems = check_reference(records, args.max_interventions)
-        if not records:
-            problems.append("no episode records found")
         for p in problems:
             print(f"FAIL {p}", file=sys.stderr)
         if problems:

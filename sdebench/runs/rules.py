@@ -16,65 +16,60 @@ no pandas, so a single run's summary stays light).
   any other stop: counted at the cap.
 - outcome_label: how every summary and log line prints an episode: `resolved`, `error (no
   outcome)`, or `unresolved (<stop reason>)`, never "unresolved (error)".
+
+Every rule takes one type, the typed record (sdebench.runs.record.EpisodeRecord); a DataFrame row
+becomes one through `sdebench.runs.results.records` (missing and NaN values take their defaults there).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
-from sdebench.grading.options import DEFAULT_FEEDBACK
-from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS
+from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS, EpisodeRecord
 
 DEFAULT_CAP = DEFAULT_MAX_INTERVENTIONS  # the cap of version 1 records that lack max_interventions
 Z95 = 1.959963984540054
 ERROR = "error"  # the stop_reason of an episode that ended in error
 
 
-def _get(rec: Any, name: str, default: Any = None) -> Any:
-    return rec.get(name, default) if isinstance(rec, dict) else getattr(rec, name, default)
-
-
-def is_error(rec: Any) -> bool:
+def is_error(rec: EpisodeRecord) -> bool:
     """Whether `rec` ended in error (no outcome: kept out of every rate and counted apart)."""
-    reason = _get(rec, "stop_reason")
-    return isinstance(reason, str) and reason == ERROR  # NaN or None in a DataFrame row means missing
+    return rec.outcome.stop_reason == ERROR
 
 
-def outcome_label(rec: Any) -> str:
+def outcome_label(rec: EpisodeRecord) -> str:
     """An episode's outcome as printed: `resolved`, `error (no outcome)` or `unresolved (<stop reason>)`."""
     if is_error(rec):
         return "error (no outcome)"
-    if _get(rec, "resolved"):
+    if rec.outcome.resolved:
         return "resolved"
-    return f"unresolved ({_get(rec, 'stop_reason')})"
+    return f"unresolved ({rec.outcome.stop_reason})"
 
 
-def resolved_at(rec: Any) -> int | None:
+def resolved_at(rec: EpisodeRecord) -> int | None:
     """The submit (1-based) that resolved `rec`, or None; records older than the field derive it from attempts."""
-    if not _get(rec, "resolved"):
+    o = rec.outcome
+    if not o.resolved:
         return None
-    at = _get(rec, "resolved_at")
-    if at is not None and at == at:  # NaN in a DataFrame row means missing
-        return int(at)
-    for a in _get(rec, "attempts") or []:
-        if (a.get("resolved") if isinstance(a, dict) else a.resolved):
-            return int(a.get("attempt") if isinstance(a, dict) else a.attempt)
-    return int(_get(rec, "interventions") or 0) + 1
+    if o.resolved_at is not None:
+        return o.resolved_at
+    for a in rec.attempts:
+        if a.resolved:
+            return a.attempt
+    return o.interventions + 1
 
 
-def resolved_first(rec: Any) -> bool:
+def resolved_first(rec: EpisodeRecord) -> bool:
     """resolve@1: resolved at the first submit."""
     return resolved_at(rec) == 1
 
 
-def competency(rec: Any) -> str:
+def competency(rec: EpisodeRecord) -> str:
     """The competency of an episode's task (`recall` for records written before the field existed)."""
-    value = _get(rec, "competency")
-    return value if isinstance(value, str) and value else "recall"  # NaN in a DataFrame row means missing
+    return rec.identity.competency or "recall"
 
 
-def tier(rec: Any) -> str:
+def tier(rec: EpisodeRecord) -> str:
     """The tier of an episode's task: `recall`, or `hard` for any other competency (sdebench.tasks.artifacts)."""
     return "recall" if competency(rec) == "recall" else "hard"
 
@@ -82,31 +77,28 @@ def tier(rec: Any) -> str:
 PUBLISHED = "published"
 
 
-def task_set(rec: Any) -> str:
+def task_set(rec: EpisodeRecord) -> str:
     """The task set an episode ran on: `published`, or `fresh:<digest head>` for a private set, with
     `@<scale>` when generated at a non-default memory scale. Results of two sets are never pooled."""
-    digest, scale = _get(rec, "set_digest"), _get(rec, "memory_scale")
-    digest = None if digest != digest else digest  # NaN in a DataFrame row means missing
-    scale = None if scale != scale else scale
-    name = PUBLISHED if not digest else f"fresh:{str(digest).rsplit(':', 1)[-1][:12]}"
+    digest, scale = rec.identity.set_digest, rec.identity.memory_scale
+    name = PUBLISHED if not digest else f"fresh:{digest.rsplit(':', 1)[-1][:12]}"
     return f"{name}@{scale}" if scale else name
 
 
-def feedback_policy(rec: Any) -> str:
+def feedback_policy(rec: EpisodeRecord) -> str:
     """The grading feedback policy an episode ran under (records before the field: `binary`, the
     only policy there was)."""
-    policy = _get(rec, "feedback_hidden")
-    return DEFAULT_FEEDBACK if policy is None or policy != policy else str(policy)
+    return rec.outcome.feedback_hidden
 
 
-def counted_interventions(rec: Any, cap: int = DEFAULT_CAP) -> int | None:
+def counted_interventions(rec: EpisodeRecord, cap: int = DEFAULT_CAP) -> int | None:
     """Interventions as every table counts them: the episode's own if resolved, else its cap; None if it ended in error."""
     if is_error(rec):
         return None  # not an unresolved episode: it has no outcome to count
-    if _get(rec, "resolved"):
-        return int(_get(rec, "interventions") or 0)
-    c = _get(rec, "max_interventions")
-    return int(cap if c is None or c != c else c)
+    if rec.outcome.resolved:
+        return rec.outcome.interventions
+    c = rec.outcome.max_interventions
+    return cap if c is None else c
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:

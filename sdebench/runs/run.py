@@ -33,6 +33,7 @@ from omegaconf import DictConfig, OmegaConf
 from sdebench.runs.config import CONF_DIR
 from sdebench.runs.jobs import RunError, filter_text, outcome, select_tasks
 from sdebench.runs.plan import episode_lines
+from sdebench.runs.record import StreamPosition
 
 log = logging.getLogger("sdebench.run")
 
@@ -137,8 +138,8 @@ def _run_claimed(c: Claimed):
     from sdebench.runs.assemble import run_episode
 
     done = None if c.cfg.get("rerun") else results.read_record(c.path)
-    if done is not None and done.stop_reason == "error" and c.cfg.get("retry_errors", True):
-        log.info("%s: last attempt failed with an error (%s), running it again", c.head, done.error)
+    if done is not None and done.outcome.stop_reason == "error" and c.cfg.get("retry_errors", True):
+        log.info("%s: last attempt failed with an error (%s), running it again", c.head, done.outcome.error)
         done = None
     if done is not None:
         log.info("%s: already done (%s), skipped", c.head, outcome(done))
@@ -157,14 +158,15 @@ def _run_claimed(c: Claimed):
                               keep_workspace=bool(c.cfg.get("keep_workspace")), carried=c.carried)
         finally:
             if token is not None and rec is not None:
-                c.ledger.settle(token, rec.cost_usd)  # no record (interrupted): the reservation stays, on the safe side
-        rec.task_hash, rec.config_hash, rec.key, rec.trajectory = c.task_hash, c.cfg_hash, c.key, str(traj.resolve())
-        for name, value in (c.stream or {}).items():
-            setattr(rec, name, value)
+                c.ledger.settle(token, rec.usage.cost_usd)  # no record (interrupted): the reservation stays, on the safe side
+        st = rec.storage
+        st.task_hash, st.config_hash, st.key, st.trajectory = c.task_hash, c.cfg_hash, c.key, str(traj.resolve())
+        if c.stream:
+            rec.stream = StreamPosition(**c.stream)
         results.write_record(c.path, rec)
         log.info("%s: %s", c.head, outcome(rec))
-    if rec.stop_reason == "error":
-        sweep.report("episode_error", f"{c.task.id}: {rec.error}")
+    if rec.outcome.stop_reason == "error":
+        sweep.report("episode_error", f"{c.task.id}: {rec.outcome.error}")
     if c.manifest is not None:
         results.append_manifest(c.manifest, c.path)
     return rec

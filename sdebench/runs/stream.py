@@ -174,7 +174,7 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
                 break
             rows.append(position_row(rec, fresh))
             log.info("[%d/%d] %s: %s, %s interventions, memory %d items / %d tokens", pos + 1, len(tasks), task.id,
-                     outcome_label(rec), rec.interventions, stream["memory_items"],
+                     outcome_label(rec), rec.outcome.interventions, stream["memory_items"],
                      stream["memory_tokens"])
             memory = after_episode(memory, task.id, task.statement, rec, spec.carry)
     finally:

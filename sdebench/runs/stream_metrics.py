@@ -17,25 +17,27 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sdebench.runs.rules import is_error
+from sdebench.runs.record import EpisodeRecord, StreamPosition
+from sdebench.runs.rules import ERROR, is_error
 
 STREAM_JSON = "stream.json"
 
 
-def position_row(rec: Any, fresh: Any | None = None) -> dict[str, Any]:
+def position_row(rec: EpisodeRecord, fresh: EpisodeRecord | None = None) -> dict[str, Any]:
     """One row of a stream from its EpisodeRecord and (optionally) the fresh record of the same task."""
+    s = rec.stream or StreamPosition()
     row = {
-        "stream_id": rec.stream_id,
-        "position": int(rec.stream_position or 0),
-        "task_id": rec.task_id,
-        "source": rec.source,
-        "resolved": bool(rec.resolved),
-        "interventions": int(rec.interventions),
-        "stop_reason": rec.stop_reason,
-        "memory_items": int(rec.memory_items or 0),
-        "memory_f": int(rec.memory_f or 0),
-        "memory_x": int(rec.memory_x or 0),
-        "memory_tokens": int(rec.memory_tokens or 0),
+        "stream_id": s.stream_id,
+        "position": int(s.stream_position or 0),
+        "task_id": rec.identity.task_id,
+        "source": rec.identity.source,
+        "resolved": rec.outcome.resolved,
+        "interventions": rec.outcome.interventions,
+        "stop_reason": rec.outcome.stop_reason,
+        "memory_items": int(s.memory_items or 0),
+        "memory_f": int(s.memory_f or 0),
+        "memory_x": int(s.memory_x or 0),
+        "memory_tokens": int(s.memory_tokens or 0),
         "fresh_resolved": None,
         "fresh_interventions": None,
         "fresh_error": fresh is not None and is_error(fresh),
@@ -43,20 +45,20 @@ def position_row(rec: Any, fresh: Any | None = None) -> dict[str, Any]:
         "transfer_interventions": None,
     }
     if fresh is not None and not row["fresh_error"]:
-        row["fresh_resolved"] = bool(fresh.resolved)
-        row["fresh_interventions"] = int(fresh.interventions)
+        row["fresh_resolved"] = fresh.outcome.resolved
+        row["fresh_interventions"] = fresh.outcome.interventions
     if row["fresh_resolved"] is not None and not is_error(rec):  # an errored side has no outcome to compare
         row["transfer_resolved"] = int(row["resolved"]) - int(row["fresh_resolved"])
         row["transfer_interventions"] = row["fresh_interventions"] - row["interventions"]
     return row
 
 
-def rows_from_records(records: Iterable[Any]) -> dict[str, list[dict[str, Any]]]:
+def rows_from_records(records: Iterable[EpisodeRecord]) -> dict[str, list[dict[str, Any]]]:
     """Stream id -> position rows, from EpisodeRecords that carry stream fields (fresh left out)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        if r.stream_id is not None:
-            out.setdefault(str(r.stream_id), []).append(position_row(r))
+        if r.stream is not None and r.stream.stream_id is not None:
+            out.setdefault(str(r.stream.stream_id), []).append(position_row(r))
     return {k: sorted(v, key=lambda row: row["position"]) for k, v in out.items()}
 
 
@@ -76,6 +78,11 @@ def _mean(rows: list[dict[str, Any]], key: str) -> float | None:
     return sum(r[key] for r in rows) / len(rows) if rows else None
 
 
+def _errored(row: dict[str, Any]) -> bool:
+    """Whether a position row's episode ended in error (its stop_reason: the rule of sdebench.runs.rules.is_error)."""
+    return row.get("stop_reason") == ERROR
+
+
 def learning_curve(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per position (over one or several runs of a stream): resolve rate, mean interventions, memory, transfer,
     over the runs that did not end in error (None where none did)."""
@@ -84,7 +91,7 @@ def learning_curve(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         by_pos.setdefault(int(r["position"]), []).append(r)
     out = []
     for pos in sorted(by_pos):
-        rs = [r for r in by_pos[pos] if not is_error(r)]
+        rs = [r for r in by_pos[pos] if not _errored(r)]
         fresh = [r for r in by_pos[pos] if r.get("fresh_resolved") is not None]
         paired = [r for r in by_pos[pos] if r.get("transfer_interventions") is not None]
         out.append({
@@ -111,7 +118,7 @@ def forward_transfer(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "gained": sum(r["transfer_resolved"] == 1 for r in paired),
         "lost": sum(r["transfer_resolved"] == -1 for r in paired),
         "interventions_saved": sum(r["transfer_interventions"] for r in paired),
-        "errors": sum(bool(r.get("fresh_error")) or (r.get("fresh_resolved") is not None and is_error(r)) for r in rows),
+        "errors": sum(bool(r.get("fresh_error")) or (r.get("fresh_resolved") is not None and _errored(r)) for r in rows),
     }
 
 
@@ -123,7 +130,7 @@ def markdown(stream_id: str, rows: list[dict[str, Any]]) -> str:
         fresh = r.get("fresh_resolved")
         fresh_text = "error" if r.get("fresh_error") else "" if fresh is None else ("yes" if fresh else "no")
         out.append(
-            f"| {r['position']} | {r['task_id']} | {'error' if is_error(r) else 'yes' if r['resolved'] else 'no'} "
+            f"| {r['position']} | {r['task_id']} | {'error' if _errored(r) else 'yes' if r['resolved'] else 'no'} "
             f"| {r['interventions']} | {r['memory_items']} ({r['memory_f']}/{r['memory_x']}) | {r['memory_tokens']} "
             f"| {fresh_text} "
             f"| {'' if r.get('fresh_interventions') is None else r['fresh_interventions']} "

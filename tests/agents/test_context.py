@@ -103,7 +103,7 @@ def episode(task, delivery: str, agent: Recorder, tmp_path: Path):
         rec = run_episode(task, cfg, factory, agent=agent, trajectory_path=traj)
     finally:
         factory.cleanup()
-    assert rec.error is None and len(rec.attempts) == 1, rec.error
+    assert rec.outcome.error is None and len(rec.attempts) == 1, rec.outcome.error
     return rec
 
 

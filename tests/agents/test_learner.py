@@ -37,16 +37,16 @@ def cfg(delivery: str):
 def test_learner_fixes_only_when_its_memory_holds_the_fact(mini, tmp_path, source, delivery, learns):
     traj = tmp_path / "t.jsonl"
     rec = run_episode(mini[source], cfg(delivery), make_factory(SANDBOX), trajectory_path=traj)
-    assert rec.error is None
+    assert rec.outcome.error is None
     decisions = [e["choice"] for e in read(traj) if e["kind"] == "learner_decision"]
     if learns:
-        assert rec.resolved and rec.interventions == 0 and decisions == ["oracle"]
-        assert "+LOYALTY_RATE = 0.17" in rec.final_diff
+        assert rec.outcome.resolved and rec.outcome.interventions == 0 and decisions == ["oracle"]
+        assert "+LOYALTY_RATE = 0.17" in rec.outcome.final_diff
     else:
         # it looks again after every feedback, finds nothing new, and resubmits the conventional fix
-        assert not rec.resolved and rec.interventions == 5 and decisions == ["conventional"] * 6
-        assert rec.tool_calls["edit_file"] == 1 and rec.tool_calls["submit"] == 6
-        assert len(rec.feedback) == 5
+        assert not rec.outcome.resolved and rec.outcome.interventions == 5 and decisions == ["conventional"] * 6
+        assert rec.usage.tool_calls["edit_file"] == 1 and rec.usage.tool_calls["submit"] == 6
+        assert len(rec.outcome.feedback) == 5
 
 
 def test_learner_is_registered():

@@ -145,16 +145,16 @@ def test_a_fix_that_resolves_at_once(task, server, tmp_path, key):
     steps += [usage(c, 2400, 120, 1024) for c in fix]
     steps += [usage(SUBMIT, 2600, 15, 2048)]
     rec, events = _episode(task, server, steps, tmp_path, sandbox="local")
-    assert rec.error is None, rec.error
-    assert rec.resolved is True and rec.stop_reason == "resolved" and rec.interventions == 0
+    assert rec.outcome.error is None, rec.outcome.error
+    assert rec.outcome.resolved is True and rec.outcome.stop_reason == "resolved" and rec.outcome.interventions == 0
     n = len(steps)
-    assert rec.turns == n and rec.model_calls == n
-    assert rec.prompt_tokens == 1500 + 2400 * len(fix) + 2600
-    assert rec.completion_tokens == 60 + 120 * len(fix) + 15
-    assert rec.cached_tokens == 1024 * len(fix) + 2048
+    assert rec.usage.turns == n and rec.usage.model_calls == n
+    assert rec.usage.prompt_tokens == 1500 + 2400 * len(fix) + 2600
+    assert rec.usage.completion_tokens == 60 + 120 * len(fix) + 15
+    assert rec.usage.cached_tokens == 1024 * len(fix) + 2048
     hand = cost(1500, 60) + len(fix) * cost(2400, 120, 1024) + cost(2600, 15, 2048)
-    assert rec.cost_usd == pytest.approx(hand, rel=1e-12)
-    assert "ROUND_DOWN" in rec.final_diff and 'Decimal("0.25")' in rec.final_diff  # the task's fact
+    assert rec.usage.cost_usd == pytest.approx(hand, rel=1e-12)
+    assert "ROUND_DOWN" in rec.outcome.final_diff and 'Decimal("0.25")' in rec.outcome.final_diff  # the task's fact
     calls = [e for e in events if e["kind"] == "model_call"]
     assert len(calls) == n and sum(e["cost_usd"] for e in calls) == pytest.approx(hand, rel=1e-12)
     # the tool list the model saw is the real toolbox's, and the statement reached it
@@ -168,8 +168,8 @@ def test_a_wrong_fix_is_corrected_after_feedback(task, server, tmp_path, key):
     right = patch_edits(task.oracle_patch)
     steps = [*wrong, SUBMIT, *reverse(wrong), *right, SUBMIT]
     rec, events = _episode(task, server, steps, tmp_path)
-    assert rec.error is None, rec.error
-    assert rec.resolved is True and rec.interventions == 1
+    assert rec.outcome.error is None, rec.outcome.error
+    assert rec.outcome.resolved is True and rec.outcome.interventions == 1
     assert [a.resolved for a in rec.attempts] == [False, True]
     fed = [e for e in events if e["kind"] == "feedback"]
     assert len(fed) == 1 and fed[0]["text"]
@@ -182,8 +182,8 @@ def test_a_wrong_fix_is_corrected_after_feedback(task, server, tmp_path, key):
 
 def test_a_model_that_never_submits_hits_the_turn_limit(task, server, tmp_path, key):
     rec, _ = _episode(task, server, [{**READ, "repeat": True}], tmp_path, "limits.max_turns=4")
-    assert rec.stop_reason == "max_turns" and rec.resolved is False
-    assert rec.turns == 4 and len(_requests(server)) == 4
+    assert rec.outcome.stop_reason == "max_turns" and rec.outcome.resolved is False
+    assert rec.usage.turns == 4 and len(_requests(server)) == 4
     assert len(rec.attempts) == 1  # the workspace is still graded
 
 
@@ -191,8 +191,8 @@ def test_garbage_replies_end_the_episode_after_three_format_errors(task, server,
     steps = [usage({"garbage": True, "tool": "edit_file"}, 900, 30), usage({"text": "hmm"}, 1000, 30),
              usage({"tool": "no_such_tool", "arguments": {}}, 1100, 30), SUBMIT]
     rec, events = _episode(task, server, steps, tmp_path)
-    assert rec.stop_reason == "format_errors" and rec.resolved is False
-    assert rec.cost_usd == pytest.approx(cost(900, 30) + cost(1000, 30) + cost(1100, 30), rel=1e-12)
+    assert rec.outcome.stop_reason == "format_errors" and rec.outcome.resolved is False
+    assert rec.usage.cost_usd == pytest.approx(cost(900, 30) + cost(1000, 30) + cost(1100, 30), rel=1e-12)
     assert [e["reason"] for e in events if e["kind"] == "format_error"] == ["bad_arguments", "no_tool_call",
                                                                            "unknown_tool"]
 
@@ -200,7 +200,7 @@ def test_garbage_replies_end_the_episode_after_three_format_errors(task, server,
 def test_a_rate_limit_then_success_is_retried(task, server, tmp_path, key):
     steps = [{"error": 429}, {"error": 500}, *patch_edits(task.oracle_patch), SUBMIT]
     rec, events = _episode(task, server, steps, tmp_path)
-    assert rec.resolved is True and rec.error is None
+    assert rec.outcome.resolved is True and rec.outcome.error is None
     assert [e["status"] for e in events if e["kind"] == "retry"] == [429, 500]
     assert len(_requests(server)) == len(steps)
 
@@ -211,8 +211,8 @@ def test_a_cost_limit_ends_the_episode(task, server, tmp_path, key):
     # the 1 USD cap, so it is not made: the cap is never crossed
     step = usage({"tool": "bash", "arguments": {"command": "ls"}, "repeat": True}, 100_000, 2_000)
     rec, events = _episode(task, server, [step], tmp_path, "limits.max_cost_usd=1.0")
-    assert rec.stop_reason == "max_cost" and rec.turns == 3
-    assert rec.cost_usd == pytest.approx(3 * cost(100_000, 2_000), rel=1e-12) and rec.cost_usd <= 1.0
+    assert rec.outcome.stop_reason == "max_cost" and rec.usage.turns == 3
+    assert rec.usage.cost_usd == pytest.approx(3 * cost(100_000, 2_000), rel=1e-12) and rec.usage.cost_usd <= 1.0
     assert len(_requests(server)) == 3
     assert all(r["body"]["max_tokens"] == 1024 for r in _requests(server))  # the output cap the check assumed is sent
     limit = [e for e in events if e["kind"] == "limit"][-1]
@@ -239,11 +239,11 @@ def test_a_model_that_dies_mid_episode_is_an_error_whatever_the_workspace_holds(
         with testmodel.in_thread(testmodel.parse_script(steps)) as srv:
             rec, events = _episode_at(task, testmodel.base_url(srv), tmp_path)
     answered = len(steps) - 1
-    assert rec.stop_reason == "error" and "failed every call since some point" in rec.error, rec.error
-    assert rec.resolved is False and rec.attempts[0].resolved is True  # the fix was there: still no outcome
+    assert rec.outcome.stop_reason == "error" and "failed every call since some point" in rec.outcome.error, rec.outcome.error
+    assert rec.outcome.resolved is False and rec.attempts[0].resolved is True  # the fix was there: still no outcome
     assert is_error(rec) and outcome_label(rec) == "error (no outcome)" and "unresolved" not in outcome(rec)
-    assert rec.turns == rec.model_calls == answered  # the failed calls are no turns
-    assert rec.cost_usd == pytest.approx(cost(1000, 20) + (answered - 1) * cost(1200, 40), rel=1e-12)
+    assert rec.usage.turns == rec.usage.model_calls == answered  # the failed calls are no turns
+    assert rec.usage.cost_usd == pytest.approx(cost(1000, 20) + (answered - 1) * cost(1200, 40), rel=1e-12)
     retries = [e for e in events if e["kind"] == "retry"]
     assert len(retries) == 6  # agent.retry.max_retries, then the probe
     assert [e["alive"] for e in events if e["kind"] == "model_probe"] == [False]

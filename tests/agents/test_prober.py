@@ -47,8 +47,8 @@ def test_prober_does_not_find_a_declared_fact(tmp_path, delivery, policy):
     task = load(ROOT / "tasks" / "ttlcache-v0-none")
     traj = tmp_path / "t.jsonl"
     rec = run_episode(task, cfg(tmp_path, delivery, policy), make_factory(SANDBOX), trajectory_path=traj)
-    assert rec.error is None, rec.error
-    assert not rec.resolved and rec.interventions == 5 and rec.tool_calls["submit"] == 6
+    assert rec.outcome.error is None, rec.outcome.error
+    assert not rec.outcome.resolved and rec.outcome.interventions == 5 and rec.usage.tool_calls["submit"] == 6
     notes = [e for e in read(traj) if e["kind"] == "agent_note"]
     assert len({n["submit"] for n in notes}) == 6  # a new candidate each time
 
@@ -60,12 +60,12 @@ def test_prober_finds_a_fact_in_a_small_space(tmp_path):
     (gens / "smallttl.py").write_text(SMALL.format(root=str(ROOT)))
     task = load(ROOT / "tasks" / "ttlcache-v0-none")
     rec = run_episode(task, cfg(tmp_path, generators=gens), make_factory(SANDBOX))
-    assert rec.error is None, rec.error
+    assert rec.outcome.error is None, rec.outcome.error
     # Five minutes first (conventional), then the fact: resolved at the second submit.
-    assert rec.resolved and rec.interventions == 1
+    assert rec.outcome.resolved and rec.outcome.interventions == 1
 
 
 def test_a_family_without_a_space_is_an_episode_error(tmp_path):
     task = load(ROOT / "tasks" / "ttlcache-v0-none")
     rec = run_episode(task, cfg(tmp_path, generators=tmp_path), make_factory(SANDBOX))
-    assert rec.error and "matches no family" in rec.error
+    assert rec.outcome.error and "matches no family" in rec.outcome.error

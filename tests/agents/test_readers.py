@@ -49,12 +49,12 @@ def test_readers_take_no_answer_key():
 ])
 def test_a_reader_reads_what_the_delivery_shows(tmp_path, agent, delivery, resolved, items):
     rec, note = episode(ROOT / "tasks" / "ttlcache-v0-F", agent, delivery, tmp_path)
-    assert rec.error is None, rec.error
-    assert rec.resolved == resolved and rec.interventions == (0 if resolved else 5)
+    assert rec.outcome.error is None, rec.outcome.error
+    assert rec.outcome.resolved == resolved and rec.outcome.interventions == (0 if resolved else 5)
     assert note["reader"] == agent and note["items"] == items and note["ranked"] == (delivery == "memtool")
     assert (note["pick"] is None) == (delivery == "squashed")
     if delivery == "squashed":
-        assert "write_file" not in rec.tool_calls and rec.tool_calls["submit"] == 6  # resubmits unchanged
+        assert "write_file" not in rec.usage.tool_calls and rec.usage.tool_calls["submit"] == 6  # resubmits unchanged
 
 
 def test_on_a_hard_task_the_readers_fail_but_from_the_fact_sentence(tmp_path):
@@ -66,14 +66,14 @@ def test_on_a_hard_task_the_readers_fail_but_from_the_fact_sentence(tmp_path):
     for agent, delivery, pick in (("reader-latest", "full", "600"), ("reader-majority", "inject", "300"),
                                   ("reader-top1", "oracle", None)):
         rec, note = episode(task, agent, delivery, tmp_path, gens)
-        assert rec.error is None and rec.competency == "conflict"
-        assert rec.resolved == (delivery == "oracle"), (agent, delivery, note)
+        assert rec.outcome.error is None and rec.identity.competency == "conflict"
+        assert rec.outcome.resolved == (delivery == "oracle"), (agent, delivery, note)
         assert pick is None or note["pick"] == pick
 
 
 def test_a_workspace_of_no_family_is_an_episode_error(tmp_path):
     rec, _ = episode(ROOT / "tasks" / "ttlcache-v0-K", "reader-top1", "full", tmp_path, tmp_path)
-    assert rec.stop_reason == "error" and "matches no family" in rec.error
+    assert rec.outcome.stop_reason == "error" and "matches no family" in rec.outcome.error
 
 
 def test_dump_reads_any_output_whole_through_a_small_output_cap(tmp_path):

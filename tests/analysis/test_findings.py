@@ -42,11 +42,12 @@ def test_a_broken_reference_episode_is_reported(tmp_path):
     shutil.copytree(REFERENCE, ref)
     path = next(p for p in sorted(ref.rglob("*.json")) if "__oracle__" in p.name)
     rec = results.read_record(path)
-    rec.resolved, rec.interventions, rec.stop_reason = False, 5, "max_interventions"
+    o = rec.outcome
+    o.resolved, o.interventions, o.stop_reason = False, 5, "max_interventions"
     results.write_record(path, rec)
     text = findings.render(ref)
     assert "FAILS in 1 cells" in text
-    assert f"| oracle | {rec.task_id} | {rec.source} | {rec.delivery} | False | 5 |" in text
+    assert f"| oracle | {rec.identity.task_id} | {rec.identity.source} | {rec.identity.delivery} | False | 5 |" in text
 
 
 def test_llm_section_is_filled_from_llm_records(tmp_path):
@@ -54,8 +55,8 @@ def test_llm_section_is_filled_from_llm_records(tmp_path):
     for seed, (delivery, ok) in enumerate([("oracle", True), ("squashed", False), ("oracle", True), ("squashed", True)]):
         ident = Identity(f"t{seed // 2}", "f", 0, "K", "b", delivery, "llm", "some-model", 0)
         results.write_record(results.record_path(llm, ident, f"k{seed}"),
-                             EpisodeRecord(**vars(ident), key=f"k{seed}", resolved=ok, interventions=0 if ok else 5,
-                                           stop_reason="resolved" if ok else "max_interventions", cost_usd=0.5))
+                             EpisodeRecord.from_flat(dict(**vars(ident), key=f"k{seed}", resolved=ok, interventions=0 if ok else 5,
+                                           stop_reason="resolved" if ok else "max_interventions", cost_usd=0.5)))
     text = findings.render(REFERENCE, llm)
     assert "Not run" not in text and "4 episodes" in text
     assert "| llm | some-model | K | oracle - squashed | resolved |" not in text  # metric column dropped
@@ -80,9 +81,9 @@ def test_llm_section_has_headline_tokens_cost_and_paired_comparisons(tmp_path):
                                               ("t1", "squashed", None)]):
         ident = Identity(task, "f", 0, "K", "b", delivery, "llm", "some-model", 0)
         results.write_record(results.record_path(llm, ident, f"k{n}"),
-                             EpisodeRecord(**vars(ident), key=f"k{n}", resolved=at is not None, resolved_at=at,
+                             EpisodeRecord.from_flat(dict(**vars(ident), key=f"k{n}", resolved=at is not None, resolved_at=at,
                                            interventions=(at or 6) - 1, cost_usd=0.5, prompt_tokens=1000,
-                                           stop_reason="resolved" if at else "max_interventions"))
+                                           stop_reason="resolved" if at else "max_interventions")))
     text = findings.render(REFERENCE, llm).split("## LLM agents", 1)[1]
     assert "| llm | some-model | K | squashed | 2 | 0/2 = 0.00 [0.00, 0.66] | 1/2 = 0.50 [0.09, 0.91] | 3.50 |" in text  # 2 and the cap 5
     assert "| 1000 |" in text and "| 0.5000 |" in text  # tokens and cost per cell
@@ -95,7 +96,8 @@ def test_an_errored_reference_episode_is_counted_apart_not_judged(tmp_path):
     shutil.copytree(REFERENCE, ref)
     path = next(p for p in sorted(ref.rglob("*.json")) if "__oracle__" in p.name)
     rec = results.read_record(path)
-    rec.resolved, rec.interventions, rec.stop_reason, rec.error = False, 0, "error", "sandbox failed"
+    o = rec.outcome
+    o.resolved, o.interventions, o.stop_reason, o.error = False, 0, "error", "sandbox failed"
     results.write_record(path, rec)
     text = findings.render(ref)
     assert "FAILS" not in text and "holds in every cell; 1 episodes ended in error and are not judged" in text
@@ -104,7 +106,7 @@ def test_an_errored_reference_episode_is_counted_apart_not_judged(tmp_path):
     header = next(line for line in head.splitlines() if line.startswith("| agent"))
     assert "| episodes | errors | resolve@1 [95% CI] |" in header and "`errors` counts them" in head
     # the oracle's rates are over its valid episodes: still all resolved at the first submit
-    oracle = [line for line in head.splitlines() if line.startswith(f"| oracle | none | {rec.delivery} |")]
+    oracle = [line for line in head.splitlines() if line.startswith(f"| oracle | none | {rec.identity.delivery} |")]
     assert oracle and "| 1 | " in oracle[0] and "= 1.00 [" in oracle[0] and "= 0.00" not in oracle[0]
 
 
@@ -116,9 +118,9 @@ def test_tiers_and_naive_readers_have_their_sections(tmp_path):
     for n, (task, comp, delivery, ok) in enumerate(cases):
         ident = Identity(task, "f", 0, task[-1], "b", delivery, "reader-top1", "none", 0, comp)
         results.write_record(results.record_path(ref / "readers", ident, f"r{n}"),
-                             EpisodeRecord(**vars(ident), key=f"r{n}", resolved=ok, resolved_at=1 if ok else None,
+                             EpisodeRecord.from_flat(dict(**vars(ident), key=f"r{n}", resolved=ok, resolved_at=1 if ok else None,
                                            interventions=0 if ok else 5,
-                                           stop_reason="resolved" if ok else "max_interventions"))
+                                           stop_reason="resolved" if ok else "max_interventions")))
     text = findings.render(ref)
     tiers = text.split("## By tier and competency", 1)[1].split("\n## ", 1)[0]
     assert "| recall | recall | oracle | none | 5/5 (5/5) |" in tiers

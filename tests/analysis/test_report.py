@@ -60,9 +60,10 @@ def write_episode(results_dir: Path, key: str, resolved: bool) -> EpisodeRecord:
     tr.log("grade", resolved=resolved, tests=[{"id": "t::x", "group": "HIDDEN_TO_PASS", "outcome": "failed",
                                               "message": EVIL}], feedback=f"feedback {EVIL}")
     attempt = Attempt(1, "submitted", 1, resolved, {}, 1.0 if resolved else 0.0, [], None, 0.1)
-    rec = EpisodeRecord(**vars(ident), key=key, resolved=resolved, interventions=0 if resolved else 5,
-                        stop_reason="resolved" if resolved else "max_interventions", final_diff=f"+ {EVIL}",
-                        attempts=[attempt], turns=1, tool_calls={"bash": 1}, trajectory="/nonexistent/moved.jsonl")
+    rec = EpisodeRecord.from_flat(dict(**vars(ident), key=key, resolved=resolved, interventions=0 if resolved else 5,
+                                       stop_reason="resolved" if resolved else "max_interventions", final_diff=f"+ {EVIL}",
+                                       attempts=[attempt], turns=1, tool_calls={"bash": 1},
+                                       trajectory="/nonexistent/moved.jsonl"))
     results.write_record(path, rec)
     return rec
 
@@ -179,12 +180,11 @@ def test_chromium_renders_the_report(small_sweep, tmp_path):
 
 
 def test_stream_episodes_are_tabled_apart(tmp_path):
-    import dataclasses
 
     res = tmp_path / "results"
     write_episode(res, "k1", True)
     rec = write_episode(res, "k2", False)
-    stream_rec = dataclasses.replace(rec, key="k3", stream_id="rounding-both-0", stream_position=1)
+    stream_rec = rec.updated(key="k3", stream_id="rounding-both-0", stream_position=1)
     results.write_record(results.record_path(res, Identity("t-K", "f", 0, "K", "b", "oracle", "a", "m", 0), "k3"),
                          stream_rec)
     html = report.build([res], tmp_path / "rep").read_text()
@@ -218,12 +218,11 @@ def test_report_opens_with_the_headline_and_explains_empty_gaps(tmp_path):
 
 
 def test_the_report_counts_errored_episodes_apart(tmp_path):
-    import dataclasses
 
     res = tmp_path / "results"
     write_episode(res, "k1", True)
     rec = write_episode(res, "k2", False)
-    errored = dataclasses.replace(rec, key="k3", stop_reason="error", error="sandbox failed", interventions=0)
+    errored = rec.updated(key="k3", stop_reason="error", error="sandbox failed", interventions=0)
     results.write_record(results.record_path(res, Identity("t-K", "f", 0, "K", "b", "oracle", "a", "m", 0), "k3"), errored)
     html = report.build([res], tmp_path / "rep").read_text()
     assert "3 episodes from" in html and "1 ended in error: counted in the errors columns" in html

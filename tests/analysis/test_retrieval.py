@@ -63,12 +63,9 @@ def test_frames_without_the_column_and_empty_frames():
 
 
 def test_the_report_shows_the_table_and_the_episode_diagnosis(tmp_path):
-    from sdebench.runs.record import Identity
-
     for n, r in enumerate(RECORDS):
-        r.key = f"k{n}"
-        results.write_record(results.record_path(tmp_path / "res", Identity(**{f: getattr(r, f) for f in (
-            "task_id", "family", "variant", "source", "bottleneck", "delivery", "agent", "model", "seed")}), r.key), r)
+        r.storage.key = f"k{n}"
+        results.write_record(results.record_path(tmp_path / "res", r.identity, r.key), r)
     index = report.build([tmp_path / "res"], tmp_path / "out")
     html = index.read_text()
     assert "Retrieval of the decisive memory item" in html and "failed: never retrieved" in html

@@ -14,8 +14,8 @@ from tests.minitask import build_all
 
 DIFF = "--- a/shop/pricing.py\n+++ b/shop/pricing.py\n@@ -1 +1 @@\n-LOYALTY_RATE = 0.10\n+LOYALTY_RATE = 0.17\n"
 ID = Identity("t", "f", 0, "none", "knowledge-missing", "full", "learner", "none", 0)
-SOLVED = EpisodeRecord(**vars(ID), resolved=True, final_diff=DIFF, feedback=["Not resolved.\nHidden tests: 1 of 2 failed."])
-FAILED = EpisodeRecord(**vars(ID), final_diff="x", feedback=["Not resolved. A", "Not resolved. A", "Not resolved. B"])
+SOLVED = EpisodeRecord.from_flat(dict(**vars(ID), resolved=True, final_diff=DIFF, feedback=["Not resolved.\nHidden tests: 1 of 2 failed."]))
+FAILED = EpisodeRecord.from_flat(dict(**vars(ID), final_diff="x", feedback=["Not resolved. A", "Not resolved. A", "Not resolved. B"]))
 
 
 @pytest.fixture(scope="module")

@@ -53,9 +53,9 @@ def test_inject_falls_back_to_top_k_and_the_record_says_if_the_fact_made_it(larg
     decisive = {d.id for d in decisive_items(task)}
     assert decisive and decisive <= {i.id for i in items}
     rec = run_episode(task, cfg("oracle", INJECT), make_factory(SANDBOX), work_root=tmp_path)
-    assert rec.stop_reason != "error", rec.error
-    assert rec.resolved and rec.interventions == 0
-    info = rec.delivery_info
+    assert rec.outcome.stop_reason != "error", rec.outcome.error
+    assert rec.outcome.resolved and rec.outcome.interventions == 0
+    info = rec.delivery.info()
     assert info["inject_mode"] == "top_k" and info["inject_tokens"] <= INJECT["token_budget"]
     assert info["inject_items"] == len(expected.items) <= INJECT["top_k"]
     r = rec.retrieval
@@ -67,7 +67,7 @@ def test_inject_falls_back_to_top_k_and_the_record_says_if_the_fact_made_it(larg
 def test_memtool_indexes_the_whole_large_corpus(large, tmp_path):
     task = large["K"]
     rec = run_episode(task, cfg("noop", {"name": "memtool"}), make_factory(SANDBOX), work_root=tmp_path)
-    assert rec.stop_reason != "error", rec.error
-    assert not rec.resolved
-    assert rec.delivery_info["corpus_items"] >= 2000 + 120 + 2 * 300
+    assert rec.outcome.stop_reason != "error", rec.outcome.error
+    assert not rec.outcome.resolved
+    assert rec.delivery.info()["corpus_items"] >= 2000 + 120 + 2 * 300
     assert rec.retrieval.searchable is True and rec.retrieval.available is True

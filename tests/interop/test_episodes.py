@@ -40,7 +40,7 @@ def test_patch_agent_resolves_an_imported_task_through_the_run_cli(imported):
     assert p.returncode == 0, p.stderr[-2000:]
     (rec_path,) = (imported / "results" / "bugsinpy-0001").glob("*.json")
     rec = results.load_record(rec_path)
-    assert rec.resolved and rec.stop_reason == "resolved" and rec.interventions == 0
+    assert rec.outcome.resolved and rec.outcome.stop_reason == "resolved" and rec.outcome.interventions == 0
     assert rec.attempts[0].counts["HIDDEN_TO_PASS"] == {"passed": 3, "total": 3}
     # The record becomes a SWE-bench prediction whose patch is the fix.
     out = imported / "preds.jsonl"
@@ -56,5 +56,5 @@ def test_noop_on_an_imported_task_hits_the_no_op_guard(imported, tmp_path):
     task = load(imported / "tasks" / "bugsinpy-0002")
     cfg = {"agent": {"name": "noop"}, "delivery": {"name": "full"}, "model": {"name": "none"}, "max_interventions": 1}
     rec = run_episode(task, cfg, make_factory({"backend": "unsafe_local"}), work_root=tmp_path)
-    assert not rec.resolved and rec.stop_reason == "max_interventions" and rec.error is None
+    assert not rec.outcome.resolved and rec.outcome.stop_reason == "max_interventions" and rec.outcome.error is None
     assert [a.guards for a in rec.attempts] == [["unchanged"], ["unchanged"]]

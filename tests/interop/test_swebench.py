@@ -129,7 +129,7 @@ def test_imported_tasks_without_ids_are_skipped(tmp_path, factory):
 def record(root: Path, task_id: str, diff: str, **ident) -> Path:
     """An episode record as sdebench.runs.results writes it."""
     rec = episode_record(task_id=task_id, final_diff=diff, **{"agent": "llm", "model": "m1", "delivery": "full", **ident})
-    p = results.record_path(root, rec.identity(), "k")
+    p = results.record_path(root, rec.identity, "k")
     results.write_record(p, rec)
     return p
 

@@ -34,7 +34,7 @@ def test_the_grader_gets_the_options_object_built_once(mini, tmp_path):
                make_factory(SANDBOX), grader=grader, work_root=tmp_path)
     assert not ep.failed and ep.grading is not None
     rec = ep.run()
-    assert rec.resolved and rec.feedback_hidden == "counts"
+    assert rec.outcome.resolved and rec.outcome.feedback_hidden == "counts"
     assert len(seen) == 1 and list(seen[0]) == ["options"]
     opts = seen[0]["options"]
     assert isinstance(opts, GradeOptions) and opts is ep.grading.options
@@ -85,7 +85,7 @@ def test_an_agent_lacking_what_it_declares_is_an_error_record(mini, tmp_path, ag
                work_root=tmp_path / "w")
     assert ep.failed and ep.sandbox is None  # checked before the sandbox opens
     rec = ep.run()
-    assert rec.stop_reason == "error" and message in rec.error and "\n" not in rec.error
+    assert rec.outcome.stop_reason == "error" and message in rec.outcome.error and "\n" not in rec.outcome.error
     assert rec.attempts == [] and list((tmp_path / "w").iterdir()) == []
     kinds = [e["kind"] for e in read(traj)]
     assert kinds == ["episode_start", "error", "episode_end"]

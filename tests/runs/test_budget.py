@@ -81,11 +81,11 @@ def test_parallel_sweep_stops_before_the_budget(tmp_path, tasks):
     assert "2 episode(s) not run: the sweep budget is spent (budget_usd=1)" in r.stderr, r.stderr[-3000:]
     recs = [results.read_record(p) for p in (tmp_path / "results").rglob("*.json")]
     recs = [x for x in recs if x is not None]
-    assert len(recs) == 2 and all(x.cost_usd == pytest.approx(0.30015) for x in recs)
+    assert len(recs) == 2 and all(x.usage.cost_usd == pytest.approx(0.30015) for x in recs)
     (ledger,) = (tmp_path / "results" / ".budget").glob("*.json")
     state = json.loads(ledger.read_text())
     assert state["episodes"] == 2 and state["reserved"] == {}
-    assert state["spent_usd"] == pytest.approx(sum(x.cost_usd for x in recs)) and state["spent_usd"] <= 1.0
+    assert state["spent_usd"] == pytest.approx(sum(x.usage.cost_usd for x in recs)) and state["spent_usd"] <= 1.0
 
 
 def test_bad_budget_is_one_start_up_line(tmp_path, tasks):

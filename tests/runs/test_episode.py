@@ -34,31 +34,31 @@ def events(path, kind):
 def test_oracle_resolves_at_first_submit(mini, tmp_path, delivery):
     traj = tmp_path / "t.jsonl"
     rec = run_episode(mini["K"], cfg("oracle", delivery), make_factory(SANDBOX), trajectory_path=traj)
-    assert rec.error is None, rec.error
-    assert rec.resolved and rec.interventions == 0 and rec.stop_reason == "resolved"
+    assert rec.outcome.error is None, rec.outcome.error
+    assert rec.outcome.resolved and rec.outcome.interventions == 0 and rec.outcome.stop_reason == "resolved"
     assert len(rec.attempts) == 1
     counts = rec.attempts[0].counts
     assert counts["HIDDEN_TO_PASS"]["passed"] == counts["HIDDEN_TO_PASS"]["total"] == 2
-    assert "+LOYALTY_RATE = 0.17" in rec.final_diff
-    assert rec.tool_calls == {"edit_file": 1, "submit": 1} and rec.turns == 2
-    assert rec.wall_s >= rec.grading_s + rec.tools_s + rec.model_s
-    assert rec.grading_s > 0 and rec.setup_s > 0
+    assert "+LOYALTY_RATE = 0.17" in rec.outcome.final_diff
+    assert rec.usage.tool_calls == {"edit_file": 1, "submit": 1} and rec.usage.turns == 2
+    assert rec.timing.wall_s >= rec.timing.grading_s + rec.timing.tools_s + rec.timing.model_s
+    assert rec.timing.grading_s > 0 and rec.timing.setup_s > 0
     kinds = [e["kind"] for e in read(traj)]
     assert kinds[0] == "episode_start" and kinds[-1] == "episode_end" and "grade" in kinds
-    assert {k: getattr(rec, k) for k in ("task_id", "delivery", "agent", "model", "source")} == {
+    assert {k: getattr(rec.identity, k) for k in ("task_id", "delivery", "agent", "model", "source")} == {
         "task_id": mini["K"].id, "delivery": delivery, "agent": "oracle", "model": "none", "source": "K"}
 
 
 def test_conventional_ends_unresolved_after_exactly_five_interventions(mini, tmp_path):
     traj = tmp_path / "t.jsonl"
     rec = run_episode(mini["F"], cfg("conventional"), make_factory(SANDBOX), trajectory_path=traj)
-    assert rec.error is None
-    assert not rec.resolved and rec.interventions == 5 and rec.stop_reason == "max_interventions"
+    assert rec.outcome.error is None
+    assert not rec.outcome.resolved and rec.outcome.interventions == 5 and rec.outcome.stop_reason == "max_interventions"
     assert len(rec.attempts) == 6
     for a in rec.attempts:
         assert a.counts["FAIL_TO_PASS"] == {"passed": 1, "total": 1}
         assert a.counts["HIDDEN_TO_PASS"]["passed"] < a.counts["HIDDEN_TO_PASS"]["total"]
-    assert rec.tool_calls["submit"] == 6
+    assert rec.usage.tool_calls["submit"] == 6
     assert [a.grade_reused for a in rec.attempts] == [False] + [True] * 5  # unchanged resubmissions
     assert len(events(traj, "feedback")) == 5 and len(events(traj, "grade")) == 6
     assert all(e["text"] for e in events(traj, "feedback"))  # the failing output was fed back
@@ -66,10 +66,10 @@ def test_conventional_ends_unresolved_after_exactly_five_interventions(mini, tmp
 
 def test_noop_never_resolves_and_the_cap_is_configurable(mini, tmp_path):
     rec = run_episode(mini["H"], cfg("noop", max_interventions=2, reuse_unchanged_grades=False), make_factory(SANDBOX))
-    assert not rec.resolved and rec.interventions == 2 and len(rec.attempts) == 3
+    assert not rec.outcome.resolved and rec.outcome.interventions == 2 and len(rec.attempts) == 3
     assert not any(a.grade_reused for a in rec.attempts)
     assert all(a.guards == ["unchanged"] for a in rec.attempts)
-    assert rec.final_diff == "" and rec.stop_reason == "max_interventions"
+    assert rec.outcome.final_diff == "" and rec.outcome.stop_reason == "max_interventions"
     assert rec.attempts[0].counts["FAIL_TO_PASS"]["passed"] == 0
 
 
@@ -103,21 +103,21 @@ class CrashingAgent(LimitAgent):
 
 def test_a_limit_ends_the_episode_after_one_grade(mini, tmp_path):
     rec = run_episode(mini["K"], cfg("oracle"), make_factory(SANDBOX), agent=LimitAgent())
-    assert rec.stop_reason == "max_turns" and rec.interventions == 0 and len(rec.attempts) == 1
-    assert rec.turns == 3 and rec.tool_calls == {"bash": 1}
-    assert (rec.prompt_tokens, rec.completion_tokens, rec.cached_tokens, rec.cost_usd) == (100, 20, 7, 0.01)
-    assert rec.model_s == 0.5
+    assert rec.outcome.stop_reason == "max_turns" and rec.outcome.interventions == 0 and len(rec.attempts) == 1
+    assert rec.usage.turns == 3 and rec.usage.tool_calls == {"bash": 1}
+    assert (rec.usage.prompt_tokens, rec.usage.completion_tokens, rec.usage.cached_tokens, rec.usage.cost_usd) == (100, 20, 7, 0.01)
+    assert rec.timing.model_s == 0.5
 
 
 def test_exceptions_become_failed_episodes(mini, tmp_path):
     traj = tmp_path / "t.jsonl"
     rec = run_episode(mini["K"], cfg("oracle"), make_factory(SANDBOX), agent=CrashingAgent(), trajectory_path=traj)
-    assert rec.stop_reason == "error" and not rec.resolved and rec.error == "RuntimeError: model exploded"
+    assert rec.outcome.stop_reason == "error" and not rec.outcome.resolved and rec.outcome.error == "RuntimeError: model exploded"
     assert events(traj, "error")[0]["traceback"]
     bad = run_episode(mini["K"], cfg("patch"), make_factory(SANDBOX))
-    assert bad.stop_reason == "error" and "agent.patch" in bad.error
+    assert bad.outcome.stop_reason == "error" and "agent.patch" in bad.outcome.error
     unknown = run_episode(mini["K"], cfg("oracle", "zip"), make_factory(SANDBOX))
-    assert unknown.stop_reason == "error" and "unknown delivery" in unknown.error
+    assert unknown.outcome.stop_reason == "error" and "unknown delivery" in unknown.outcome.error
 
 
 def test_a_broken_task_is_a_failed_episode(mini, tmp_path):
@@ -129,12 +129,12 @@ def test_a_broken_task_is_a_failed_episode(mini, tmp_path):
     shutil.copytree(mini["K"].path, broken_dir)
     (broken_dir / "repo.bundle").write_bytes(b"garbage")
     rec = run_episode(load(broken_dir), cfg("oracle"), make_factory(SANDBOX))
-    assert rec.stop_reason == "error" and "RepoError" in rec.error
+    assert rec.outcome.stop_reason == "error" and "RepoError" in rec.outcome.error
 
 
 def test_workspace_is_removed_unless_kept(mini, tmp_path):
     rec = run_episode(mini["K"], cfg("oracle"), make_factory(SANDBOX), work_root=tmp_path, keep_workspace=True)
-    assert (tmp_path / rec.workspace).is_dir()
+    assert (tmp_path / rec.storage.workspace).is_dir()
     run_episode(mini["K"], cfg("oracle"), make_factory(SANDBOX), work_root=tmp_path / "w2")
     assert list((tmp_path / "w2").iterdir()) == []
 
@@ -164,10 +164,10 @@ class EditingAgent(LimitAgent):
 def test_a_changed_resubmission_is_graded_again_and_can_resolve(mini, tmp_path):
     agent = EditingAgent()
     rec = run_episode(mini["X"], cfg("oracle"), make_factory(SANDBOX), agent=agent)
-    assert rec.resolved and rec.interventions == 1 and len(rec.attempts) == 2
+    assert rec.outcome.resolved and rec.outcome.interventions == 1 and len(rec.attempts) == 2
     assert [a.grade_reused for a in rec.attempts] == [False, False]
     assert "HIDDEN_TO_PASS" in str(rec.attempts[0].counts) and agent.fed
-    assert "+LOYALTY_RATE = 0.17" in rec.final_diff
+    assert "+LOYALTY_RATE = 0.17" in rec.outcome.final_diff
 
 
 @pytest.mark.docker
@@ -185,10 +185,10 @@ def test_episodes_in_docker_grade_a_copy_synced_out_of_the_container(mini, tmp_p
     factory = make_factory({"backend": "docker", "image": image})
     try:
         ok = run_episode(mini["K"], cfg("oracle", "memtool"), factory)
-        assert ok.error is None and ok.resolved and ok.interventions == 0
-        assert "+LOYALTY_RATE = 0.17" in ok.final_diff
+        assert ok.outcome.error is None and ok.outcome.resolved and ok.outcome.interventions == 0
+        assert "+LOYALTY_RATE = 0.17" in ok.outcome.final_diff
         conv = run_episode(mini["K"], cfg("conventional", max_interventions=2), factory)
-        assert not conv.resolved and conv.interventions == 2
+        assert not conv.outcome.resolved and conv.outcome.interventions == 2
         assert [a.grade_reused for a in conv.attempts] == [False, True, True]
     finally:
         factory.cleanup()
@@ -216,33 +216,33 @@ class _GradingDown:
 def test_a_grade_that_cannot_run_makes_the_episode_an_error_not_unresolved(mini, tmp_path):
     traj = tmp_path / "t.jsonl"
     rec = run_episode(mini["K"], cfg("oracle"), _GradingDown(), trajectory_path=traj)
-    assert rec.stop_reason == "error" and not rec.resolved
-    assert "grading failed" in rec.error and "engine unreachable" in rec.error
-    assert rec.interventions == 0 and rec.feedback == []
+    assert rec.outcome.stop_reason == "error" and not rec.outcome.resolved
+    assert "grading failed" in rec.outcome.error and "engine unreachable" in rec.outcome.error
+    assert rec.outcome.interventions == 0 and rec.outcome.feedback == []
 
 
 def test_records_carry_the_feedback_policy_and_the_trajectory_only_the_public_grade(mini, tmp_path):
     traj = tmp_path / "t.jsonl"
     rec = run_episode(mini["F"], cfg("conventional", max_interventions=1, grading={"feedback_hidden": "counts"}),
                       make_factory(SANDBOX), trajectory_path=traj)
-    assert rec.feedback_hidden == "counts" and rec.error is None
+    assert rec.outcome.feedback_hidden == "counts" and rec.outcome.error is None
     grades = events(traj, "grade")
     assert grades and all("held_out" in g and "tests" not in g for g in grades)
-    assert "Held-out tests: " in rec.feedback[0]
+    assert "Held-out tests: " in rec.outcome.feedback[0]
     assert all("test_loyalty_rate" not in str(g) for g in grades)  # hidden ids never logged under counts
 
 
 def test_a_bad_grading_option_is_an_error_record(mini, tmp_path):
     rec = run_episode(mini["K"], cfg("oracle", grading={"feedback_hidden": "all"}), make_factory(SANDBOX))
-    assert rec.stop_reason == "error" and "feedback_hidden" in rec.error
+    assert rec.outcome.stop_reason == "error" and "feedback_hidden" in rec.outcome.error
 
 
 def test_wall_time_parts_add_up_and_none_is_counted_twice(mini, tmp_path):
     """wall_s = setup + model + tools + grading + other, every part measured apart (none negative)."""
     rec = run_episode(mini["F"], cfg("conventional", max_interventions=2), make_factory(SANDBOX))
-    parts = (rec.setup_s, rec.model_s, rec.tools_s, rec.grading_s, rec.other_s)
-    assert rec.error is None and len(rec.attempts) == 3
-    assert rec.setup_s > 0 and rec.grading_s > 0 and rec.tools_s > 0 and rec.model_s == 0  # no model here
+    parts = (rec.timing.setup_s, rec.timing.model_s, rec.timing.tools_s, rec.timing.grading_s, rec.timing.other_s)
+    assert rec.outcome.error is None and len(rec.attempts) == 3
+    assert rec.timing.setup_s > 0 and rec.timing.grading_s > 0 and rec.timing.tools_s > 0 and rec.timing.model_s == 0  # no model here
     assert all(p >= -0.001 for p in parts), parts  # a negative remainder would mean overlapping parts
-    assert sum(parts) == pytest.approx(rec.wall_s, abs=0.002)
-    assert rec.grading_s >= sum(a.grade_s for a in rec.attempts) - 0.002
+    assert sum(parts) == pytest.approx(rec.timing.wall_s, abs=0.002)
+    assert rec.timing.grading_s >= sum(a.grade_s for a in rec.attempts) - 0.002

@@ -92,7 +92,7 @@ def test_nothing_the_agent_sees_names_its_task(backend, delivery, request, tmp_p
         rec = run_episode(task, cfg, factory, agent=agent, work_root=tmp_path / "work")
     finally:
         factory.cleanup()
-    assert rec.error is None and rec.stop_reason == "max_interventions", rec
+    assert rec.outcome.error is None and rec.outcome.stop_reason == "max_interventions", rec
     assert agent.out["setup"].strip().endswith("ok")
     hits = agent.out["hits"]
     assert control in hits, f"the scan found not even its own control token: {hits!r}"

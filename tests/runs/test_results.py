@@ -53,7 +53,7 @@ def test_record_path_is_readable_and_safe(tmp_path):
 def test_atomic_write_and_torn_or_foreign_files(tmp_path):
     p = results.record_path(tmp_path, IDENT, "k1")
     results.write_record(p, rec())
-    assert json.loads(p.read_text())["schema_version"] == 2 and results.read_record(p) == rec()
+    assert json.loads(p.read_text())["schema_version"] == 3 and results.read_record(p) == rec()
     assert [x.name for x in p.parent.iterdir()] == [p.name]  # no temp file left
     p.write_text(p.read_text()[:40])  # torn
     assert results.read_record(p) is None
@@ -95,12 +95,12 @@ def test_summary_rows_and_markdown(tmp_path):
     ]
     rows = results.summarize(recs)
     mem = next(r for r in rows if r["agent"] == "llm" and r["delivery"] == "memtool")
-    assert (mem["episodes"], mem["resolved"], mem["resolve_rate"], mem["mean_interventions"]) == (2, 1, 0.5, 2.5)
-    assert mem["mean_interventions_resolved"] == 0 and mem["cost_usd"] == 1.0
+    assert (mem["episodes"], mem["resolved"], mem["resolve_rate"], mem["interventions_capped"]) == (2, 1, 0.5, 2.5)
+    assert mem["interventions_resolved"] == 0 and mem["cost_usd"] == 1.0
     full = next(r for r in rows if r["agent"] == "llm" and r["delivery"] == "full")
-    assert full["errors"] == 1 and full["mean_interventions_resolved"] is None
+    assert full["errors"] == 1 and full["interventions_resolved"] is None
     # an errored episode has no outcome: 0 valid episodes, no rate (not 0) and no interventions
-    assert (full["episodes"], full["resolved"], full["resolve_rate"], full["mean_interventions"]) == (0, 0, None, None)
+    assert (full["episodes"], full["resolved"], full["resolve_rate"], full["interventions_capped"]) == (0, 0, None, None)
     assert full["cost_usd"] == 0.5  # spent all the same
     md = results.markdown(rows)
     assert "### agent=llm model=openai/gpt-x" in md and "### agent=oracle model=openai/gpt-x" in md
@@ -110,7 +110,7 @@ def test_summary_rows_and_markdown(tmp_path):
     out = results.write_summary(tmp_path / "sweep", recs)
     assert out == (tmp_path / "sweep" / "summary.md").read_text()
     table = pd.read_parquet(tmp_path / "sweep" / "summary.parquet")
-    assert len(table) == 3 and set(table.columns) >= {"source", "delivery", "resolve_rate", "mean_interventions"}
+    assert len(table) == 3 and set(table.columns) >= {"source", "delivery", "resolve_rate", "interventions_capped"}
 
 
 def test_stream_records_are_summarised_apart_with_tokens_and_cost():
@@ -224,8 +224,8 @@ def test_summary_keeps_errored_episodes_out_of_outcome_rates():
     assert (row["episodes"], row["errors"], row["resolved"], row["resolved_1"]) == (3, 1, 2, 1)
     assert row["resolve_rate"] == 2 / 3 and row["resolve_1"] == 1 / 3
     lo, hi = rules.wilson(2, 3)
-    assert (row["resolve_cap_lo"], row["resolve_cap_hi"]) == (lo, hi)
-    assert row["mean_interventions"] == (0 + 2 + 5) / 3  # the error is not counted at the cap
+    assert (row["resolve_rate_lo"], row["resolve_rate_hi"]) == (lo, hi)
+    assert row["interventions_capped"] == (0 + 2 + 5) / 3  # the error is not counted at the cap
     assert row["mean_turns"] == (2 + 4 + 6) / 3  # per-episode means: valid episodes
     assert row["cost_usd"] == 0.5 * 3 + 2.0  # the total: every episode, the errored one included
     md = results.markdown([row])
@@ -236,8 +236,8 @@ def test_summary_of_a_group_whose_episodes_all_errored():
     recs = [rec(key=str(i), resolved=False, interventions=0, stop_reason="error", error="boom") for i in range(2)]
     (row,) = results.summarize(recs)
     assert (row["episodes"], row["errors"], row["resolved"], row["resolved_1"]) == (0, 2, 0, 0)
-    for col in ("resolve_rate", "resolve_cap_lo", "resolve_cap_hi", "resolve_1", "resolve_1_lo", "resolve_1_hi",
-                "mean_interventions", "mean_interventions_resolved", "mean_prompt_tokens", "mean_turns"):
+    for col in ("resolve_rate", "resolve_rate_lo", "resolve_rate_hi", "resolve_1", "resolve_1_lo", "resolve_1_hi",
+                "interventions_capped", "interventions_resolved", "mean_prompt_tokens", "mean_turns"):
         assert row[col] is None, col
     assert "| K | 0/0 (-) !2 |" in results.markdown([row])
 

@@ -32,7 +32,7 @@ def cfg(agent: str, delivery, **extra):
 def episode(task, agent, delivery, tmp_path, **extra):
     traj = tmp_path / "t.jsonl"
     rec = run_episode(task, cfg(agent, delivery, **extra), make_factory(SANDBOX), trajectory_path=traj, work_root=tmp_path)
-    assert rec.stop_reason != "error", rec.error
+    assert rec.outcome.stop_reason != "error", rec.outcome.error
     return rec, read(traj)
 
 
@@ -63,7 +63,7 @@ def test_fact_lines_prefer_long_lines_and_in_workspace_checks_the_file(mini, tmp
 def test_inject_whole_corpus_has_the_item_in_budget(mini, tmp_path):
     rec, _ = episode(mini["K"], "oracle", "inject", tmp_path)
     r = rec.retrieval
-    assert rec.delivery_info["inject_mode"] == "all"
+    assert rec.delivery.info()["inject_mode"] == "all"
     assert r.injected is True and r.available and r.retrieved is True and not r.in_workspace and r.searches == []
     assert r.fact_in_diff is True and r.decisive == ["K:docs/pricing.md"]
 
@@ -83,10 +83,10 @@ def test_inject_out_of_budget_is_no_route_and_the_prompt_lacks_the_fact(mini, tm
     budget, inj = _budget_without(mini["K"], tmp_path)
     rec, _ = episode(mini["K"], "learner", {"name": "inject", "token_budget": budget}, tmp_path)
     r = rec.retrieval
-    assert rec.delivery_info["inject_mode"] == "top_k" and rec.delivery_info["inject_items"] == len(inj.items)
+    assert rec.delivery.info()["inject_mode"] == "top_k" and rec.delivery.info()["inject_items"] == len(inj.items)
     assert r.injected is False and r.available is False and r.retrieved is False
     # the learner saw no fact in its prompt, so it applied the conventional fix: nothing of the fact in the diff
-    assert not rec.resolved and r.fact_in_diff is False
+    assert not rec.outcome.resolved and r.fact_in_diff is False
 
 
 # --- full and the squashed control --------------------------------------------------------------
@@ -97,7 +97,7 @@ def test_full_read_of_the_note_touches_it(mini, tmp_path):
     assert tools[0]["name"] == "read_file" and tools[0]["arguments"] == {"path": ".agent/preferences.md"}
     assert r.in_workspace and r.available and r.injected is None
     assert (r.touched, r.touched_at, r.touched_by, r.retrieved) == (True, 1, "read_file", True)
-    assert rec.resolved and r.fact_in_diff
+    assert rec.outcome.resolved and r.fact_in_diff
 
 
 def test_full_with_the_fact_in_a_doc_it_never_reads_is_never_retrieved(mini, tmp_path):
@@ -105,7 +105,7 @@ def test_full_with_the_fact_in_a_doc_it_never_reads_is_never_retrieved(mini, tmp
     rec, _ = episode(mini["K"], "learner", "full", tmp_path)
     r = rec.retrieval
     assert r.in_workspace and r.available and r.touched is False and r.retrieved is False
-    assert not rec.resolved and not r.fact_in_diff
+    assert not rec.outcome.resolved and not r.fact_in_diff
 
 
 def test_squashed_is_the_control_nothing_to_find(mini, tmp_path):
@@ -113,7 +113,7 @@ def test_squashed_is_the_control_nothing_to_find(mini, tmp_path):
     r = rec.retrieval
     assert r.decisive == ["K:docs/pricing.md"]
     assert (r.available, r.in_workspace, r.searchable, r.injected, r.touched, r.retrieved) == (False, False, False, None, False, False)
-    assert rec.resolved and r.fact_in_diff  # the oracle agent holds the answer key: resolved without retrieval
+    assert rec.outcome.resolved and r.fact_in_diff  # the oracle agent holds the answer key: resolved without retrieval
 
 
 def test_memtool_search_by_the_learner_ranks_the_item(mini, tmp_path):
@@ -124,7 +124,7 @@ def test_memtool_search_by_the_learner_ranks_the_item(mini, tmp_path):
     out = next(e["output"] for e in events if e["kind"] == "tool" and e["name"] == "memory_search")
     header = next(line for line in out.splitlines() if line.startswith(f"#{s.rank} (score "))
     assert r.decisive[0] in header  # the hit the agent got at that rank is the decisive note entry
-    assert r.searchable and r.touched and r.touched_by == "memory_search" and r.retrieved and rec.resolved
+    assert r.searchable and r.touched and r.touched_by == "memory_search" and r.retrieved and rec.outcome.resolved
 
 
 # --- partial observation and the record field ---------------------------------------------------
@@ -144,13 +144,13 @@ def test_partial_observation_makes_an_unseen_touch_unknown(mini, tmp_path):
 
 
 def test_the_record_field_round_trips_and_old_records_load():
-    rec = EpisodeRecord(task_id="t", family="f", variant=0, source="K", bottleneck="knowledge-missing", delivery="memtool",
-                        agent="a", model="m", seed=0)
+    rec = EpisodeRecord.from_flat(dict(task_id="t", family="f", variant=0, source="K", bottleneck="knowledge-missing",
+                                       delivery="memtool", agent="a", model="m", seed=0))
     rec.retrieval = Retrieval(decisive=["K:docs/x.md"], available=True, searchable=True,
                               searches=[Search("q", 5, 3, 2), Search("r", 5, 0, None)], best_rank=2, retrieved=True)
     back = EpisodeRecord.from_json(rec.to_json())
     assert back.retrieval == rec.retrieval and back.retrieval.searches[0].rank == 2
-    old = {k: v for k, v in rec.to_dict().items() if k != "retrieval"}
+    old = {k: v for k, v in rec.to_dict().items() if k != "retrieval"}  # a record written before the field
     assert EpisodeRecord.from_dict(old).retrieval is None
     with pytest.raises(RecordError, match="retrieval"):
         EpisodeRecord.from_dict({**rec.to_dict(), "retrieval": {"searches": "nope"}})

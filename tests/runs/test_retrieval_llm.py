@@ -53,7 +53,7 @@ def _episode(task, base: str, steps: list[dict[str, Any]], tmp_path: Path, deliv
         rec = run_episode(task, cfg, factory, trajectory_path=traj, work_root=tmp_path)
     finally:
         factory.cleanup()
-    assert rec.stop_reason != "error", rec.error
+    assert rec.outcome.stop_reason != "error", rec.outcome.error
     return rec, read(traj)
 
 
@@ -72,7 +72,7 @@ def test_memtool_records_the_rank_of_each_search_and_a_miss(mini, server, tmp_pa
     steps = [search("loyalty discount finance"), search("empty cart crash", k=3), *patch_edits(task.oracle_patch), SUBMIT]
     rec, _ = _episode(task, server, steps, tmp_path, "memtool")
     r = rec.retrieval
-    assert rec.resolved and [s.query for s in r.searches] == ["loyalty discount finance", "empty cart crash"]
+    assert rec.outcome.resolved and [s.query for s in r.searches] == ["loyalty discount finance", "empty cart crash"]
     found, miss = r.searches
     outputs = _tool_outputs(server)
     # the rank recorded is where the model really got the decisive item
@@ -88,9 +88,9 @@ def test_memtool_that_never_finds_it_is_a_never_retrieved_failure(mini, server, 
     rec, _ = _episode(task, server, [search("empty cart crash"), *patch_edits(task.conventional_patch), SUBMIT],
                       tmp_path, "memtool")
     r = rec.retrieval
-    assert not rec.resolved and r.searches[0].rank is None and r.best_rank is None
+    assert not rec.outcome.resolved and r.searches[0].rank is None and r.best_rank is None
     assert r.available and r.retrieved is False and r.touched is False and not r.fact_in_diff
-    assert analysis.diagnosis(r.to_dict(), rec.resolved) == "never retrieved"
+    assert analysis.diagnosis(r.to_dict(), rec.outcome.resolved) == "never retrieved"
 
 
 def test_full_git_log_of_the_fact_commit_touches_it_and_the_table_shows_it(mini, server, tmp_path):
@@ -101,7 +101,7 @@ def test_full_git_log_of_the_fact_commit_touches_it_and_the_table_shows_it(mini,
     r = rec.retrieval
     assert "set loyalty discount to 17 percent" in _tool_outputs(server)[1].lower()
     assert r.in_workspace and (r.touched, r.touched_at, r.touched_by) == (True, 2, "bash")
-    assert r.retrieved is True and not rec.resolved and not r.fact_in_diff
+    assert r.retrieved is True and not rec.outcome.resolved and not r.fact_in_diff
     t = analysis.table(results.frame([rec]))
     row = t.iloc[0]
     assert (row["delivery"], row["retrieved"], row["used"], row["failed: retrieved, not used"]) == ("full", 1, 0, 1)

@@ -1,5 +1,7 @@
 """The one definition of resolve@1, resolve@cap, interventions and their intervals."""
 
+import pytest
+
 from sdebench.runs import results, rules
 from tests.helpers import record
 
@@ -11,7 +13,7 @@ def test_an_episode_ended_by_a_limit_counts_at_the_cap_everywhere():
     assert [rules.counted_interventions(r) for r in (limited, first, third)] == [5, 0, 2]
     assert [rules.resolved_first(r) for r in (limited, first, third)] == [False, True, False]
     (row,) = results.summarize([limited, first, third])
-    assert row["mean_interventions"] == 7 / 3  # the summary agrees with the tables
+    assert row["interventions_capped"] == 7 / 3  # the summary agrees with the tables
     assert row["resolved_1"] == 1 and row["resolved"] == 2
     from sdebench.analysis import tables
 
@@ -39,31 +41,37 @@ def test_old_records_derive_resolved_at_from_attempts():
 
 def test_task_set_names_the_set_and_its_scale():
     assert rules.task_set(record()) == rules.PUBLISHED == "published"
-    assert rules.task_set({"set_digest": "fresh1:" + "0f" * 32, "memory_scale": None}) == "fresh:0f0f0f0f0f0f"
-    assert rules.task_set({"set_digest": float("nan"), "memory_scale": "large"}) == "published@large"
+    assert rules.task_set(record(set_digest="fresh1:" + "0f" * 32, memory_scale=None)) == "fresh:0f0f0f0f0f0f"
+    assert rules.task_set(record(memory_scale="large")) == "published@large"
 
 
 def test_feedback_policy_defaults_to_binary_for_old_records():
     assert rules.feedback_policy(record()) == "binary"
-    assert rules.feedback_policy({"feedback_hidden": float("nan")}) == "binary"
-    assert rules.feedback_policy({"feedback_hidden": "counts"}) == "counts"
+    assert rules.feedback_policy(record(feedback_hidden="counts")) == "counts"
 
 
-def test_is_error_reads_records_dicts_and_frame_rows():
+def test_rules_take_typed_records_and_frame_rows_become_records():
     import pandas as pd
 
     assert rules.is_error(record(stop_reason="error")) and not rules.is_error(record(stop_reason="max_turns"))
-    assert rules.is_error({"stop_reason": "error"}) and not rules.is_error({})
-    df = pd.DataFrame({"stop_reason": ["error", "resolved", float("nan"), None]})
-    assert [rules.is_error(row) for _, row in df.iterrows()] == [True, False, False, False]  # NaN-safe
-    assert [rules.is_error(r) for r in df.to_dict("records")] == [True, False, False, False]
-    assert [rules.is_error(t) for t in df.itertuples()] == [True, False, False, False]
+    # a frame row becomes a record first (results.records): a missing or NaN value takes its default
+    df = pd.DataFrame({"stop_reason": ["error", "resolved", float("nan"), None],
+                       "feedback_hidden": ["counts", float("nan"), None, "tests"],
+                       "set_digest": [float("nan"), "fresh1:" + "ab" * 32, None, None],
+                       "max_interventions": [3, float("nan"), 2, 5], "resolved": [False, True, False, False]})
+    recs = results.records(df)
+    assert [rules.is_error(r) for r in recs] == [True, False, False, False]  # NaN-safe
+    assert [rules.feedback_policy(r) for r in recs] == ["counts", "binary", "binary", "tests"]
+    assert [rules.task_set(r) for r in recs] == ["published", "fresh:abababababab", "published", "published"]
+    assert [r.outcome.max_interventions for r in recs] == [3, None, 2, 5]  # an int again, not 3.0
+    assert [rules.counted_interventions(r) for r in recs] == [None, 0, 2, 5]
+    with pytest.raises(AttributeError):
+        rules.is_error({"stop_reason": "error"})  # one type: a dict is no record
 
 
 def test_an_errored_episode_is_no_unresolved_outcome():
     errored = record(resolved=False, interventions=0, max_interventions=5, stop_reason="error", error="server down")
     assert rules.counted_interventions(errored) is None  # not the cap: it has no outcome
-    assert rules.counted_interventions({"stop_reason": "error", "resolved": False}) is None
     resolved = record(resolved=True, interventions=0, resolved_at=1, stop_reason="resolved")
     unresolved = record(resolved=False, interventions=5, max_interventions=5, stop_reason="max_interventions")
     recs = [resolved, resolved, unresolved, errored]
@@ -73,7 +81,7 @@ def test_an_errored_episode_is_no_unresolved_outcome():
 
     cell = tables.by_cell(results.frame(recs)).iloc[0]
     assert (row["episodes"], row["errors"], row["resolve_rate"]) == (cell["episodes"], cell["errors"], 2 / 3) == (3, 1, 2 / 3)
-    assert row["mean_interventions"] == cell["interventions_capped"] == 5 / 3
+    assert row["interventions_capped"] == cell["interventions_capped"] == 5 / 3
 
 
 def test_rate_ci_without_episodes_has_no_rate():

@@ -57,8 +57,8 @@ def test_single_run_writes_records_prints_the_table_and_resumes(tmp_path, tasks)
     files = list((tmp_path / "results").rglob("*.json"))
     assert len(files) == 1
     rec = results.read_record(files[0])
-    assert set(REQUIRED) <= set(rec.to_dict()), set(REQUIRED) - set(rec.to_dict())
-    assert rec.resolved and rec.interventions == 0 and Path(rec.trajectory).is_file()
+    assert set(REQUIRED) <= set(rec.flat()), set(REQUIRED) - set(rec.flat())
+    assert rec.outcome.resolved and rec.outcome.interventions == 0 and Path(rec.storage.trajectory).is_file()
     assert (tmp_path / "out" / results.MANIFEST).read_text().strip() == str(files[0].resolve())
     before = files[0].stat().st_mtime_ns
     again = cli(args, tmp_path)
@@ -111,9 +111,9 @@ def test_sigkill_halfway_then_rerun_leaves_one_intact_record_per_episode(tmp_pat
     files = sorted((tmp_path / "results").rglob("*.json"))
     recs = [results.read_record(f) for f in files]
     assert len(files) == 10 and all(recs)
-    episodes = [(x.task_id, x.delivery, x.agent) for x in recs]
+    episodes = [(x.identity.task_id, x.identity.delivery, x.identity.agent) for x in recs]
     assert len(set(episodes)) == 10 and len({x.key for x in recs}) == 10
-    assert all(x.resolved and x.interventions == 0 for x in recs)
+    assert all(x.outcome.resolved and x.outcome.interventions == 0 for x in recs)
     assert not [p for p in (tmp_path / "results").rglob("*") if p.name.endswith(".tmp")]
 
 
@@ -128,14 +128,14 @@ def test_reference_matrix_on_one_family(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     recs = results.manifest_records(tmp_path / "sweep")
     assert len(recs) == 5 * 5 * 3  # deliveries x sources x agents
-    assert not [x for x in recs if x.error]
+    assert not [x for x in recs if x.outcome.error]
     for x in recs:
-        if x.agent == "oracle":
-            assert x.resolved and x.interventions == 0, x.task_id
-        elif x.agent == "conventional":
-            assert not x.resolved and x.interventions == 5 and len(x.attempts) == 6, x.task_id
+        if x.identity.agent == "oracle":
+            assert x.outcome.resolved and x.outcome.interventions == 0, x.identity.task_id
+        elif x.identity.agent == "conventional":
+            assert not x.outcome.resolved and x.outcome.interventions == 5 and len(x.attempts) == 6, x.identity.task_id
         else:
-            assert not x.resolved, x.task_id
+            assert not x.outcome.resolved, x.identity.task_id
     md = (tmp_path / "sweep" / "summary.md").read_text()
     assert "Summary of 75 episodes" in r.stdout and md in r.stdout
     for source in ("H", "K", "F", "X", "none"):
@@ -153,7 +153,7 @@ def test_error_records_run_again_unless_told_not_to(tmp_path, tasks, caplog):
            "tasks_dir": str(tasks), "results_dir": str(tmp_path / "results"), "seed": 0, "max_interventions": 5,
            "select": {}, "limits": {}}
     first = run_job(cfg, tmp_path / "job")
-    assert len(first) == 1 and first[0].stop_reason == "error" and "no such file" in first[0].error
+    assert len(first) == 1 and first[0].outcome.stop_reason == "error" and "no such file" in first[0].outcome.error
     with caplog.at_level(logging.INFO, logger="sdebench.run"):
         run_job(cfg, tmp_path / "job")
         assert "running it again" in caplog.text
@@ -162,7 +162,7 @@ def test_error_records_run_again_unless_told_not_to(tmp_path, tasks, caplog):
         assert "already done" in caplog.text
     (tmp_path / "missing.patch").write_text((tasks / "mini-pricing-v0-K" / "oracle.patch").read_text())
     fixed = run_job(cfg, tmp_path / "job")
-    assert fixed[0].resolved and len(list((tmp_path / "results").rglob("*.json"))) == 1
+    assert fixed[0].outcome.resolved and len(list((tmp_path / "results").rglob("*.json"))) == 1
 
 
 def test_bad_model_config_is_one_startup_error(tmp_path, tasks):

@@ -84,9 +84,9 @@ def test_learner_interventions_fall_only_when_memory_is_carried(tmp_path):
     assert forward_transfer(none) == {"positions": 5, "gained": 0, "lost": 0, "interventions_saved": 0, "errors": 0}
     # records carry the stream id and position; fresh episodes were run once and reused by later streams
     recs = results.read_records(tmp_path / "results")
-    streamed = sorted((r.stream_id, r.stream_position) for r in recs if r.stream_id)
+    streamed = sorted((r.stream.stream_id, r.stream.stream_position) for r in recs if r.stream)
     assert streamed == sorted((f"rounding:{c}", p) for c in curve for p in range(5))
-    assert len([r for r in recs if not r.stream_id]) == 5
+    assert len([r for r in recs if not r.stream]) == 5
 
 
 @pytest.mark.slow
@@ -117,7 +117,7 @@ def test_streams_rerun_error_records_like_run(tmp_path, caplog):
     # make the first record an error record, as a crashed episode leaves it
     path = next((tmp_path / "results").rglob("*.json"))
     rec = results.read_record(path)
-    rec.stop_reason, rec.error = "error", "RuntimeError: boom"
+    rec.outcome.stop_reason, rec.outcome.error = "error", "RuntimeError: boom"
     results.write_record(path, rec)
     with caplog.at_level(logging.INFO, logger="sdebench.run"):
         run_stream({**cfg, "retry_errors": False}, tmp_path / "job")
@@ -125,7 +125,7 @@ def test_streams_rerun_error_records_like_run(tmp_path, caplog):
         caplog.clear()
         run_stream(cfg, tmp_path / "job")
         assert "running it again" in caplog.text
-    assert results.read_record(path).stop_reason != "error"
+    assert results.read_record(path).outcome.stop_reason != "error"
 
 
 def test_a_stream_dry_run_builds_everything_and_runs_nothing(tmp_path, capsys):

@@ -68,15 +68,15 @@ def test_two_sweeps_at_once_run_each_episode_once(tmp_path, tasks):
     out_b, err_b = b.communicate(timeout=600)
     assert a.returncode == 0 and b.returncode == 0, err_a[-2000:] + err_b[-2000:]
     recs = results.read_records(tmp_path / "results")
-    assert len(recs) == 10 and all(r.resolved for r in recs)
+    assert len(recs) == 10 and all(r.outcome.resolved for r in recs)
     assert len(log.read_text().splitlines()) == 10  # every episode's agent started exactly once
     for r in recs:
-        events = traj_mod.read(Path(r.trajectory))
+        events = traj_mod.read(Path(r.storage.trajectory))
         kinds = [e["kind"] for e in events]
-        assert kinds.count("episode_start") == 1 and kinds.count("episode_end") == 1, r.trajectory
+        assert kinds.count("episode_start") == 1 and kinds.count("episode_end") == 1, r.storage.trajectory
         assert kinds[0] == "episode_start" and kinds[-1] == "episode_end"
         start = events[0]
-        assert (start["task_id"], start["delivery"]) == (r.task_id, r.delivery)
+        assert (start["task_id"], start["delivery"]) == (r.identity.task_id, r.identity.delivery)
         assert [e["i"] for e in events] == list(range(1, len(events) + 1))  # one writer
     both = results.read_records(tmp_path / "sweep-a") + results.read_records(tmp_path / "sweep-b")
     assert len(both) == 20  # each sweep's summary lists all ten (run or reused)

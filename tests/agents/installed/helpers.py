@@ -73,7 +73,7 @@ def episode(task, cfg: dict[str, Any], tmp_path: Path) -> tuple[dict[str, Any], 
     factory = make_factory(dict(cfg["sandbox"]))
     traj = tmp_path / "traj.jsonl"
     try:
-        rec = run_episode(task, cfg, factory, trajectory_path=traj, work_root=tmp_path / "work").to_dict()
+        rec = run_episode(task, cfg, factory, trajectory_path=traj, work_root=tmp_path / "work").flat()
     finally:
         factory.cleanup()
     return rec, read(traj)

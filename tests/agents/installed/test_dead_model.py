@@ -84,7 +84,7 @@ def _check_error(agent: str, rec, events):
     # calls, Codex reconnects twice; OpenCode once retried 5 times over ~70 s when the refusal's text
     # read like a transient error)
     assert len([e for e in events if e["kind"] == "model_refused"]) <= 3, agent
-    line = outcome(EpisodeRecord.from_dict(rec))
+    line = outcome(EpisodeRecord.from_flat(rec))
     assert line.startswith("error (no outcome)") and "unresolved" not in line
     assert "unresolved (error)" not in json.dumps(events)
 
