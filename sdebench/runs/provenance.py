@@ -1,4 +1,4 @@
-"""Where a results dir's records came from: one JSON line per job in `<results_dir>/.runs.jsonl`.
+"""Where a results dir's records came from: one JSON line per job in `<results_dir>/.runs.ndjson`.
 
 Each job of `sdebench run` appends, before its first episode, the command line of its sweep, the
 sweep id, the time it started, the git commit of the code that runs it (and whether that checkout
@@ -7,8 +7,8 @@ config, the `config_hash` its records carry (sdebench.runs.results.config_hash) 
 values. The report reads these lines to say which command, commit and config produced a sweep
 (sdebench.analysis.runinfo).
 
-The file is hidden and is not `*.json`, so record readers never take it for a record; one short
-append per job keeps lines from parallel jobs whole. Provenance must never cost a result: a line
+The file is hidden and neither `*.json` nor `*.jsonl`, so nothing takes it for a record or a
+trajectory; one short append per job keeps lines from parallel jobs whole. Provenance must never cost a result: a line
 that cannot be written is a warning, a line that cannot be read is skipped.
 """
 
@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FILE = ".runs.jsonl"
+FILE = ".runs.ndjson"
 SCHEMA = "sdebench.run/1"
 COMMAND_ENV = "SDEBENCH_COMMAND"  # set by the command-line wrapper (sdebench.runs.sweep.cli) for its jobs
 # The config values a reader of a report needs first (dotted keys of the resolved config).
