@@ -68,7 +68,10 @@ def section(df: pd.DataFrame) -> str:
         labels = dict(zip(GROUP, key, strict=True))
         heading = f"agent={labels['agent']} model={labels['model']}" + "".join(f" {c}={labels[c]}" for c in split)
         costs = sub["mean_cost_usd"].dropna()
-        cost = (f"<p>mean cost per episode: ${costs.iloc[0]:.4f} in every cell</p>" if costs.nunique() == 1
-                else _grid(sub, "mean cost", cost_cell))
-        out.append(f"<h3>{esc(heading)}</h3><div class=\"pair\">{_grid(sub, 'resolve@1', resolve_cell)}{cost}</div>")
+        if costs.nunique() == 1:  # one figure says it (reference agents: 0), beside the heading
+            note = f' <span class="note">mean cost per episode: ${costs.iloc[0]:.4f} in every cell</span>'
+            out.append(f"<h3>{esc(heading)}{note}</h3>{_grid(sub, 'resolve@1', resolve_cell)}")
+        else:
+            out.append(f"<h3>{esc(heading)}</h3><div class=\"pair\">{_grid(sub, 'resolve@1', resolve_cell)}"
+                       f"{_grid(sub, 'mean cost', cost_cell)}</div>")
     return "\n".join(out)

@@ -45,7 +45,7 @@ dl.meta{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 1em
 dl.meta dt{font-weight:bold}dl.meta dd{margin:0;overflow-wrap:anywhere}
 pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;word-break:break-word;font-size:12px;max-height:40em;overflow:auto}
 .ev{border-left:3px solid #99c;padding-left:8px;margin:8px 0}.ok{color:#070}.bad{color:#a00}img{max-width:100%;height:auto}
-p,li{overflow-wrap:anywhere}.note{font-size:13px;color:#333}"""
+p,li{overflow-wrap:anywhere}.note{font-size:13px;color:#333;font-weight:normal}"""
 REFERENCE = Path("experiments/reference")
 
 

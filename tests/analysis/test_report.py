@@ -112,7 +112,8 @@ def test_report_of_a_real_sweep(small_sweep, tmp_path):
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     assert meta["episodes"] == "12" and meta["errors"].startswith("0 ")
     assert meta["command"].startswith("sdebench run -m delivery=squashed,oracle source=K,H")
-    assert meta["code"].startswith(head[:12]) and ("(clean)" in meta["code"]) != ("(uncommitted changes)" in meta["code"])
+    # (a checkout edited while the sweep ran shows both states, one per job that saw it)
+    assert re.fullmatch(rf"({head[:12]} \((clean|uncommitted changes)\)(; )?)+ \(sdebench \S+\)", meta["code"]), meta
     agents = re.search(r"agent\.name in \{(.*?)\}", meta["config"]).group(1)
     assert set(agents.split(", ")) == {"oracle", "conventional", "noop"} and "select.family=billing-rounding" in meta["config"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ( to \S+)?", meta["run"])
@@ -171,7 +172,9 @@ f.addEventListener("load", () => {{
     matrixTop: d.getElementById("matrix").getBoundingClientRect().top,
     matrixTables: d.querySelectorAll("table.matrix").length,
     wideMatrices: boxes.filter(b => b.querySelector("table.matrix") && b.scrollWidth > b.clientWidth + 1).length,
-    wideBoxes: boxes.filter(b => b.scrollWidth > b.clientWidth + 1).length}});
+    wideBoxes: boxes.filter(b => b.scrollWidth > b.clientWidth + 1).length,
+    title: d.querySelector("h1").textContent, tables: d.querySelectorAll("table").length,
+    episodes: [...d.querySelectorAll("a[href^='episodes/']")].map(a => a.getAttribute("href"))}});
 }});
 </script></body></html>"""
 SCREENS = {"desktop": (1400, 900), "phone": (390, 844)}
@@ -186,11 +189,11 @@ def measure(index: Path, width: int, height: int, shot: Path) -> dict:
     probe = index.parent / f"probe-{width}.html"
     probe.write_text(PROBE.format(w=width, h=height))
     window = f"--window-size={max(width, 500)},{height + 100}"
-    dom, console = run_chromium(probe.as_uri(), "--allow-file-access-from-files", window, "--dump-dom")
+    dom, console = run_chromium(probe.as_uri(), "--allow-file-access-from-files", window, f"--screenshot={shot}",
+                                "--dump-dom")
     assert console == []
     found = re.search(r'<pre id="probe">(.*?)</pre>', dom)
     assert found and found.group(1), dom[-2000:]
-    run_chromium(probe.as_uri(), "--allow-file-access-from-files", window, f"--screenshot={shot}")
     with Image.open(shot) as im:
         im.crop((0, 0, width, height)).save(shot)
     return json.loads(html.unescape(found.group(1)))
@@ -201,11 +204,28 @@ def measure(index: Path, width: int, height: int, shot: Path) -> dict:
 @needs_chromium
 def test_chromium_renders_the_report(small_sweep, tmp_path):
     index = report.build([small_sweep], tmp_path / "rep")
-    dom, console = run_chromium(index.as_uri(), "--dump-dom")
-    assert console == []
-    p = parse(dom)
-    assert "sdebench report" in "".join(p.text) and len(re.findall(r"<table", dom)) >= 7
-    eps = [h for h in p.hrefs if h.startswith("episodes/")]
+    # the first screen: run metadata, then the matrices; no sideways page overflow at either width
+    artifacts = Path(os.environ["SDEBENCH_ARTIFACTS"]) / "report" if os.environ.get("SDEBENCH_ARTIFACTS") else None
+    import matplotlib.image
+
+    seen_at = {}
+    for name, (width, height) in SCREENS.items():
+        shot = tmp_path / f"report-{name}-{width}.png"
+        m = seen_at[name] = measure(index, width, height, shot)
+        pix = matplotlib.image.imread(shot)
+        assert pix.shape[:2] == (height, width) and pix[..., :3].std() > 0.05, name
+        if artifacts is not None:
+            artifacts.mkdir(parents=True, exist_ok=True)
+            shutil.copy(shot, artifacts / shot.name)
+        assert m["width"] == width and m["scrollWidth"] <= width, (name, m)
+        assert m["next"] == "matrix" and m["matrixTables"] == 3, (name, m)  # one per reference agent
+        if name == "desktop":
+            assert m["matrixTop"] < height / 2 and m["wideMatrices"] == 0, m
+        else:  # wide tables scroll inside their own box, not the page
+            assert m["wideBoxes"] >= 1, m
+    m = seen_at["desktop"]
+    assert m["title"] == "sdebench report" and m["tables"] >= 7
+    eps = m["episodes"]
     assert len(eps) == 12
     # every link resolves; one page per agent is rendered in the browser and links back
     for h in eps:
@@ -222,24 +242,6 @@ def test_chromium_renders_the_report(small_sweep, tmp_path):
         back = [x for x in parse(edom).hrefs if x.endswith("index.html")]
         assert back and all((index.parent / "episodes" / x).resolve() == index.resolve() for x in back)
     assert seen == {"oracle", "conventional", "noop"}
-    # the first screen: run metadata, then the matrices; no sideways page overflow at either width
-    artifacts = Path(os.environ["SDEBENCH_ARTIFACTS"]) / "report" if os.environ.get("SDEBENCH_ARTIFACTS") else None
-    import matplotlib.image
-
-    for name, (width, height) in SCREENS.items():
-        shot = tmp_path / f"report-{name}-{width}.png"
-        m = measure(index, width, height, shot)
-        pix = matplotlib.image.imread(shot)
-        assert pix.shape[:2] == (height, width) and pix[..., :3].std() > 0.05, name
-        if artifacts is not None:
-            artifacts.mkdir(parents=True, exist_ok=True)
-            shutil.copy(shot, artifacts / shot.name)
-        assert m["width"] == width and m["scrollWidth"] <= width, (name, m)
-        assert m["next"] == "matrix" and m["matrixTables"] == 3, (name, m)  # one per reference agent
-        if name == "desktop":
-            assert m["matrixTop"] < height / 2 and m["wideMatrices"] == 0, m
-        else:  # wide tables scroll inside their own box, not the page
-            assert m["wideBoxes"] >= 1, m
 
 
 def test_stream_episodes_are_tabled_apart(tmp_path):
@@ -279,7 +281,7 @@ def test_report_opens_with_run_metadata_then_the_matrix_and_explains_empty_gaps(
     # one oracle cell, 1 of 2 resolved at the first submit: k/n = p [Wilson interval], as every table says it
     cell = re.search(r'<table class="matrix">.*?</table>', first).group(0)
     assert "".join(parse(cell).text) == "resolve@1oracleK1/2 = 0.50 [0.09, 0.91]"
-    assert "mean cost per episode: $0.0000 in every cell" in first
+    assert "mean cost per episode: $0.0000 in every cell" in first and "mean cost</th>" not in first
     gaps = section(page, "Ablation gaps")
     assert "no rows" not in gaps and "needs `delivery=oracle` runs" in gaps and "deliveries here: oracle" in gaps
     assert "Paired comparisons of deliveries" in page
@@ -307,10 +309,23 @@ def test_each_tier_has_its_own_matrix(tmp_path):
     write_episode(res, "k1", True)
     write_episode(res, "k2", False, task_id="t-hard-K", competency="conflict")
     first = section(report.build([res], tmp_path / "rep").read_text(), matrix.TITLE)
-    heads = re.findall(r"<h3>(.*?)</h3>", first)
+    heads = re.findall(r"<h3>(.*?)(?: <span.*?)?</h3>", first)
     assert heads == ["agent=a model=m tier=recall", "agent=a model=m tier=hard"]
     cells = ["".join(parse(t).text) for t in re.findall(r'<table class="matrix">.*?</table>', first)]
     assert cells == ["resolve@1oracleK1/1 = 1.00 [0.21, 1.00]", "resolve@1oracleK0/1 = 0.00 [0.00, 0.79]"]
+
+
+def test_the_cost_matrix_has_the_shape_of_the_resolve_matrix(tmp_path):
+    import dataclasses
+
+    res = tmp_path / "results"
+    for key, delivery, cost in (("k1", "oracle", 0.01), ("k2", "squashed", 0.03), ("k3", "squashed", 0.05)):
+        rec = write_episode(res, key, True, delivery=delivery)
+        results.write_record(results.record_path(res, rec.identity(), key), dataclasses.replace(rec, cost_usd=cost))
+    first = section(report.build([res], tmp_path / "rep").read_text(), matrix.TITLE)
+    resolve, cost = ["".join(parse(t).text) for t in re.findall(r'<table class="matrix">.*?</table>', first)]
+    assert resolve == "resolve@1squashedoracleK2/2 = 1.00 [0.34, 1.00]1/1 = 1.00 [0.21, 1.00]"
+    assert cost == "mean costsquashedoracleK$0.0400$0.0100"
 
 
 def test_constant_columns_are_named_in_a_caption():
