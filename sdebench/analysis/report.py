@@ -43,6 +43,7 @@ td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px;text-align:left;verti
 .pair .scroll{margin-bottom:.5em}.ci{color:#444}.err{color:#a00}
 dl.meta{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 1em;font-size:13px;margin:0 0 1em}
 dl.meta dt{font-weight:bold}dl.meta dd{margin:0;overflow-wrap:anywhere}
+@media (max-width:600px){body{padding:0 .5em}dl.meta{grid-template-columns:minmax(0,1fr)}dl.meta dd{margin-bottom:3px}}
 pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;word-break:break-word;font-size:12px;max-height:40em;overflow:auto}
 .ev{border-left:3px solid #99c;padding-left:8px;margin:8px 0}.ok{color:#070}.bad{color:#a00}img{max-width:100%;height:auto}
 p,li{overflow-wrap:anywhere}.note{font-size:13px;color:#333;font-weight:normal}"""

@@ -114,8 +114,11 @@ def _config_text(digests: list[str], entries: list[dict[str, Any]]) -> str:
     values = _config(entries)
     if not digests and values == UNKNOWN:
         return UNKNOWN
-    head = f"digest {_listed(digests)}" if digests else f"digest {UNKNOWN}"
-    return head + (f" ({len(digests)} configs, one per job)" if len(digests) > 1 else "") + f"; {values}"
+    if len(digests) > 1:  # a sweep: one per job, each in the provenance lines; the values below say how they differ
+        head = f"{len(digests)} configs, one per job (digests in {provenance.FILE})"
+    else:
+        head = f"digest {digests[0] if digests else UNKNOWN}"
+    return f"{head}; {values}"
 
 
 def summary(dirs: Iterable[Path], record_paths: Iterable[Path], records: list[EpisodeRecord],
@@ -136,7 +139,7 @@ def summary(dirs: Iterable[Path], record_paths: Iterable[Path], records: list[Ep
             f" (sdebench {', '.join(_distinct(str(e['version']) for e in entries if e.get('version')))})"
             if any(e.get("version") for e in entries) else "")),
         ("config", _config_text(digests, entries)),
-        ("run", f"{started[0]} to {started[-1]}" if len(started) > 1 and started[0] != started[-1]
+        ("started", f"{started[0]} to {started[-1]}" if len(started) > 1 and started[0] != started[-1]
          else (started[0] if started else UNKNOWN)),
         ("report written", now.strftime("%Y-%m-%dT%H:%M:%SZ")),
     ]
