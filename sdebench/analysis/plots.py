@@ -9,6 +9,7 @@ where each cell's colour can be sampled), so a reader can check the picture agai
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -112,27 +113,81 @@ def intervention_histograms(df: pd.DataFrame, path: Path, agent: str, model: str
     return table
 
 
+MARKERS = "osD^v<>p*h"
+
+
+def _fanned(n: int, size_pt: float) -> list[tuple[float, float]]:
+    """Offsets in points that set `n` markers drawn at one spot around it, no two touching."""
+    if n == 1:
+        return [(0.0, 0.0)]
+    radius = max(size_pt, size_pt * 1.15 * n / (2 * math.pi))  # chord between neighbours > one marker
+    return [(radius * math.cos(2 * math.pi * i / n), radius * math.sin(2 * math.pi * i / n)) for i in range(n)]
+
+
 def cost_vs_resolve(df: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """Write a scatter of mean cost per episode against resolve rate, one point per agent/model and delivery; return the points."""
+    """Write a scatter of mean cost per episode against resolve rate, one point per agent/model and delivery; return the points.
+
+    Colour says the delivery and the marker the agent/model (two legends, no text on the points, so no
+    label can cover another); points at the same spot are fanned out around it. The PNG metadata
+    holds each point's pixel.
+    """
     plt = _pyplot()
+    import matplotlib.colors
+    from matplotlib.lines import Line2D
+    from matplotlib.transforms import offset_copy
+
     t = analysis.ordered(analysis.metrics(df, ["agent", "model", "delivery"]))
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=DPI)
-    markers = "osD^v<>p*h"
-    for k, ((agent, model), sub) in enumerate(t.groupby(["agent", "model"], sort=True)):
-        ax.scatter(sub["mean_cost_usd"], sub["resolve_rate"], marker=markers[k % len(markers)], s=50,
-                   label=f"{agent}/{model}")
-        for _, r in sub.iterrows():
-            ax.annotate(r["delivery"], (r["mean_cost_usd"], r["resolve_rate"]), fontsize=7,
-                        xytext=(4, 4), textcoords="offset points")
+    points = t[["agent", "model", "delivery", "mean_cost_usd", "resolve_rate", "episodes"]].reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(8, 4.2), dpi=DPI)
+    deliveries = [d for d in analysis.DELIVERIES if d in set(points["delivery"])] + sorted(
+        set(points["delivery"]) - set(analysis.DELIVERIES))
+    colour = {d: f"C{i % 10}" for i, d in enumerate(deliveries)}
+    cells = sorted({(a, m) for a, m in zip(points["agent"], points["model"], strict=True)})
+    marker = {c: MARKERS[i % len(MARKERS)] for i, c in enumerate(cells)}
+    size_pt = 8.0
+    spots: dict[tuple[float, float], list[int]] = {}
+    for i, r in points.iterrows():
+        if pd.notna(r["mean_cost_usd"]) and pd.notna(r["resolve_rate"]):
+            spots.setdefault((round(float(r["mean_cost_usd"]), 6), round(float(r["resolve_rate"]), 6)), []).append(i)
+    drawn = {}
+    for (x, y), members in spots.items():
+        for i, (dx, dy) in zip(members, _fanned(len(members), size_pt), strict=True):
+            r = points.loc[i]
+            tr = offset_copy(ax.transData, fig=fig, x=dx, y=dy, units="points")
+            ax.plot([x], [y], linestyle="none", marker=marker[(r["agent"], r["model"])], markersize=size_pt,
+                    color=colour[r["delivery"]], markeredgecolor="k", markeredgewidth=0.5, transform=tr,
+                    clip_on=False)  # a fanned marker at the edge is drawn whole
+            drawn[i] = (x, y, dx, dy)
     ax.set_xlabel("mean cost per episode (USD)")
     ax.set_ylabel("resolve rate")
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_title("cost against resolve rate per delivery")
-    if len(t):
-        ax.legend(fontsize=7)
+    ax.set_ylim(-0.1, 1.1)
+    ax.margins(x=0.15)
+    ax.set_title("cost against resolve rate (colour: delivery; marker: agent/model)")
+
+    if len(points):
+        by_delivery = [Line2D([], [], linestyle="none", marker="o", color=colour[d], markeredgecolor="k",
+                              markeredgewidth=0.5, label=d) for d in deliveries]
+        by_agent = [Line2D([], [], linestyle="none", marker=marker[c], color="0.6", markeredgecolor="k",
+                           markeredgewidth=0.5, label=f"{c[0]}/{c[1]}") for c in cells]
+        first = ax.legend(handles=by_delivery, title="delivery", fontsize=8, title_fontsize=8,
+                          loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+        ax.add_artist(first)
+        ax.legend(handles=by_agent, title="agent/model", fontsize=8, title_fontsize=8, loc="lower left",
+                  bbox_to_anchor=(1.02, 0.0), borderaxespad=0)
     fig.tight_layout()
-    points = t[["agent", "model", "delivery", "mean_cost_usd", "resolve_rate", "episodes"]].reset_index(drop=True)
-    _save(fig, path, {"kind": "cost_vs_resolve", "points": points.to_dict(orient="records")})
+    fig.canvas.draw()
+    height = fig.canvas.get_width_height()[1]
+    scale = DPI / 72  # points to pixels
+    meta_points = []
+    for i, r in points.iterrows():
+        row = {k: (None if pd.isna(v) else v) for k, v in r.items()}
+        if i in drawn:
+            x, y, dx, dy = drawn[i]
+            px, py = ax.transData.transform((x, y))
+            row["px"] = [int(round(px + dx * scale)), int(round(height - (py + dy * scale)))]
+            row["colour"] = matplotlib.colors.to_hex(colour[r["delivery"]])
+        meta_points.append(row)
+    _save(fig, path, {"kind": "cost_vs_resolve", "marker_px": size_pt * scale, "points": meta_points})
     return points
 
 

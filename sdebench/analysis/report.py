@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import html
 import json
 import sys
 import tempfile
@@ -26,54 +25,36 @@ from typing import Any
 import pandas as pd
 
 from sdebench.agents import trajectory as traj_mod
+from sdebench.analysis import matrix, runinfo
 from sdebench.analysis import paired as paired_stats
 from sdebench.analysis import retrieval as retrieval_analysis
 from sdebench.analysis import tables as analysis
+from sdebench.analysis.htmltable import esc, table
 from sdebench.runs import results
 from sdebench.runs.record import EpisodeRecord
 from sdebench.runs.rules import is_error
 
-STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1200px}table{border-collapse:collapse;margin:.5em 0 1.5em}
-td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px;text-align:left}th{background:#eee}
+STYLE = """*{box-sizing:border-box}body{font-family:sans-serif;font-size:15px;margin:1.5em auto;padding:0 1em;max-width:1200px}
+h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em}h3{font-size:1.05em;margin:1.2em 0 .3em}
+.scroll{max-width:100%;overflow-x:auto;margin:.5em 0 1.5em}table{border-collapse:collapse}
+caption{caption-side:bottom;text-align:left;font-size:12px;color:#555;padding-top:3px}
+td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px;text-align:left;vertical-align:top}th{background:#eee}
+.matrix td{white-space:nowrap;text-align:right}.matrix th{white-space:nowrap}.pair{display:flex;flex-wrap:wrap;gap:0 2em}
+.pair .scroll{margin-bottom:.5em}.ci{color:#444}.err{color:#a00}
+dl.meta{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 1em;font-size:13px;margin:0 0 1em}
+dl.meta dt{font-weight:bold}dl.meta dd{margin:0;overflow-wrap:anywhere}
+@media (max-width:600px){body{padding:0 .5em}dl.meta{grid-template-columns:minmax(0,1fr)}dl.meta dd{margin-bottom:3px}}
 pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;word-break:break-word;font-size:12px;max-height:40em;overflow:auto}
-.ev{border-left:3px solid #99c;padding-left:8px;margin:8px 0}.ok{color:#070}.bad{color:#a00}img{max-width:100%}"""
+.ev{border-left:3px solid #99c;padding-left:8px;margin:8px 0}.ok{color:#070}.bad{color:#a00}img{max-width:100%;height:auto}
+p,li{overflow-wrap:anywhere}.note{font-size:13px;color:#333;font-weight:normal}"""
 REFERENCE = Path("experiments/reference")
-
-
-def esc(value: Any) -> str:
-    """`value` as escaped HTML text."""
-    return html.escape("" if value is None else str(value), quote=True)
 
 
 def page(title: str, body: str) -> str:
     """A whole self-contained HTML page."""
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{esc(title)}</title>"
             f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
-
-
-def table(df: pd.DataFrame, links: dict[int, str] | None = None, floatfmt: str = "{:.3f}") -> str:
-    """`df` as an escaped HTML table; `links` maps a row position to an href for its first cell."""
-    if df is None or df.empty:
-        return "<p><em>no rows</em></p>"
-    head = "".join(f"<th>{esc(c)}</th>" for c in df.columns)
-    rows = []
-    for n, row in enumerate(df.itertuples(index=False)):
-        cells = []
-        for k, v in enumerate(row):
-            text = floatfmt.format(v) if isinstance(v, float) and pd.notna(v) else ("" if _isna(v) else v)
-            cell = esc(text)
-            if k == 0 and links and n in links:
-                cell = f'<a href="{esc(links[n])}">{cell}</a>'
-            cells.append(f"<td>{cell}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><tr>{head}</tr>\n" + "\n".join(rows) + "</table>"
-
-
-def _isna(v: Any) -> bool:
-    try:
-        return bool(pd.isna(v))
-    except (TypeError, ValueError):
-        return False
 
 
 def img(path: Path, alt: str) -> str:
@@ -193,26 +174,25 @@ def build(dirs: list[Path], out: Path) -> Path:
     (out / "episodes").mkdir(parents=True, exist_ok=True)
     static, stream = analysis.split_streams(results.frame(recs)) if recs else (pd.DataFrame(), pd.DataFrame())
     df = analysis.prepare(static) if len(static) else pd.DataFrame()
-    errors = sum(is_error(r) for r in recs)
-    body = [f"<h1>sdebench report</h1><p>{len(recs)} episodes from {esc(', '.join(str(d) for d in dirs))}"
-            + (f"; {len(stream)} of them stream episodes, tabled apart below" if len(stream) else "")
-            + (f"; {errors} ended in error: counted in the errors columns, left out of every rate and mean"
-               if errors else "") + "</p>"]
+    # what produced the results first, then the answer: the matrices; every other table after them
+    meta = runinfo.summary(dirs, results.record_files(*dirs), recs)
+    body = ["<h1>sdebench report</h1><dl class=\"meta\">"
+            + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in meta) + "</dl>"]
     if len(df):
-        # the headline first: resolve@1 per cell with its interval, before any plot
-        body.append("<h2>Headline: resolve@1 per cell (first submit, before any feedback), then resolve@cap and "
-                    "interventions; Wilson 95% intervals</h2>" + table(analysis.headline(df)))
+        body.append(matrix.section(df))
         note = analysis.gaps_note(df)
         body.append("<h2>Ablation gaps in resolve rate (95% bootstrap CI)</h2>"
-                    + (f"<p>{esc(note)}</p>" if note else table(analysis.gaps(df))))
+                    + (f"<p>{esc(note)}</p>" if note else table(analysis.gaps(df), fold=True)))
         body.append(f"<h2>Paired comparisons of deliveries on the same tasks (resolve@1 a - b; exact McNemar p; "
                     f"paired bootstrap 95% CI over tasks, {analysis.N_BOOT} resamples, seed 0)</h2>"
-                    + table(analysis.paired_comparisons(df)))
-        body.append("<h2>How many tasks an effect needs</h2>"
-                    f"<p>{esc(paired_stats.FORMULA)}.</p>" + table(analysis.tasks_needed_table()))
+                    + table(analysis.paired_comparisons(df), fold=True))
         with tempfile.TemporaryDirectory() as tmp:
             pngs = plots.write_all(df, Path(tmp))
             body.append("<h2>Plots</h2>" + "".join(f"<p>{img(p, p.stem)}</p>" for p in pngs))
+        body.append("<h2>Every cell: resolve@1, then resolve@cap and interventions (Wilson 95% intervals), "
+                    "tokens and cost</h2>" + table(analysis.headline(df), fold=True))
+        body.append("<h2>How many tasks an effect needs</h2>"
+                    f"<p>{esc(paired_stats.FORMULA)}.</p>" + table(analysis.tasks_needed_table()))
         for name, t in (("Resolve rate and costs by source x delivery", analysis.by_cell(df)),
                         ("By tier and competency (recall: one memory item states the fact; hard: it must be "
                          "worked out of memory, docs/hard.md)", analysis.by_competency(df)),
@@ -224,11 +204,11 @@ def build(dirs: list[Path], out: Path) -> Path:
                         ("Reference-agent validity", analysis.validity(df)),
                         ("Retrieval of the decisive memory item: retrieved / used, and why failures failed",
                          retrieval_analysis.table(df))):
-            body.append(f"<h2>{esc(name)}</h2>" + table(t))
+            body.append(f"<h2>{esc(name)}</h2>" + table(t, fold=True))
     if len(stream):
         # memory carried from earlier tasks of a stream: a different question, never pooled with the static cells
         body.append("<h2>Stream episodes (memory carried along a stream; not pooled with the tables above)</h2>"
-                    + table(analysis.by_cell(analysis.prepare(stream))))
+                    + table(analysis.by_cell(analysis.prepare(stream)), fold=True))
     rows, links = [], {}
     for n, rec in enumerate(recs):
         name = episode_name(rec)
@@ -239,7 +219,7 @@ def build(dirs: list[Path], out: Path) -> Path:
         flat = rec.flat()
         rows.append({k: flat[k] for k in ("task_id", "delivery", "agent", "model", "seed", "resolved", "interventions",
                                           "stop_reason", "cost_usd")})
-    body.append("<h2>Episodes</h2>" + table(pd.DataFrame(rows), links))
+    body.append("<h2>Episodes</h2>" + table(pd.DataFrame(rows), links, fold=True))
     index = out / "index.html"
     index.write_text(page("sdebench report", "\n".join(body)), encoding="utf-8")
     return index

@@ -187,7 +187,7 @@ def budget_ledger(cfg: dict[str, Any]):
 
 def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
     """Run (or skip, if finished) one episode per selected task; return the records (none for a dry run)."""
-    from sdebench.runs import progress, sweep
+    from sdebench.runs import progress, provenance, sweep
     from sdebench.runs.budget import BudgetSpent
     from sdebench.runs.config import ConfigError, check
 
@@ -213,6 +213,8 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
             lines = episode_lines(tasks, cfg, factory)
             print("dry run, nothing is run:\n" + "\n".join(lines), flush=True)
             return []
+        # which command, commit and config produced the records (read by the report)
+        provenance.note_job(cfg, results_dir)
         records = progress.tracker(cfg, len(tasks), job_dir)
         for n, task in enumerate(tasks, 1):
             head = (f"[{n}/{len(tasks)}] {task.id} delivery={cfg['delivery'].get('name')} "

@@ -145,6 +145,9 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
             print("dry run, nothing is run (positions in order; carried memory is earned as the stream runs):\n"
                   + "\n".join(lines), flush=True)
             return []
+        from sdebench.runs import provenance
+
+        provenance.note_job(cfg, results_dir)  # which command, commit and config produced the records
         for pos, task in enumerate(tasks):
             stream = {
                 "stream_id": sid,

@@ -23,6 +23,7 @@ import fcntl
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 import tempfile
@@ -337,9 +338,11 @@ def cli(app: Callable[[], Any], prog: str, conf_dir: str, config_name: str, argv
     fd, status = tempfile.mkstemp(prefix="sdebench-status-", suffix=".jsonl")
     os.close(fd)
     from sdebench.runs.budget import SWEEP_ID_ENV, new_sweep_id
+    from sdebench.runs.provenance import COMMAND_ENV
 
-    saved_env = {k: os.environ.get(k) for k in (SWEEP_PID_ENV, STATUS_ENV, SWEEP_ID_ENV)}
+    saved_env = {k: os.environ.get(k) for k in (SWEEP_PID_ENV, STATUS_ENV, SWEEP_ID_ENV, COMMAND_ENV)}
     os.environ[SWEEP_PID_ENV], os.environ[STATUS_ENV] = str(os.getpid()), status
+    os.environ[COMMAND_ENV] = f"{prog} {shlex.join(sys.argv[1:] if argv is None else argv)}".strip()  # as typed
     os.environ[SWEEP_ID_ENV] = new_sweep_id()  # the budget ledger all jobs of this sweep share
     saved_argv = sys.argv
     sys.argv = [prog, *args]

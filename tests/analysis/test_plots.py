@@ -80,6 +80,24 @@ def test_cost_vs_resolve_points(records, tmp_path):
     assert sorted((q["delivery"], q["resolve_rate"]) for q in meta) == [("oracle", 0.375), ("squashed", 0.625)]
 
 
+def test_cost_vs_resolve_points_never_cover_each_other(tmp_path):
+    # three agents x three deliveries, every one unresolved at no cost: nine points at one spot
+    rows = [{**rec("t0", "K", d, False, 5), "agent": a} for a in ("x", "y", "z") for d in ("full", "squashed", "oracle")]
+    p = tmp_path / "c.png"
+    plots.cost_vs_resolve(pd.DataFrame(rows), p)
+    img = read_png(p)
+    meta = plots.png_metadata(p)
+    pts = meta["points"]
+    assert len(pts) == 9 and len({tuple(q["px"]) for q in pts}) == 9
+    for i, a in enumerate(pts):
+        for b in pts[i + 1:]:
+            assert np.hypot(a["px"][0] - b["px"][0], a["px"][1] - b["px"][1]) >= meta["marker_px"], (a, b)
+        # the centre of each marker shows its delivery's colour: no other marker is drawn over it
+        x, y = a["px"]
+        want = np.array(tuple(int(a["colour"][k:k + 2], 16) / 255 for k in (1, 3, 5)))
+        assert np.abs(img[y, x, :3] - want).max() < 0.03, (a, img[y, x])
+
+
 @pytest.mark.slow
 def test_plots_of_a_real_sweep(small_sweep, tmp_path):
     df = results.load(small_sweep)

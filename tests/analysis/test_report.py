@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import os
 import re
 import shutil
@@ -15,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from sdebench.agents.trajectory import Trajectory
-from sdebench.analysis import report
-from sdebench.runs import results
+from sdebench.analysis import htmltable, matrix, report
+from sdebench.runs import provenance, results
 from sdebench.runs.record import Attempt, EpisodeRecord, Identity
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,8 +50,8 @@ def parse(text: str) -> Links:
     return p
 
 
-def write_episode(results_dir: Path, key: str, resolved: bool) -> EpisodeRecord:
-    ident = Identity("t-K", "f", 0, "K", "b", "oracle", "a", "m", 0)
+def write_episode(results_dir: Path, key: str, resolved: bool, **ident_fields) -> EpisodeRecord:
+    ident = Identity(**{**vars(Identity("t-K", "f", 0, "K", "b", "oracle", "a", "m", 0)), **ident_fields})
     path = results.record_path(results_dir, ident, key)
     tr = Trajectory(results.trajectory_path(path))
     tr.log("tool", name="bash", arguments={"cmd": EVIL}, output=f"out {EVIL}", error=False)
@@ -107,6 +108,16 @@ def test_report_of_a_real_sweep(small_sweep, tmp_path):
     pngs = [s for s in p.srcs if s.startswith("data:image/png;base64,")]
     assert len(pngs) == len(p.srcs) == 7
     assert all(base64.b64decode(s.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n" for s in pngs)
+    # the run noted what produced it: the sweep's command, the commit of this code, its config
+    meta = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", index.read_text()))
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert meta["episodes"] == "12" and meta["errors"].startswith("0 ")
+    assert meta["command"].startswith("sdebench run -m delivery=squashed,oracle source=K,H")
+    # (a checkout edited while the sweep ran shows both states, one per job that saw it)
+    assert re.fullmatch(rf"({head[:12]} \((clean|uncommitted changes)\)(; )?)+ \(sdebench \S+\)", meta["code"]), meta
+    agents = re.search(r"agent\.name in \{(.*?)\}", meta["config"]).group(1)
+    assert set(agents.split(", ")) == {"oracle", "conventional", "noop"} and "select.family=billing-rounding" in meta["config"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ( to \S+)?", meta["started"])
     conv = next(h for h in eps if "conventional" in (index.parent / h).read_text())
     text = "".join(parse((index.parent / conv).read_text()).text)
     assert text.count("HIDDEN_TO_PASS") >= 6 and "max_interventions" in text and "edit_file" in text
@@ -145,16 +156,77 @@ def test_console_check_catches_a_page_error(tmp_path):
     assert any("marker-42" in line for line in console)
 
 
+# A page that shows the report in a frame of a given size and measures it there (the report itself
+# carries no script): the page's width and scroll width, the first heading after the run metadata,
+# where the matrix starts and how many table boxes scroll sideways. Headless Chromium's window is at
+# least 500 px wide, so a phone's 390 px is a frame's width.
+PROBE = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body style="margin:0">
+<iframe id="f" src="index.html" width="{w}" height="{h}" style="border:0;display:block"></iframe><pre id="probe"></pre>
+<script>
+const f = document.getElementById("f");
+f.addEventListener("load", () => {{
+  const d = f.contentDocument, heads = [...d.querySelectorAll("h1,h2,h3,h4,h5,h6,dl.meta")];
+  const next = heads[heads.indexOf(d.querySelector("dl.meta")) + 1];
+  const boxes = [...d.querySelectorAll(".scroll")];
+  document.getElementById("probe").textContent = JSON.stringify({{
+    width: f.contentWindow.innerWidth, scrollWidth: d.documentElement.scrollWidth, next: next && next.id,
+    matrixTop: d.getElementById("matrix").getBoundingClientRect().top,
+    matrixTables: d.querySelectorAll("table.matrix").length,
+    wideMatrices: boxes.filter(b => b.querySelector("table.matrix") && b.scrollWidth > b.clientWidth + 1).length,
+    wideBoxes: boxes.filter(b => b.scrollWidth > b.clientWidth + 1).length,
+    title: d.querySelector("h1").textContent, tables: d.querySelectorAll("table").length,
+    episodes: [...d.querySelectorAll("a[href^='episodes/']")].map(a => a.getAttribute("href"))}});
+}});
+</script></body></html>"""
+SCREENS = {"desktop": (1400, 900), "phone": (390, 844)}
+
+
+def measure(index: Path, width: int, height: int, shot: Path) -> dict:
+    """The probe's figures for `index` shown `width` x `height`, and a screenshot of that view in `shot`."""
+    import json
+
+    from PIL import Image
+
+    probe = index.parent / f"probe-{width}.html"
+    probe.write_text(PROBE.format(w=width, h=height))
+    window = f"--window-size={max(width, 500)},{height + 100}"
+    dom, console = run_chromium(probe.as_uri(), "--allow-file-access-from-files", window, f"--screenshot={shot}",
+                                "--dump-dom")
+    assert console == []
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom)
+    assert found and found.group(1), dom[-2000:]
+    with Image.open(shot) as im:
+        im.crop((0, 0, width, height)).save(shot)
+    return json.loads(html.unescape(found.group(1)))
+
+
 @pytest.mark.chromium
 @pytest.mark.slow
 @needs_chromium
 def test_chromium_renders_the_report(small_sweep, tmp_path):
     index = report.build([small_sweep], tmp_path / "rep")
-    dom, console = run_chromium(index.as_uri(), "--dump-dom")
-    assert console == []
-    p = parse(dom)
-    assert "sdebench report" in "".join(p.text) and len(re.findall(r"<table", dom)) >= 7
-    eps = [h for h in p.hrefs if h.startswith("episodes/")]
+    # the first screen: run metadata, then the matrices; no sideways page overflow at either width
+    artifacts = Path(os.environ["SDEBENCH_ARTIFACTS"]) / "report" if os.environ.get("SDEBENCH_ARTIFACTS") else None
+    import matplotlib.image
+
+    seen_at = {}
+    for name, (width, height) in SCREENS.items():
+        shot = tmp_path / f"report-{name}-{width}.png"
+        m = seen_at[name] = measure(index, width, height, shot)
+        pix = matplotlib.image.imread(shot)
+        assert pix.shape[:2] == (height, width) and pix[..., :3].std() > 0.05, name
+        if artifacts is not None:
+            artifacts.mkdir(parents=True, exist_ok=True)
+            shutil.copy(shot, artifacts / shot.name)
+        assert m["width"] == width and m["scrollWidth"] <= width, (name, m)
+        assert m["next"] == "matrix" and m["matrixTables"] == 3, (name, m)  # one per reference agent
+        if name == "desktop":
+            assert m["matrixTop"] < height / 2 and m["wideMatrices"] == 0, m
+        else:  # wide tables scroll inside their own box, not the page
+            assert m["wideBoxes"] >= 1, m
+    m = seen_at["desktop"]
+    assert m["title"] == "sdebench report" and m["tables"] >= 7
+    eps = m["episodes"]
     assert len(eps) == 12
     # every link resolves; one page per agent is rendered in the browser and links back
     for h in eps:
@@ -171,12 +243,6 @@ def test_chromium_renders_the_report(small_sweep, tmp_path):
         back = [x for x in parse(edom).hrefs if x.endswith("index.html")]
         assert back and all((index.parent / "episodes" / x).resolve() == index.resolve() for x in back)
     assert seen == {"oracle", "conventional", "noop"}
-    shot = tmp_path / "shot.png"
-    _, console = run_chromium(index.as_uri(), f"--screenshot={shot}", "--window-size=1200,2000")
-    import matplotlib.image
-
-    pix = matplotlib.image.imread(shot)
-    assert console == [] and pix.shape[0] >= 1000 and pix[..., :3].std() > 0.05
 
 
 def test_stream_episodes_are_tabled_apart(tmp_path):
@@ -197,24 +263,81 @@ def test_stream_episodes_are_tabled_apart(tmp_path):
 
 def section(html: str, title: str) -> str:
     """The HTML between the heading that starts with `title` and the next heading."""
-    return html.split(f"<h2>{title}", 1)[1].split("<h2>", 1)[0]
+    return re.split(rf"<h2[^>]*>{re.escape(title)}", html, maxsplit=1)[1].split("<h2", 1)[0]
 
 
-def test_report_opens_with_the_headline_and_explains_empty_gaps(tmp_path):
+def test_report_opens_with_run_metadata_then_the_matrix_and_explains_empty_gaps(tmp_path):
     res = tmp_path / "results"
     write_episode(res, "k1", True)
     write_episode(res, "k2", False)
-    html = report.build([res], tmp_path / "rep").read_text()
-    first = html.split("<h2>", 2)[1]
-    assert first.startswith("Headline: resolve@1 per cell")
-    assert html.index("Headline") < html.index("<img") and html.index("Ablation gaps") < html.index("<img")
-    # one oracle cell, 1 of 2 resolved at the first submit: the interval is in the headline
-    assert "1/2 = 0.50 [0.09, 0.91]" in first
-    gaps = section(html, "Ablation gaps")
+    page = report.build([res], tmp_path / "rep").read_text()
+    # nothing noted what produced these records: unknown, not a crash
+    meta = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", page))
+    assert meta["episodes"] == "2" and meta["errors"].startswith("0 ")
+    assert meta["command"] == meta["code"] == meta["config"] == meta["started"] == "unknown"
+    assert page.index("</dl>") < page.index("<h2") and page.split("<h2", 2)[1].startswith(' id="matrix"')
+    first = section(page, matrix.TITLE)
+    assert page.index(matrix.TITLE) < page.index("<img") and page.index("Ablation gaps") < page.index("<img")
+    # one oracle cell, 1 of 2 resolved at the first submit: k/n = p [Wilson interval], as every table says it
+    cell = re.search(r'<table class="matrix">.*?</table>', first).group(0)
+    assert "".join(parse(cell).text) == "resolve@1oracleK1/2 = 0.50 [0.09, 0.91]"
+    assert "mean cost per episode: $0.0000 in every cell" in first and "mean cost</th>" not in first
+    gaps = section(page, "Ablation gaps")
     assert "no rows" not in gaps and "needs `delivery=oracle` runs" in gaps and "deliveries here: oracle" in gaps
-    assert "Paired comparisons of deliveries" in html
-    needed = section(html, "How many tasks an effect needs")
+    assert "Paired comparisons of deliveries" in page
+    needed = section(page, "How many tasks an effect needs")
     assert "sqrt(q - d^2)" in needed and "<td>391</td>" in needed  # p0 = 0.5, d = 0.1
+
+
+def test_the_report_shows_the_runs_noted_provenance(tmp_path, monkeypatch):
+    res = tmp_path / "results"
+    write_episode(res, "k1", True)
+    monkeypatch.setenv(provenance.COMMAND_ENV, "sdebench run agent=a")
+    cfg = {"agent": {"name": "a"}, "delivery": {"name": "oracle"}, "seed": 0}
+    provenance.note_job(cfg, res)
+    provenance.note_job({**cfg, "seed": 1}, res)
+    meta = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", report.build([res], tmp_path / "rep").read_text()))
+    state = provenance.code_state()
+    assert meta["command"] == "sdebench run agent=a"
+    assert meta["code"].startswith(state["commit"][:12] if state["commit"] else "unknown")
+    assert meta["config"].startswith("2 configs, one per job") and "agent.name=a" in meta["config"]
+    assert "seed in {0, 1}" in meta["config"]
+
+
+def test_each_tier_has_its_own_matrix(tmp_path):
+    res = tmp_path / "results"
+    write_episode(res, "k1", True)
+    write_episode(res, "k2", False, task_id="t-hard-K", competency="conflict")
+    first = section(report.build([res], tmp_path / "rep").read_text(), matrix.TITLE)
+    heads = re.findall(r"<h3>(.*?)(?: <span.*?)?</h3>", first)
+    assert heads == ["agent=a model=m tier=recall", "agent=a model=m tier=hard"]
+    cells = ["".join(parse(t).text) for t in re.findall(r'<table class="matrix">.*?</table>', first)]
+    assert cells == ["resolve@1oracleK1/1 = 1.00 [0.21, 1.00]", "resolve@1oracleK0/1 = 0.00 [0.00, 0.79]"]
+
+
+def test_the_cost_matrix_has_the_shape_of_the_resolve_matrix(tmp_path):
+    import dataclasses
+
+    res = tmp_path / "results"
+    for key, delivery, cost in (("k1", "oracle", 0.01), ("k2", "squashed", 0.03), ("k3", "squashed", 0.05)):
+        rec = write_episode(res, key, True, delivery=delivery)
+        results.write_record(results.record_path(res, rec.identity(), key), dataclasses.replace(rec, cost_usd=cost))
+    first = section(report.build([res], tmp_path / "rep").read_text(), matrix.TITLE)
+    resolve, cost = ["".join(parse(t).text) for t in re.findall(r'<table class="matrix">.*?</table>', first)]
+    assert resolve == "resolve@1squashedoracleK2/2 = 1.00 [0.34, 1.00]1/1 = 1.00 [0.21, 1.00]"
+    assert cost == "mean costsquashedoracleK$0.0400$0.0100"
+
+
+def test_constant_columns_are_named_in_a_caption():
+    import pandas as pd
+
+    df = pd.DataFrame({"task": ["t1", "t1"], "model": ["m", "m"], "x": [1.0, 2.0], "blank": [None, None]})
+    out = htmltable.table(df, fold=True)
+    assert "<th>x</th>" in out and "<th>model</th>" not in out and "<th>blank</th>" not in out
+    assert "<caption>Same in every row: task=t1, model=m. Empty in every row: blank.</caption>" in out
+    # a linked first column stays, and one row folds nothing
+    assert "<th>task</th>" in htmltable.table(df, links={0: "a.html"}, fold=True)
+    assert "<caption>" not in htmltable.table(df.head(1), fold=True)
 
 
 def test_the_report_counts_errored_episodes_apart(tmp_path):
@@ -225,8 +348,11 @@ def test_the_report_counts_errored_episodes_apart(tmp_path):
     errored = rec.updated(key="k3", stop_reason="error", error="sandbox failed", interventions=0)
     results.write_record(results.record_path(res, Identity("t-K", "f", 0, "K", "b", "oracle", "a", "m", 0), "k3"), errored)
     html = report.build([res], tmp_path / "rep").read_text()
-    assert "3 episodes from" in html and "1 ended in error: counted in the errors columns" in html
-    head = section(html, "Headline")
+    meta = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", html))
+    assert meta["episodes"] == "3" and meta["errors"].startswith("1 (no outcome")
+    # the matrix cell counts the errored episode beside resolve@1 of the 2 valid ones
+    assert '1/2 = 0.50 <span class="ci">[0.09, 0.91]</span> <span class="err">+1 error</span>' in html
+    head = section(html, "Every cell")
     # the headline shows the errors column, and resolve@1 stays 1 of the 2 valid episodes, not 1 of 3
     assert "<th>errors</th>" in head and "1/2 = 0.50 [0.09, 0.91]" in head and "1/3" not in head
     assert "<th>errors</th>" in section(html, "Resolve rate and costs by source x delivery")
