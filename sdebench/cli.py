@@ -5,6 +5,7 @@
     sdebench tasks list [--tasks-dir DIR] [--source K]
     sdebench tasks show ID [--reveal]                       # the fact only with --reveal
     sdebench episode show RECORD                            # the trajectory in the terminal
+    sdebench export inspect results/ --out logs/            # Inspect AI eval logs, for `inspect view`
 
 `python -m sdebench` is the same command, and `python -m sdebench.<name> ARGS` is `sdebench <name> ARGS`:
 every way in goes through the one table below (`COMMANDS`) to the same function.
@@ -28,6 +29,7 @@ COMMANDS = {
     "report": "sdebench.analysis.report:main",
     "serve": "sdebench.env.server:main",
     "interop": "sdebench.interop.__main__:main",
+    "export": "sdebench.interop.export:main",
     "testmodel": "sdebench.testing.testmodel:main",
     "tasks": "sdebench.cli:tasks_main",
     "episode": "sdebench.cli:episode_main",

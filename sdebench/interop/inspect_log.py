@@ -1,0 +1,368 @@
+"""Episode records as Inspect AI eval logs, so `inspect view` browses, filters and compares sweeps.
+
+Written without inspect_ai: the log is Inspect's JSON eval-log format, version `LOG_VERSION`
+(`EvalLog`: `eval` (EvalSpec), `plan`, `results` (EvalResults), `stats`, `samples` (EvalSample)),
+which `inspect_ai.log.read_eval_log` and `inspect view` read.
+
+One log per sweep cell: the episodes that share kind (static or stream), task set, feedback policy,
+agent, model, delivery and outcome-relevant config (the cell a summary row pools, with the
+config hash besides). Each log's task is `sdebench-<delivery>`, its model the record's model, its
+solver the agent, so the log list sets cells side by side; every sample carries family, source,
+tier, competency, outcome, ... as metadata for the sample filter. One sample per episode: id = the
+task id, epoch = the episode's rank among that task's episodes in the cell, by seed; its messages
+rebuilt from the trajectory, its scores (resolved, resolved_first, interventions), its usage and
+times. An episode
+that ended in error is a sample with an `error` and no score, as Inspect records a failed sample
+(and, as in every sdebench table, outside every rate).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sdebench import __version__
+from sdebench.agents import trajectory as traj_mod
+from sdebench.runs import results as results_mod
+from sdebench.runs import rules
+from sdebench.runs.record import EpisodeRecord
+
+LOG_VERSION = 2  # inspect_ai.log.EvalLog.version this writes (inspect-ai 0.3.x reads versions <= 2)
+EXPORT_VERSION = 1  # the sdebench export's own layout (log metadata `sdebench_export`)
+SCORERS = ("resolved", "resolved_first", "interventions")
+MAX_ANSWER_CHARS = 20_000  # the final diff shown as a score's answer
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The sweep cell of an episode: what one eval log holds."""
+
+    kind: str  # static | stream
+    task_set: str
+    feedback: str
+    agent: str
+    model: str
+    delivery: str
+    config_hash: str
+
+    def label(self) -> str:
+        """The log's task name."""
+        return f"sdebench-{self.delivery}"
+
+
+@dataclass
+class Exported:
+    """What an export wrote: log paths, episodes per log, and files skipped (where, why)."""
+
+    logs: list[Path] = field(default_factory=list)
+    samples: int = 0
+    errors: int = 0  # episodes exported as errored samples
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def cell_of(rec: EpisodeRecord) -> Cell:
+    """The cell of `rec` (sdebench.runs.results.summarize's groups, plus the config hash)."""
+    return Cell("stream" if rec.stream_id else "static", rules.task_set(rec), rules.feedback_policy(rec),
+                rec.agent, rec.model, rec.delivery, rec.config_hash or "-")
+
+
+# --- messages ------------------------------------------------------------------------------------
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI content parts
+        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    return json.dumps(content, default=str)
+
+
+def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+    """Tool-call arguments as Inspect's dict, and a parse error when the model's JSON was not an object."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None or raw == "":
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError) as e:
+        return {"raw": str(raw)}, f"arguments are not JSON: {e}"
+    return (value, None) if isinstance(value, dict) else ({"value": value}, "arguments are not a JSON object")
+
+
+def _call(call_id: str, name: str, raw: Any) -> dict[str, Any]:
+    args, error = _arguments(raw)
+    return {"id": call_id, "function": name, "arguments": args, "parse_error": error, "type": "function"}
+
+
+class _Conversation:
+    """Inspect chat messages rebuilt from trajectory events, in order."""
+
+    def __init__(self, agent_logs_feedback: bool):
+        self.messages: list[dict[str, Any]] = []
+        self.pending: list[dict[str, Any]] = []  # tool calls of the last assistant message without a result yet
+        self.agent_logs_feedback = agent_logs_feedback
+        self.synthetic = 0
+
+    def add(self, role: str, content: str, **extra: Any) -> None:
+        self.messages.append({"role": role, "content": content, **extra})
+
+    def assistant(self, text: str, calls: list[dict[str, Any]], model: str | None) -> None:
+        self.add("assistant", text, tool_calls=calls or None, model=model)
+        self.pending = list(calls)
+
+    def result(self, name: str, output: str, error: str | None, call_id: str | None = None,
+               arguments: Any = None) -> None:
+        """A tool's output: the answer to a pending call of that name, or a call of its own (a scripted agent)."""
+        match = next((c for c in self.pending if (call_id and c["id"] == call_id) or (not call_id and c["function"] == name)),
+                     None)
+        if match is None:
+            self.synthetic += 1
+            match = _call(f"call_{self.synthetic}", name, arguments)
+            self.assistant("", [match], None)
+        self.pending.remove(match)
+        err = {"type": "parsing" if error == "parsing" else "unknown", "message": output} if error else None
+        self.add("tool", output, tool_call_id=match["id"], function=name, error=err)
+
+    def event(self, e: dict[str, Any], model: str) -> None:
+        kind = e.get("kind")
+        if kind == "message":
+            if e.get("role") in ("system", "user", "assistant"):
+                self.add(e["role"], _text(e.get("content")))
+        elif kind == "agent_start" and e.get("prompt"):
+            self.add("user", _text(e["prompt"]))
+        elif kind == "model_call" and isinstance(e.get("message"), dict):  # the built-in agent's reply
+            m = e["message"]
+            calls = [_call(str(c.get("id") or f"call_{i}"), str((c.get("function") or {}).get("name", "")),
+                           (c.get("function") or {}).get("arguments")) for i, c in enumerate(m.get("tool_calls") or [])]
+            self.assistant(_text(m.get("content")), calls, model)
+        elif kind == "model_call" and ("text" in e or "tool_calls" in e):  # an installed agent's reply, seen by the gateway
+            calls = [_call(str(c.get("id") or f"call_{i}"), str(c.get("name", "")), c.get("arguments"))
+                     for i, c in enumerate(e.get("tool_calls") or [])]
+            self.assistant(_text(e.get("text")), calls, model)
+        elif kind in ("tool", "tool_result"):
+            self.result(str(e.get("name", "")), _text(e.get("output")), "unknown" if e.get("error") else None,
+                        str(e["id"]) if e.get("id") else None, e.get("arguments"))
+        elif kind == "format_error":
+            text = _text(e.get("message"))
+            tool = e.get("tool")
+            if tool and any(c["function"] == tool for c in self.pending):
+                self.result(str(tool), text, "parsing")
+            else:
+                self.add("user", text)
+        elif kind == "feedback" and not self.agent_logs_feedback:
+            self.add("user", _text(e.get("text")))
+
+
+def messages(events: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
+    """The conversation of an episode as Inspect chat messages (system, user, assistant with tool
+    calls, tool results; fed-back grades as user messages)."""
+    logs_feedback = any(e.get("kind") == "message" and e.get("feedback") for e in events)
+    conv = _Conversation(logs_feedback)
+    for e in events:
+        conv.event(e, model)
+    return conv.messages
+
+
+# --- one sample -----------------------------------------------------------------------------------
+def _iso(t: float | None) -> str | None:
+    return None if t is None else datetime.fromtimestamp(t, UTC).isoformat()
+
+
+def _events(rec: EpisodeRecord, path: Path) -> list[dict[str, Any]]:
+    for candidate in (Path(rec.trajectory) if rec.trajectory else None, results_mod.trajectory_path(path)):
+        if candidate is not None and candidate.is_file():
+            return traj_mod.read(candidate)
+    return []
+
+
+def usage(rec: EpisodeRecord) -> dict[str, Any]:
+    """The episode's model usage as Inspect's ModelUsage (input tokens include cached ones, as in the record)."""
+    return {"input_tokens": rec.prompt_tokens, "output_tokens": rec.completion_tokens,
+            "total_tokens": rec.prompt_tokens + rec.completion_tokens,
+            "input_tokens_cache_read": rec.cached_tokens or None, "total_cost": rec.cost_usd}
+
+
+def metadata(rec: EpisodeRecord, path: Path) -> dict[str, Any]:
+    """The sample metadata `inspect view` filters on: the episode's identity, outcome, effort and storage."""
+    meta: dict[str, Any] = {
+        "task_id": rec.task_id, "family": rec.family, "variant": rec.variant, "source": rec.source,
+        "bottleneck": rec.bottleneck, "competency": rules.competency(rec), "tier": rules.tier(rec),
+        "delivery": rec.delivery, "agent": rec.agent, "model": rec.model, "seed": rec.seed,
+        "task_set": rules.task_set(rec), "feedback_policy": rules.feedback_policy(rec),
+        "outcome": rules.outcome_label(rec), "resolved": rec.resolved, "resolved_at": rules.resolved_at(rec),
+        "stop_reason": rec.stop_reason, "error": rec.error, "interventions": rec.interventions,
+        "max_interventions": rec.max_interventions, "turns": rec.turns, "model_calls": rec.model_calls,
+        "tool_calls": rec.tool_calls, "tool_errors": rec.tool_errors, "cost_usd": rec.cost_usd,
+        "wall_s": rec.wall_s, "setup_s": rec.setup_s, "model_s": rec.model_s, "tools_s": rec.tools_s,
+        "grading_s": rec.grading_s, "delivery_info": rec.delivery_info,
+        "retrieval": rec.retrieval.to_dict() if rec.retrieval is not None else None,
+        "task_hash": rec.task_hash, "config_hash": rec.config_hash, "key": rec.key, "record": str(path.resolve()),
+    }
+    if rec.stream_id:
+        meta |= {k: getattr(rec, k) for k in ("stream_id", "stream_position", "stream_carry", "stream_length",
+                                              "memory_items", "memory_f", "memory_x", "memory_tokens")}
+    return meta
+
+
+def scores(rec: EpisodeRecord) -> dict[str, dict[str, Any]] | None:
+    """The sample's scores, one per scorer of SCORERS; None for an episode that ended in error (no outcome)."""
+    if rules.is_error(rec):
+        return None
+    last = rec.attempts[-1] if rec.attempts else None
+    detail = {"stop_reason": rec.stop_reason, "resolved_at": rules.resolved_at(rec),
+              "counts": last.counts if last else {}, "pass_ratio": last.pass_ratio if last else 0.0,
+              "guards": last.guards if last else [], "attempts": [vars(a) for a in rec.attempts]}
+    diff = rec.final_diff if len(rec.final_diff) <= MAX_ANSWER_CHARS else rec.final_diff[:MAX_ANSWER_CHARS] + "\n[...]"
+    explanation = rules.outcome_label(rec) + (f"\nlast feedback:\n{rec.feedback[-1]}" if rec.feedback and not rec.resolved else "")
+    return {
+        "resolved": {"value": 1.0 if rec.resolved else 0.0, "answer": diff, "explanation": explanation, "metadata": detail},
+        "resolved_first": {"value": 1.0 if rules.resolved_first(rec) else 0.0},
+        # counted as every table counts them: an unresolved episode at its cap
+        "interventions": {"value": rules.counted_interventions(rec)},
+    }
+
+
+def sample(rec: EpisodeRecord, path: Path, epoch: int) -> dict[str, Any]:
+    """One episode as an Inspect EvalSample."""
+    events = _events(rec, path)
+    msgs = messages(events, rec.model)
+    times = [e["t"] for e in events if isinstance(e.get("t"), int | float)]
+    first_user = next((m["content"] for m in msgs if m["role"] == "user"), None)
+    last_reply = next((m for m in reversed(msgs) if m["role"] == "assistant"), None)
+    out: dict[str, Any] = {
+        "id": rec.task_id,
+        "epoch": epoch,
+        "input": first_user or f"sdebench task {rec.task_id} (delivery {rec.delivery})",
+        "target": "",  # the fact stays out of the log
+        "messages": msgs,
+        "output": {"model": rec.model, "completion": last_reply["content"] if last_reply else "",
+                   "choices": [{"message": last_reply, "stop_reason": "stop"}] if last_reply else [],
+                   "usage": usage(rec)},
+        "scores": scores(rec),
+        "metadata": metadata(rec, path),
+        "model_usage": {rec.model: usage(rec)},
+        "started_at": _iso(min(times)) if times else None,
+        "completed_at": _iso(max(times)) if times else None,
+        "total_time": rec.wall_s,
+        "working_time": rec.wall_s,
+        "uuid": rec.key,
+        "turn_count": rec.turns,
+    }
+    if rules.is_error(rec):
+        tb = next((e.get("traceback") for e in reversed(events) if e.get("kind") == "error" and e.get("traceback")), "")
+        message = rec.error or "the episode ended in error"
+        out["error"] = {"message": message, "traceback": tb or message, "traceback_ansi": tb or message}
+    return out
+
+
+# --- one log --------------------------------------------------------------------------------------
+def _metric(name: str, value: float) -> dict[str, Any]:
+    return {"name": name, "value": value, "params": {}}
+
+
+def _metrics(values: list[float]) -> dict[str, dict[str, Any]]:
+    n = len(values)
+    mean = sum(values) / n if n else 0.0
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    return {"mean": _metric("mean", mean), "stderr": _metric("stderr", math.sqrt(var / n) if n else 0.0)}
+
+
+def _sum_usage(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "input_tokens_cache_read": 0,
+                             "total_cost": 0.0}
+    for u in items:
+        for k in total:
+            total[k] += u.get(k) or 0
+    total["input_tokens_cache_read"] = total["input_tokens_cache_read"] or None
+    return total
+
+
+def eval_log(cell: Cell, episodes: list[tuple[EpisodeRecord, Path]], run_id: str) -> dict[str, Any]:
+    """The Inspect EvalLog (a JSON object) of one cell's episodes."""
+    ordered = sorted(episodes, key=lambda e: (e[0].task_id, e[0].seed, e[0].key or str(e[1])))
+    epochs: dict[str, int] = {}
+    samples = []
+    for rec, path in ordered:  # a task's episodes in seed order are its epochs 1, 2, ...
+        epochs[rec.task_id] = epochs.get(rec.task_id, 0) + 1
+        samples.append(sample(rec, path, epochs[rec.task_id]))
+    samples.sort(key=lambda s: (s["epoch"], s["id"]))  # Inspect's own order
+    scored = [s for s in samples if s["scores"] is not None]
+    key = json.dumps([vars(cell), [r.key or str(p) for r, p in ordered]])
+    eval_id = hashlib.sha256(key.encode()).hexdigest()[:22]
+    starts = [s["started_at"] for s in samples if s["started_at"]]
+    ends = [s["completed_at"] for s in samples if s["completed_at"]]
+    mtime = max(p.stat().st_mtime for _, p in episodes)
+    created = min(starts) if starts else _iso(mtime)
+    cell_meta = {"sdebench_export": EXPORT_VERSION, **vars(cell)}
+    usage_total = _sum_usage(s["model_usage"][cell.model] for s in samples)
+    spec = {
+        "eval_id": eval_id, "run_id": run_id, "created": created, "task": cell.label(), "task_id": eval_id,
+        "task_version": 0, "task_display_name": f"sdebench {cell.delivery}",
+        "task_args": {"delivery": cell.delivery, "feedback_hidden": cell.feedback, "task_set": cell.task_set},
+        "solver": cell.agent, "solver_args": {}, "tags": [cell.delivery, cell.agent, cell.task_set, cell.feedback, cell.kind],
+        "dataset": {"name": cell.task_set, "samples": len({s["id"] for s in samples}),
+                    "sample_ids": sorted({s["id"] for s in samples})},
+        "model": cell.model, "config": {"epochs": max(s["epoch"] for s in samples), "fail_on_error": False},
+        "packages": {"sdebench": __version__}, "metadata": cell_meta,
+    }
+    score_list = []
+    for name in SCORERS:
+        values = [float(s["scores"][name]["value"]) for s in scored]
+        score_list.append({"name": name, "scorer": name, "scored_samples": len(values),
+                           "unscored_samples": len(samples) - len(values), "params": {}, "metrics": _metrics(values)})
+    return {
+        "version": LOG_VERSION,
+        "status": "success",
+        "eval": spec,
+        "plan": {"name": "plan", "steps": [{"solver": cell.agent, "params": {}}], "config": {}},
+        "results": {"total_samples": len(samples), "completed_samples": len(scored), "scores": score_list,
+                    "metadata": {"errors": len(samples) - len(scored)}},
+        "stats": {"started_at": created, "completed_at": max(ends) if ends else created,
+                  "model_usage": {cell.model: usage_total}},
+        "samples": samples,
+    }
+
+
+def _safe(text: str) -> str:
+    """A file-name part without `_` (Inspect splits log names `<created>_<task>_<id>` on it)."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", text).strip("-") or "x"
+
+
+def log_name(log: dict[str, Any]) -> str:
+    """The file name Inspect lists a log under: `<created>_<task>_<eval id>.json`."""
+    created = log["eval"]["created"][:19].replace(":", "-") + "+00-00"
+    return f"{created}_{_safe(log['eval']['task'])}_{log['eval']['eval_id']}.json"
+
+
+def export(sources: Iterable[str | Path], out: Path) -> Exported:
+    """Write one Inspect eval log per sweep cell of the records under `sources` into `out`."""
+    report = Exported()
+    cells: dict[Cell, dict[str, tuple[EpisodeRecord, Path]]] = {}
+    for path in results_mod.record_files(*sources):
+        try:
+            rec = results_mod.load_record(path)
+        except (OSError, results_mod.RecordError) as e:
+            if path.suffix == ".json" and not path.name.endswith(".tmp"):
+                report.skipped.append((str(path), str(e)))
+            continue
+        cells.setdefault(cell_of(rec), {}).setdefault(rec.key or str(path), (rec, path))
+    if not cells:
+        return report
+    out.mkdir(parents=True, exist_ok=True)
+    run_id = hashlib.sha256(json.dumps(sorted(k for c in cells.values() for k in c)).encode()).hexdigest()[:22]
+    for cell in sorted(cells, key=lambda c: tuple(vars(c).values())):
+        log = eval_log(cell, list(cells[cell].values()), run_id)
+        path = out / log_name(log)
+        results_mod.write_atomic(path, json.dumps(log, indent=1, sort_keys=False, default=str, allow_nan=False))
+        report.logs.append(path)
+        report.samples += len(log["samples"])
+        report.errors += log["results"]["metadata"]["errors"]
+    return report
