@@ -41,7 +41,7 @@ MAX_ANSWER_CHARS = 20_000  # the final diff shown as a score's answer
 
 
 @dataclass(frozen=True)
-class Cell:
+class LogCell:
     """The sweep cell of an episode: what one eval log holds."""
 
     kind: str  # static | stream
@@ -67,9 +67,9 @@ class Exported:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def cell_of(rec: EpisodeRecord) -> Cell:
+def cell_of(rec: EpisodeRecord) -> LogCell:
     """The cell of `rec` (sdebench.runs.results.summarize's groups, plus the config hash)."""
-    return Cell("stream" if rec.stream_id else "static", rules.task_set(rec), rules.feedback_policy(rec),
+    return LogCell("stream" if rec.stream_id else "static", rules.task_set(rec), rules.feedback_policy(rec),
                 rec.agent, rec.model, rec.delivery, rec.config_hash or "-")
 
 
@@ -285,7 +285,7 @@ def _sum_usage(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return total
 
 
-def eval_log(cell: Cell, episodes: list[tuple[EpisodeRecord, Path]], run_id: str) -> dict[str, Any]:
+def eval_log(cell: LogCell, episodes: list[tuple[EpisodeRecord, Path]], run_id: str) -> dict[str, Any]:
     """The Inspect EvalLog (a JSON object) of one cell's episodes."""
     ordered = sorted(episodes, key=lambda e: (e[0].task_id, e[0].seed, e[0].key or str(e[1])))
     epochs: dict[str, int] = {}
@@ -345,7 +345,7 @@ def log_name(log: dict[str, Any]) -> str:
 def export(sources: Iterable[str | Path], out: Path) -> Exported:
     """Write one Inspect eval log per sweep cell of the records under `sources` into `out`."""
     report = Exported()
-    cells: dict[Cell, dict[str, tuple[EpisodeRecord, Path]]] = {}
+    cells: dict[LogCell, dict[str, tuple[EpisodeRecord, Path]]] = {}
     for path in results_mod.record_files(*sources):
         try:
             rec = results_mod.load_record(path)
