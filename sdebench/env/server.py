@@ -221,7 +221,7 @@ def create_app(
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: serve on `--host` (default 127.0.0.1) until interrupted."""
-    ap = argparse.ArgumentParser(prog="python -m sdebench.serve", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m sdebench.serve", description=__doc__.split("\n\n")[0])
     ap.add_argument("--host", default=HOST,
                     help=f"address to listen on (default {HOST}: this machine only; 0.0.0.0 or :: for every "
                          "interface, e.g. in a container)")

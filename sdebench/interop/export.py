@@ -36,7 +36,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The CLI parser."""
-    ap = argparse.ArgumentParser(prog="sdebench export", description=(__doc__ or "").split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="sdebench export", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="format", required=True, metavar="FORMAT")
     p = sub.add_parser("inspect", help="episode records -> Inspect AI eval logs (one per sweep cell), for `inspect view`",

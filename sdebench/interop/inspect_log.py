@@ -350,8 +350,7 @@ def export(sources: Iterable[str | Path], out: Path) -> Exported:
         try:
             rec = results_mod.load_record(path)
         except (OSError, results_mod.RecordError) as e:
-            if path.suffix == ".json" and not path.name.endswith(".tmp"):
-                report.skipped.append((str(path), str(e)))
+            report.skipped.append((str(path), str(e)))
             continue
         cells.setdefault(cell_of(rec), {}).setdefault(rec.key or str(path), (rec, path))
     if not cells:
