@@ -3,7 +3,7 @@
     sdebench export inspect results/ --out inspect-logs/    # then: inspect view --log-dir inspect-logs/
 
 `inspect`: one Inspect AI eval log (JSON format) per sweep cell, one sample per episode
-(sdebench.interop.inspect_log; docs/interop.md). Files that are not episode records are listed on
+(sdebench.interop.inspect_log, its messages from sdebench.interop.inspect_messages; docs/interop.md). Files that are not episode records are listed on
 stderr and skipped; nothing exported is exit 1, a missing results dir exit 2.
 """
 

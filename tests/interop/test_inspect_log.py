@@ -147,31 +147,6 @@ def test_inspect_reads_every_sample(sweep, tmp_path):
     assert [c[0] for m in oracle_k["messages"] for c in m["calls"]] == ["edit_file", "submit"]
 
 
-def test_messages_from_an_installed_agents_trajectory():
-    """An installed agent's conversation is what its gateway saw: the prompt, replies with tool calls
-    (arguments as JSON text), the fed-back message it logged (the episode's `feedback` event not twice)."""
-    events = [
-        {"kind": "agent_start", "prompt": "Fix the bug."},
-        {"kind": "model_call", "text": "Looking.", "tool_calls": [{"id": "t1", "name": "Bash", "arguments": '{"command": "ls"}'}]},
-        {"kind": "model_call", "text": None, "tool_calls": [{"id": "t2", "name": "Edit", "arguments": "{not json"}]},
-        {"kind": "grade", "resolved": False},
-        {"kind": "feedback", "intervention": 1, "text": "raw"},
-        {"kind": "message", "role": "user", "content": "Tests fail.", "feedback": True},
-        {"kind": "model_call", "text": "Done.", "tool_calls": []},
-    ]
-    msgs = inspect_log.messages(events, "m")
-    assert [(m["role"], m["content"]) for m in msgs] == [("user", "Fix the bug."), ("assistant", "Looking."),
-                                                        ("assistant", ""), ("user", "Tests fail."), ("assistant", "Done.")]
-    assert msgs[1]["tool_calls"] == [{"id": "t1", "function": "Bash", "arguments": {"command": "ls"}, "parse_error": None,
-                                      "type": "function"}]
-    bad = msgs[2]["tool_calls"][0]
-    assert bad["arguments"] == {"raw": "{not json"} and bad["parse_error"].startswith("arguments are not JSON")
-    # a scripted agent logs no message: the episode's feedback event is the fed-back message
-    scripted = inspect_log.messages([{"kind": "tool", "name": "submit", "arguments": {}, "output": "ok", "error": False},
-                                     {"kind": "feedback", "text": "Not resolved."}], "none")
-    assert [m["role"] for m in scripted] == ["assistant", "tool", "user"] and scripted[2]["content"] == "Not resolved."
-
-
 def test_cli_bad_input(tmp_path, capsys):
     assert export_cli.main(["inspect", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
     assert "no results dir or record at" in capsys.readouterr().err
