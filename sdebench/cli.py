@@ -7,6 +7,7 @@
     sdebench results DIR --by family,competency --where agent=llm --format csv   # slice the results
     sdebench episode list DIR [--where delivery=memtool]     # one line per episode
     sdebench episode show ID [DIR]                          # its conversation: messages, tools, grades
+    sdebench export inspect results/ --out logs/            # Inspect AI eval logs, for `inspect view`
 
 `python -m sdebench` is the same command, and `python -m sdebench.<name> ARGS` is `sdebench <name> ARGS`:
 every way in goes through the one table below (`COMMANDS`) to the same function.
@@ -29,6 +30,7 @@ COMMANDS = {
     "report": "sdebench.analysis.report:main",
     "serve": "sdebench.env.server:main",
     "interop": "sdebench.interop.__main__:main",
+    "export": "sdebench.interop.export:main",
     "testmodel": "sdebench.testing.testmodel:main",
     "tasks": "sdebench.cli:tasks_main",
     "episode": "sdebench.cli:episode_main",

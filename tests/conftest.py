@@ -63,3 +63,22 @@ def small_sweep(tmp_path_factory) -> Path:
                        text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     return out / "results"
+
+
+@pytest.fixture(scope="session")
+def sdebench_wheel(tmp_path_factory) -> Path:
+    """sdebench's wheel, built once per session from a copy of the package (the checkout stays clean)."""
+    import shutil
+    import subprocess
+    import sys
+
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "sdebench", src / "sdebench", ignore=shutil.ignore_patterns("__pycache__"))  # conf/ followed
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "wheels"), str(src)],
+                   check=True, capture_output=True, timeout=600)
+    (wheel,) = (tmp / "wheels").glob("sdebench-*.whl")
+    return wheel

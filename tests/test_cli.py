@@ -94,11 +94,8 @@ def test_results_slices_by_any_keys_in_three_formats(capsys):
 
 
 @pytest.mark.slow
-def test_the_wheel_carries_its_configs_and_runs_from_an_empty_dir(tmp_path):
-    wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
-                   check=True, capture_output=True, timeout=600)
-    (wheel,) = wheels.glob("sdebench-*.whl")
+def test_the_wheel_carries_its_configs_and_runs_from_an_empty_dir(tmp_path, sdebench_wheel):
+    wheel = sdebench_wheel
     venv = tmp_path / "venv"
     # the dependencies come from this interpreter's site-packages; the package itself only from the wheel
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)

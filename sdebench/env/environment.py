@@ -5,7 +5,9 @@ The sandbox is `local` (bubblewrap, the task store masked) unless a factory is g
 checks out the task's repo; `step(action)` applies a full replacement file
 (`patched_code`, optional `path`) or a unified `diff` and grades the repo with the task's grader
 (`sdebench.grading.grade.grade`: pristine test files, honeypot, two phases, observations judged on
-the host), then returns the observation with the grade's PatchBench-style shaped reward. At HEAD
+the host), then returns the observation with the grade's PatchBench-style shaped reward. A step
+that is not valid Python (or a diff that does not apply) is not applied and scores what the
+grader's guards score, 0: never more than an unchanged submission. At HEAD
 the visible FAIL_TO_PASS tests and every held-out test fail by construction, so reset runs
 nothing. What the observation says about held-out tests is what the grading options' feedback
 policy allows (`binary` by default: only whether they all pass), never a name or content.
@@ -23,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.errors import SdebenchError
+from sdebench.grading.feedback import reward_of
 from sdebench.grading.grade import grade
 from sdebench.grading.options import GradeOptions
-from sdebench.grading.rewards import shaped
 from sdebench.grading.rules import is_protected
 from sdebench.sandbox import make_factory
 from sdebench.sandbox.base import SandboxFactory
@@ -261,9 +263,10 @@ class CodeFixEnv:
             if bad:
                 valid, error = False, "; ".join(f"{r}: {m}" for r, m in bad.items())
         if not valid:
-            orig = len(ep.task.tests.fail_to_pass) + len(ep.task.tests.hidden_to_pass)
-            b = shaped(False, 0, orig, 0, False, self.grading.step_cost)
-            return self._finish(ep, b.normalized, asdict(b), self._info(ep.last, False, error))
+            # Scored as the grader's compile guard scores a submission that does not compile (0 on
+            # every reward, like an unchanged one): a broken step must never out-earn doing nothing.
+            r = reward_of({}, False, True, self.grading.step_cost)
+            return self._finish(ep, r["shaped"], r["shaped_breakdown"], self._info(ep.last, False, error))
         before = {rel: (ep.repo / rel).read_text() if (ep.repo / rel).is_file() else None for rel in edits}
         _write(ep.repo, edits)
         g = grade(ep.task, ep.repo, self.factory, options=self.grading)

@@ -1,4 +1,5 @@
-"""`python -m sdebench.serve`: the environment (sdebench.env.environment) over OpenEnv's protocol on 127.0.0.1.
+"""`python -m sdebench.serve`: the environment (sdebench.env.environment) over OpenEnv's protocol
+(on 127.0.0.1 unless `--host` names another address, e.g. 0.0.0.0 in a container).
 
 The routes are OpenEnv's (sdebench.env.openenv): POST /reset {seed?, task_id?} and POST /step
 {episode_id, action: {patched_code, path?} | {diff}} answer {observation, reward, done}, the
@@ -219,9 +220,12 @@ def create_app(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry point: serve on 127.0.0.1 until interrupted."""
-    ap = argparse.ArgumentParser(prog="python -m sdebench.serve", description=__doc__.splitlines()[0])
-    ap.add_argument("--port", type=int, default=DEFAULT_PORT, help="port on 127.0.0.1 (0: pick a free one)")
+    """CLI entry point: serve on `--host` (default 127.0.0.1) until interrupted."""
+    ap = argparse.ArgumentParser(prog="python -m sdebench.serve", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--host", default=HOST,
+                    help=f"address to listen on (default {HOST}: this machine only; 0.0.0.0 or :: for every "
+                         "interface, e.g. in a container)")
+    ap.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (0: pick a free one)")
     ap.add_argument("--tasks-dir", type=Path, default=Path("tasks"), help="dir of task dirs (default: tasks)")
     ap.add_argument("--sandbox", default="local",
                     help="sandbox backend for test runs: local (default), docker, or unsafe_local (no isolation: "
@@ -246,23 +250,34 @@ def main(argv: list[str] | None = None) -> int:
     # Naming unsafe_local on the command line is the explicit choice the environment asks for.
     app = create_app(args.tasks_dir, factory, args.max_steps, args.timeout, args.max_sessions,
                      grading={"feedback_hidden": args.feedback_hidden}, allow_unsafe=args.sandbox == "unsafe_local")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((HOST, args.port))
+        sock = listen(args.host, args.port)
     except OSError as e:
-        print(f"error: cannot listen on {HOST}:{args.port}: {e.strerror}", file=sys.stderr)
+        print(f"error: cannot listen on {args.host}:{args.port}: {e.strerror or e}", file=sys.stderr)
         return 2
-    sock.listen(128)  # connections queue from here on, so the banner can be trusted at once
-    port = sock.getsockname()[1]
+    host, port = sock.getsockname()[:2]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    print(f"sdebench.serve listening on http://{HOST}:{port}", flush=True)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"sdebench.serve listening on http://{shown}:{port}", flush=True)
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
     return 0
 
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on `host` (a name, an IPv4 or an IPv6 address) and `port`; OSError if it cannot be."""
+    family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(128)  # connections queue from here on, so the banner can be trusted at once
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BANNER = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
+BANNER = re.compile(r"listening on (http://(?:\[[0-9a-f:]+\]|[0-9.]+):\d+)")
 
 
 @contextlib.contextmanager
 def serve(tasks_dir: Path, *extra: str, startup_s: float = 60.0) -> Iterator[str]:
-    """Run the server on 127.0.0.1 (free port, unsafe_local sandbox); yield its base URL."""
+    """Run the server (127.0.0.1 unless `extra` has --host; free port, unsafe_local sandbox); yield its base URL."""
     argv = [sys.executable, "-m", "sdebench.serve", "--port", "0", "--tasks-dir", str(tasks_dir),
             "--sandbox", "unsafe_local", *extra]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -100,12 +100,17 @@ def test_step_grades_with_pristine_tests_and_a_honeypot(env, store):
     assert not obs.info["all_tests_pass"] and "tampering" in obs.info["guards"]
 
 
-def test_invalid_python_is_not_applied(env):
+def test_invalid_python_is_not_applied_and_scores_no_more_than_an_unchanged_step(env):
     before = env.reset(task_id=OURS).current_code["invoicer/money.py"]
     obs = env.step({"patched_code": "def broken(:\n"})
     assert not obs.info["is_valid_python"] and "SyntaxError" in obs.info["error"]
-    assert obs.reward == pytest.approx((0 - 0.1 + 0.6) / 1.6)
     assert obs.current_code["invoicer/money.py"] == before and obs.step_number == 1
+    unchanged = env.step({"patched_code": before})  # graded: the grader's unchanged guard
+    assert unchanged.info["guards"] == ["unchanged"] and unchanged.info["is_valid_python"]
+    # Both score as a guard does: a broken step never out-earns doing nothing.
+    assert obs.reward == unchanged.reward == 0.0
+    assert obs.reward_breakdown is None and unchanged.reward_breakdown is None
+    assert env.state()["rewards"] == [0.0, 0.0]
 
 
 def test_a_regression_is_penalised(env):
@@ -120,6 +125,7 @@ def test_diff_that_does_not_apply_is_a_failed_step(env):
     bad = "--- a/invoicer/money.py\n+++ b/invoicer/money.py\n@@ -1,1 +1,1 @@\n-nothing like this\n+x\n"
     obs = env.step({"diff": bad})
     assert not obs.info["is_valid_python"] and "does not apply" in obs.info["error"]
+    assert obs.reward == 0.0
 
 
 def test_max_steps_ends_the_episode(store, tmp_path):

@@ -157,3 +157,15 @@ def test_cli_refuses_a_missing_tasks_dir(tmp_path):
     p = subprocess.run([sys.executable, "-m", "sdebench.serve", "--tasks-dir", str(tmp_path / "nope"), "--port", "0"],
                        capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0 and "does not exist" in p.stderr
+
+
+def test_host_flag_listens_on_every_interface(tasks, tmp_path):
+    """--host 0.0.0.0 (a container's choice) serves on every interface; a host it cannot bind is one line, exit 2."""
+    with serve(tasks, "--host", "0.0.0.0") as url:
+        assert url.startswith("http://0.0.0.0:")
+        port = url.rsplit(":", 1)[1]
+        assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=30).json()["status"] == "healthy"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "sdebench.serve", "--tasks-dir", str(tasks), "--port", "0",
+                        "--host", "203.0.113.7"], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0 and "cannot listen on 203.0.113.7" in p.stderr

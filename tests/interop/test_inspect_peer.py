@@ -1,9 +1,11 @@
 """The Inspect AI adapter (sdebench.inspect) against the real `inspect-ai`, offline with a scripted
-mockllm: one task resolved at the first submit, another unresolved after its feedback rounds."""
+mockllm: one task resolved at the first submit, another unresolved after its feedback rounds; and
+the task found by name (`sdebench/sdebench`) in an installed wheel through the entry point."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -68,3 +70,30 @@ def test_inspect_eval_finds_the_task_and_passes_its_arguments(tmp_path):
                    "-T", "delivery=nope", "-T", f"ids={GOOD}", "--log-dir", str(tmp_path / "logs")],
                   peers.ROOT, timeout=300, HOME=str(tmp_path))
     assert p.returncode != 0 and "unknown delivery 'nope'" in p.stdout + p.stderr
+
+
+def test_inspect_eval_finds_the_installed_package_task(tasks_dir, tmp_path, sdebench_wheel):
+    """After a `pip install` of sdebench's wheel, `inspect eval sdebench/sdebench` finds the task through
+    the `inspect_ai` entry point (no file path, no checkout on the path). mockllm's default reply calls
+    no tool, so the agent never edits: the sample is graded unchanged, 0. mockllm counts tokens with
+    tiktoken's o200k_base: TIKTOKEN_CACHE_DIR points at the copy litellm ships, so nothing is downloaded."""
+    python = peers.bin_dir("inspect") / "python"
+    site = tmp_path / "site-packages"  # a pip --target dir: Inspect counts a package there as installed
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(sdebench_wheel)],
+                   check=True, capture_output=True, timeout=600)
+    tiktoken_cache = next((python.parents[1] / "lib").glob("python3.*/site-packages/litellm/litellm_core_utils/tokenizers"))
+    run = tmp_path / "run"
+    run.mkdir()
+    p = peers.run([str(python.with_name("inspect")), "eval", "sdebench/sdebench", "--model", "mockllm/model",
+                   "-T", f"tasks_dir={tasks_dir}", "-T", f"ids={GOOD}", "-T", "sandbox=local",
+                   "-T", "grader_sandbox=unsafe_local", "-T", "attempts=1", "--log-dir", str(tmp_path / "logs"),
+                   "--log-format", "json", "--display", "none"],
+                  run, timeout=600, HOME=str(tmp_path), PYTHONPATH=str(site), TIKTOKEN_CACHE_DIR=str(tiktoken_cache))
+    assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
+    (path,) = (tmp_path / "logs").glob("*.json")
+    log = json.loads(path.read_text())
+    assert log["status"] == "success" and log["eval"]["task_registry_name"] == "sdebench/sdebench"
+    assert log["eval"]["packages"]["sdebench"] == "0.1.0"
+    (sample,) = log["samples"]
+    (score,) = sample["scores"].values()
+    assert sample["id"] == GOOD and score["value"] == 0.0 and score["metadata"]["guards"] == ["unchanged"]

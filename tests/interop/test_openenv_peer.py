@@ -1,5 +1,6 @@
 """`python -m sdebench.serve` against the real `openenv-core`: its GenericEnvClient runs an episode
-(reset/step/state over WebSocket) and its runtime validator passes every criterion."""
+(reset/step/state over WebSocket), its runtime validator passes every criterion, and its local
+validator accepts the repository as a deployable environment."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ with GenericEnvClient(base_url=url).sync() as env:
     out["state0"] = env.state()
     r = env.step({"patched_code": "def broken(:\\n", "path": "invoicer/money.py"})
     out["bad"] = {"done": r.done, "reward": r.reward, "info": r.observation["info"]}
+    r = env.step({"patched_code": out["reset"]["obs"]["current_code"]["invoicer/money.py"], "path": "invoicer/money.py"})
+    out["unchanged"] = {"reward": r.reward, "info": r.observation["info"]}
     r = env.step({"diff": patch})
     out["fix"] = {"done": r.done, "reward": r.reward, "obs": r.observation}
     out["state"] = env.state()
@@ -59,7 +62,20 @@ def test_generic_env_client_runs_an_episode(url, tasks_dir, tmp_path):
     assert "task_id" not in reset["obs"] and TASK not in json.dumps(reset["obs"])  # nothing names the task
     assert out["state0"]["episode_id"] == reset["obs"]["episode_id"] and out["state0"]["step_count"] == 0
     assert out["bad"]["done"] is False and out["bad"]["info"]["is_valid_python"] is False
+    # a step that is not valid Python scores no more than an unchanged one (both: the guards' 0)
+    assert out["bad"]["reward"] == out["unchanged"]["reward"] == 0.0
+    assert out["unchanged"]["info"]["guards"] == ["unchanged"]
     fix = out["fix"]
     assert fix["done"] is True and fix["reward"] == pytest.approx(0.9375) and fix["obs"]["info"]["all_tests_pass"]
     assert "test_hidden" not in json.dumps(fix["obs"])  # hidden tests only as counts
-    assert out["state"]["step_count"] == 2 and out["state"]["task_id"] == TASK
+    assert out["state"]["step_count"] == 3 and out["state"]["task_id"] == TASK
+
+
+def test_openenv_validate_accepts_the_repository(tmp_path):
+    """`openenv validate .`: openenv.yaml, pyproject's `server` script and openenv-core dependency,
+    uv.lock, server/app.py's main() and a Dockerfile: ready for every deployment mode."""
+    p = peers.run([str(peers.bin_dir("openenv") / "openenv"), "validate", str(peers.ROOT), "--json", "--verbose"],
+                  tmp_path, timeout=120)
+    report = json.loads(p.stdout)
+    assert p.returncode == 0 and report["passed"] and report["issues"] == [], report
+    assert report["deployment_modes"] == {"docker": True, "openenv_serve": True, "uv_run": True, "python_module": True}
