@@ -206,6 +206,7 @@ class RunConfig:
     cost_tracking: str | None = None  # deprecated: model.cost_tracking
     budget_usd: float | None = None
     plan: bool = False
+    concurrency: int = 1  # episodes of one job at once (sdebench.runs.pool)
     preflight: PreflightConfig = field(default_factory=PreflightConfig)
     estimate: EstimateConfig = field(default_factory=EstimateConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
