@@ -65,6 +65,10 @@ def try_claim(record: Path) -> int | None:
     except BlockingIOError:
         os.close(fd)
         return None
+    except OSError as e:  # ENOLCK, ENOSYS: a filesystem without (cluster-wide) flock
+        os.close(fd)
+        raise RunError(f"cannot lock {path}: {e.strerror}; results_dir must be on a filesystem whose flock works "
+                       "across the machines of a sweep (docs/experiments.md#shared-filesystems)") from None
     except BaseException:
         os.close(fd)
         raise
@@ -316,6 +320,23 @@ def _one_line(e: Exception, known: set[str]) -> str:
 KINDS = {"Integer": "a whole number", "Float": "a number", "Boolean": "true or false", "String": "text"}
 
 
+STATUS_DIR_ENV = "SDEBENCH_STATUS_DIR"
+CLUSTER_LAUNCHERS = ("slurm", "submitit_slurm")
+
+
+def status_dir(args: list[str]) -> str | None:
+    """Where the problems file goes: a dir every job can write (None: the system's temp dir).
+
+    Jobs on a cluster's other nodes cannot see this machine's /tmp: with a Slurm launcher the file
+    goes in the current directory (where the sweep is submitted from: a shared filesystem on a
+    cluster), or in `$SDEBENCH_STATUS_DIR`.
+    """
+    if os.environ.get(STATUS_DIR_ENV):
+        return os.environ[STATUS_DIR_ENV]
+    on_cluster = any(a.partition("=")[2] in CLUSTER_LAUNCHERS for a in args if a.startswith("hydra/launcher="))
+    return os.getcwd() if on_cluster else None
+
+
 def cli(app: Callable[[], Any], prog: str, conf_dir: str, config_name: str, argv: list[str] | None = None) -> int:
     """Run the Hydra `app` for `prog` with `argv`: checked overrides, one-line errors, problems as exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -326,7 +347,7 @@ def cli(app: Callable[[], Any], prog: str, conf_dir: str, config_name: str, argv
         except UsageError as e:
             print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
             return EXIT_BAD_INPUT
-    fd, status = tempfile.mkstemp(prefix="sdebench-status-", suffix=".jsonl")
+    fd, status = tempfile.mkstemp(prefix=".sdebench-status-", suffix=".jsonl", dir=status_dir(args))
     os.close(fd)
     from sdebench.runs.budget import SWEEP_ID_ENV, new_sweep_id
 
