@@ -58,11 +58,12 @@ cpus=$(nproc)
 # Memory Slurm may hand out: the machine's, less 1 GiB for the daemons and the system.
 mem=$(( $(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo) - 1024 ))
 
+changed=0
 write_if_changed() {  # path mode: stdin to path, only if different
     local tmp
     tmp=$(mktemp)
     cat > "$tmp"
-    if ! cmp -s "$tmp" "$1"; then install -m "$2" "$tmp" "$1"; fi
+    if ! cmp -s "$tmp" "$1"; then install -m "$2" "$tmp" "$1"; changed=1; fi
     rm -f "$tmp"
 }
 
@@ -73,6 +74,8 @@ SlurmctldHost=$host
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+# a requeued job waits out the job credential's lifetime before it starts again (default 120 s)
+AuthInfo=cred_expire=30
 CryptoType=crypto/munge
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
@@ -158,6 +161,8 @@ sacctmgr -i -n list cluster format=cluster | grep -qw "$CLUSTER" || sacctmgr -i 
 if ! pid_alive "${PIDFILE[slurmctld]}"; then
     /usr/sbin/slurmctld
     wait_for 30 slurmctld scontrol ping
+elif [ "$changed" = 1 ]; then
+    scontrol reconfigure  # running daemons read the new configuration
 fi
 if ! pid_alive "${PIDFILE[slurmd]}"; then
     /usr/sbin/slurmd
