@@ -74,8 +74,6 @@ SlurmctldHost=$host
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-# a requeued job waits out the job credential's lifetime before it starts again (default 120 s)
-AuthInfo=cred_expire=30
 CryptoType=crypto/munge
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
