@@ -178,6 +178,16 @@ def _status(exc: BaseException) -> int | None:
     return code if isinstance(code, int) else None
 
 
+def retry_after_s(exc: BaseException) -> float:
+    """The wait a rate-limited reply asks for (its `Retry-After` seconds), or 0 when it names none."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    try:
+        raw = headers.get("retry-after") if headers is not None else None
+        return max(0.0, float(raw)) if raw is not None else 0.0
+    except (TypeError, ValueError, AttributeError):
+        return 0.0  # an HTTP date or junk: our own backoff decides
+
+
 def is_retryable(exc: BaseException) -> bool:
     """Rate limits, timeouts, connection failures and 5xx are worth retrying; other 4xx are not."""
     name = type(exc).__name__
@@ -322,7 +332,9 @@ class LiteLLMClient:
                     log("model_error", error=msg, status=_status(e), retryable=True)
                     out.error = f"gave up after {out.retries} retries: {msg}"
                     return out
-                sleep = self.retry.backoff(out.retries, self.rng)
+                # never sooner than the server asks (a rate limit's Retry-After), capped like the backoff
+                sleep = max(self.retry.backoff(out.retries, self.rng),
+                            min(retry_after_s(e), self.retry.backoff_max_s))
                 if sleep >= deadline - time.monotonic():
                     out.stop = "max_wall"
                     return out

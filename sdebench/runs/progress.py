@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ class ProgressTracker(list):
 
     def __init__(self, total: int, desc: str, sweep_file: Path | None, show: bool):
         super().__init__()
+        self.lock = threading.Lock()  # a job with concurrency > 1 appends from several threads
         self.sweep_file = sweep_file
         self.resolved = 0
         self.errors = 0
@@ -66,6 +68,10 @@ class ProgressTracker(list):
 
     def append(self, rec: Any) -> None:
         """Keep `rec` and report it."""
+        with self.lock:
+            self._append(rec)
+
+    def _append(self, rec: Any) -> None:
         from sdebench.runs.rules import is_error
 
         super().append(rec)

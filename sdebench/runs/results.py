@@ -17,7 +17,9 @@ import hashlib
 import json
 import os
 import re
+import socket
 import sys
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -80,7 +82,7 @@ def trajectory_path(record: Path) -> Path:
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` so a reader sees the old file or the whole new one, never a torn one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{socket.gethostname()}-{os.getpid()}-{threading.get_ident()}.tmp")  # unique across hosts and threads
     with open(tmp, "w") as f:
         f.write(text)
         f.flush()

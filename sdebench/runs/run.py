@@ -91,7 +91,8 @@ def start_up(cfg: dict[str, Any], build_agent: bool, check: bool = False) -> Any
 
 
 def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_extra: str = "", carried=None,
-                 stream: dict[str, Any] | None = None, manifest: Path | None = None, head: str = "", ledger=None):
+                 stream: dict[str, Any] | None = None, manifest: Path | None = None, head: str = "", ledger=None,
+                 wait: bool = True):
     """The record of one episode: reused if it exists under `results_dir`, else run and written atomically.
 
     `rerun=true` runs it anyway; a record that ended in an error runs again unless
@@ -99,6 +100,7 @@ def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_e
     config and `key_extra` (a stream adds its position and carried memory). `stream` fields are
     set on a fresh record; `manifest` (a job dir) lists the record's path. With a budget `ledger`
     (sdebench.runs.budget) an episode to run first reserves its worst case; BudgetSpent if refused.
+    Another process holding the episode's claim is waited for, or with `wait=False` the answer is None.
     """
     from sdebench.runs import results, sweep
     from sdebench.runs.episode import identity
@@ -110,8 +112,17 @@ def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_e
     path = results.record_path(results_dir, ident, key)
     claimed = Claimed(task, cfg, factory, path, task_hash, cfg_hash, key, head or task.id, carried=carried,
                       stream=stream, manifest=manifest, ledger=ledger)
-    with sweep.claim(path, on_wait=lambda: log.info("%s: another process is running it, waiting", claimed.head)):
+    if wait:
+        with sweep.claim(path, on_wait=lambda: log.info("%s: another process is running it, waiting", claimed.head)):
+            return _run_claimed(claimed)
+    fd = sweep.try_claim(path)
+    if fd is None:
+        log.info("%s: another process is running it, taking the next one", claimed.head)
+        return None
+    try:
         return _run_claimed(claimed)
+    finally:
+        sweep.release(fd)
 
 
 @dataclass(frozen=True)
@@ -187,13 +198,17 @@ def budget_ledger(cfg: dict[str, Any]):
 
 def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
     """Run (or skip, if finished) one episode per selected task; return the records (none for a dry run)."""
-    from sdebench.runs import progress, provenance, sweep
+    from sdebench.runs import pool, progress, provenance, sweep
     from sdebench.runs.budget import BudgetSpent
     from sdebench.runs.config import ConfigError, check
 
     try:
         cfg = check(cfg)
     except ConfigError as e:
+        raise RunError(str(e)) from None
+    try:
+        concurrency = pool.concurrency_of(cfg.get("concurrency", 1))
+    except ValueError as e:
         raise RunError(str(e)) from None
     sweep.die_with_sweep()
     tasks = select_tasks(cfg)
@@ -216,14 +231,24 @@ def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
         # which command, commit and config produced the records (read by the report)
         provenance.note_job(cfg, results_dir)
         records = progress.tracker(cfg, len(tasks), job_dir)
-        for n, task in enumerate(tasks, 1):
+
+        def attempt(item: tuple[int, Any], wait: bool) -> bool:
+            n, task = item
             head = (f"[{n}/{len(tasks)}] {task.id} delivery={cfg['delivery'].get('name')} "
                     f"agent={cfg['agent'].get('name')} model={(cfg.get('model') or {}).get('name', 'none')}")
             try:
-                records.append(run_or_reuse(task, cfg, factory, results_dir, manifest=job_dir, head=head, ledger=ledger))
+                rec = run_or_reuse(task, cfg, factory, results_dir, manifest=job_dir, head=head, ledger=ledger,
+                                   wait=wait)
             except BudgetSpent as e:
                 log.warning("not started, budget: %s", e)
                 sweep.report("budget", f"budget_usd={ledger.budget_usd:g}")
+                return True
+            if rec is None:
+                return False  # another process runs it: come back to it at the end
+            records.append(rec)
+            return True
+
+        pool.run_all(list(enumerate(tasks, 1)), attempt, concurrency)
     finally:
         factory.cleanup()
     return records

@@ -284,6 +284,8 @@ class RunConfig:
     cost_tracking: str | None = None  # deprecated: model.cost_tracking
     budget_usd: float | None = None
     plan: bool = False
+    concurrency: int = 1  # episodes of one job at once (sdebench.runs.pool)
+    worker: int = 0  # a label with no effect on episodes: `-m worker=0,1,2,3` runs each job as four sharing its episodes
     preflight: PreflightConfig = field(default_factory=PreflightConfig)
     estimate: EstimateConfig = field(default_factory=EstimateConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)

@@ -3,8 +3,9 @@ problems a sweep reports in its exit status, and the command-line wrapper of the
 
 - **Claims.** Before an episode runs, its process takes an exclusive `flock` on a claim file beside
   the record (`.<record>.claim`). The kernel drops the lock when the holder dies, however it dies,
-  so a second sweep on the same `results_dir` waits for an episode another process is running and
-  then reuses its record: no episode runs twice at once, no trajectory gets two writers.
+  so no episode runs twice at once and no trajectory gets two writers. A job takes the next episode
+  nobody holds and comes back to the held ones at the end (sdebench.runs.pool), waiting then for
+  their records: two sweeps on one `results_dir` share the work instead of queueing on each other.
 - **Workers die with the sweep.** The wrapper puts its pid in `SDEBENCH_SWEEP_PID`; a job running
   in a worker process of that sweep (joblib, submitit local) starts a watchdog thread that kills
   the worker, and the processes it started, as soon as the sweep process is gone (`kill -9`).
@@ -25,6 +26,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -49,29 +51,61 @@ def claim_path(record: Path) -> Path:
     return record.with_name(f".{record.name}.claim")
 
 
-@contextlib.contextmanager
-def claim(record: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
-    """Hold the exclusive claim on one episode; if another process holds it, call `on_wait` and wait.
+def try_claim(record: Path) -> int | None:
+    """Take the exclusive claim on one episode if nobody holds it: the open descriptor holding it, else None.
 
-    The lock is an `flock` on an open file: it dies with its holder, so a killed sweep never
-    leaves an episode claimed. The claim file is never removed (removing it while another
-    process waits on it would let a third one lock a new file).
+    Release it with `release(fd)`. The lock is an `flock` on an open file: it dies with its holder,
+    so a killed sweep never leaves an episode claimed. The claim file is never removed (removing it
+    while another process waits on it would let a third one lock a new file).
     """
     path = claim_path(record)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except OSError as e:  # ENOLCK, ENOSYS: a filesystem without (cluster-wide) flock
+        os.close(fd)
+        raise RunError(f"cannot lock {path}: {e.strerror}; results_dir must be on a filesystem whose flock works "
+                       "across the machines of a sweep (docs/experiments.md#shared-filesystems)") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    _mark(fd)
+    return fd
+
+
+def _mark(fd: int) -> None:
+    """Write who holds a claim into its file (for people reading it; the lock is what counts)."""
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{socket.gethostname()} {os.getpid()}\n".encode())
+
+
+def release(fd: int) -> None:
+    """Release a claim taken by `try_claim`."""
+    os.close(fd)  # releases the lock
+
+
+@contextlib.contextmanager
+def claim(record: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the exclusive claim on one episode; if another process holds it, call `on_wait` and wait."""
+    fd = try_claim(record)
+    if fd is None:
+        if on_wait is not None:
+            on_wait()
+        fd = os.open(claim_path(record), os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if on_wait is not None:
-                on_wait()
             fcntl.flock(fd, fcntl.LOCK_EX)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+            _mark(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+    try:
         yield
     finally:
-        os.close(fd)  # releases the lock
+        release(fd)
 
 
 # --- workers die with the sweep ------------------------------------------------------------------
@@ -325,6 +359,23 @@ def _one_line(e: Exception, known: set[str]) -> str:
 KINDS = {"Integer": "a whole number", "Float": "a number", "Boolean": "true or false", "String": "text"}
 
 
+STATUS_DIR_ENV = "SDEBENCH_STATUS_DIR"
+CLUSTER_LAUNCHERS = ("slurm", "submitit_slurm")
+
+
+def status_dir(args: list[str]) -> str | None:
+    """Where the problems file goes: a dir every job can write (None: the system's temp dir).
+
+    Jobs on a cluster's other nodes cannot see this machine's /tmp: with a Slurm launcher the file
+    goes in the current directory (where the sweep is submitted from: a shared filesystem on a
+    cluster), or in `$SDEBENCH_STATUS_DIR`.
+    """
+    if os.environ.get(STATUS_DIR_ENV):
+        return os.environ[STATUS_DIR_ENV]
+    on_cluster = any(a.partition("=")[2] in CLUSTER_LAUNCHERS for a in args if a.startswith("hydra/launcher="))
+    return os.getcwd() if on_cluster else None
+
+
 def cli(app: Callable[[], Any], prog: str, conf_dir: str, config_name: str, argv: list[str] | None = None) -> int:
     """Run the Hydra `app` for `prog` with `argv`: checked overrides, one-line errors, problems as exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -335,7 +386,7 @@ def cli(app: Callable[[], Any], prog: str, conf_dir: str, config_name: str, argv
         except UsageError as e:
             print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
             return EXIT_BAD_INPUT
-    fd, status = tempfile.mkstemp(prefix="sdebench-status-", suffix=".jsonl")
+    fd, status = tempfile.mkstemp(prefix=".sdebench-status-", suffix=".jsonl", dir=status_dir(args))
     os.close(fd)
     from sdebench.runs.budget import SWEEP_ID_ENV, new_sweep_id
     from sdebench.runs.provenance import COMMAND_ENV

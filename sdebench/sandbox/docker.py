@@ -57,6 +57,7 @@ SPOOL_BYTES = 16 * MIB  # a workspace archive larger than this is spooled to dis
 PRIVATE_PREFIX = "sdb-ct-"
 # The world-writable dirs of a Debian image.
 SCRATCH_DIRS = ("/tmp", "/var/tmp", "/run/lock")
+COUNT_PIDS = "import os; print(sum(p.isdigit() for p in os.listdir('/proc')))"
 
 
 @dataclass(frozen=True)
@@ -430,6 +431,16 @@ class DockerSandbox:
             self._dirty = False
             self._reap()
 
+    def _processes(self) -> int:
+        """How many processes run in the container (its init included)."""
+        try:
+            return len(self.client.api.top(self.container.id).get("Processes") or [])
+        except ValueError:
+            # Podman's Docker-compatible API (4.x, rootless on cgroup v1) answers `top` with an empty
+            # body: count the container's pids from inside instead, less the counting process itself
+            out = self.container.exec_run(["python3", "-c", COUNT_PIDS], user=self.opts.user).output
+            return int(out.decode().strip() or 0) - 1
+
     def _reap(self) -> None:
         """End every process an exec left behind (daemons, fork-bomb orphans).
 
@@ -437,7 +448,7 @@ class DockerSandbox:
         bomb cannot outrun; the container then restarts with its files intact.
         """
         try:
-            if len(self.client.api.top(self.container.id).get("Processes") or []) <= 1:
+            if self._processes() <= 1:
                 return
             self.container.kill()
             self.container.wait(timeout=30)
@@ -600,6 +611,26 @@ def connect(timeout_s: int = 900):
         ) from None
 
 
+def limits_problem(client) -> str | None:
+    """Why this engine would not enforce a container's memory and pids limits (None: it would).
+
+    Rootless Podman on a cgroup v1 host ignores them (it says so only as a warning on its own CLI):
+    a sandbox there would run without the limits the docker backend promises, so it is refused.
+    """
+    try:
+        components = [str(c.get("Name", "")) for c in client.version().get("Components") or []]
+        if not any("Podman" in name for name in components):
+            return None
+        info = client.api._result(client.api._get(client.api._url("/libpod/info")), json=True)
+    except Exception:  # noqa: BLE001 - an engine that cannot say is taken at its word
+        return None
+    host = info.get("host") or {}
+    if (host.get("security") or {}).get("rootless") and str(host.get("cgroupVersion")) == "v1":
+        return ("rootless Podman on a cgroup v1 host ignores memory and pids limits; use cgroup v2 with a delegated "
+                "user slice (docs/grading.md#podman), rootful Podman, Docker, or sandbox=local")
+    return None
+
+
 @dataclass
 class DockerFactory:
     """Opens one container per sandbox from the configured image, `prestart` of them started ahead."""
@@ -609,6 +640,9 @@ class DockerFactory:
 
     def __post_init__(self) -> None:
         self.client = connect(self.options.client_timeout_s)
+        problem = limits_problem(self.client)
+        if problem:
+            raise SandboxError(problem)
         try:
             self.client.images.get(self.options.image)
         except Exception:  # noqa: BLE001

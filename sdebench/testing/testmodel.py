@@ -24,7 +24,11 @@ with optional `usage: {prompt_tokens, completion_tokens, cached_tokens}` (OpenAI
 includes cached; `cache_creation_input_tokens` counts cache writes; other keys pass through into a
 chat reply's usage; an Anthropic reply splits them its own way), `delay_s` (sleep before answering), `repeat: true` (serve this step
 forever) and `at: N` (serve it as the N-th request, 1-based, outside the sequence). The script may
-also be a mapping `{steps: [...], default_usage: {...}, model: NAME}`. When the steps run out the
+also be a mapping `{steps: [...], default_usage: {...}, model: NAME, delay_s: S, max_inflight: K}`:
+`delay_s` is the reply delay of every step that sets none (a real model's latency, for benchmarks;
+`--delay S` sets it too) and `max_inflight` a rate limit: a model request arriving while K others
+are being answered is refused with 429 and `Retry-After: 1`, using no step (`--max-inflight K`;
+GET /limited counts the refusals). When the steps run out the
 server answers 400 "script exhausted", so a run that talks past its script ends visibly.
 
 A Responses tool declared `custom` (freeform) is answered as a `custom_tool_call` whose input is the
@@ -94,6 +98,8 @@ class Script:
 
     steps: tuple[Step, ...]
     model: str = "testmodel"
+    delay_s: float = 0.0  # the reply delay of a step that sets none
+    max_inflight: int | None = None  # more requests than this at once are answered 429
 
 
 def parse_script(data: Any) -> Script:
@@ -104,7 +110,11 @@ def parse_script(data: Any) -> Script:
         raise ScriptError("a script is a list of steps or a mapping with a `steps` list")
     default_usage = {**DEFAULT_USAGE, **_int_map(data.get("default_usage") or {}, "default_usage")}
     steps = tuple(_parse_step(i, s, default_usage) for i, s in enumerate(data["steps"], 1))
-    return Script(steps=steps, model=str(data.get("model", "testmodel")))
+    inflight = data.get("max_inflight")
+    if inflight is not None and (not isinstance(inflight, int) or inflight < 1):
+        raise ScriptError("max_inflight must be a whole number >= 1")
+    return Script(steps=steps, model=str(data.get("model", "testmodel")), delay_s=float(data.get("delay_s", 0.0)),
+                  max_inflight=inflight)
 
 
 def load_script(path: Path) -> Script:
@@ -205,6 +215,23 @@ class ScriptedModel:
             self.requests: list[dict[str, Any]] = []
             self.probes: list[dict[str, Any]] = []  # pre-flight calls (sdebench.runs.preflight), not in `requests`
             self.outage: Step | None = None  # the outage in force: every model request fails (probes too)
+            self.inflight = 0  # model requests being answered now
+            self.limited = 0  # requests refused with 429 by `max_inflight`
+
+    def enter(self) -> bool:
+        """Count one model request in, unless `max_inflight` are being answered (then count a refusal)."""
+        with self.lock:
+            cap = self.script.max_inflight
+            if cap is not None and self.inflight >= cap:
+                self.limited += 1
+                return False
+            self.inflight += 1
+            return True
+
+    def leave(self) -> None:
+        """Count one model request out."""
+        with self.lock:
+            self.inflight -= 1
 
     def next_step(self, record: dict[str, Any]) -> tuple[int, Step | None]:
         """Record one request and pick the step that answers it (None: script exhausted); an outage
@@ -241,6 +268,10 @@ class ScriptedModel:
                 record["outage"] = True
                 return self.outage
         return Step("text", text="ok", usage={"prompt_tokens": 8, "completion_tokens": 1, "cached_tokens": 0})
+
+    def probe_step_n(self, record: dict[str, Any]) -> tuple[int, Step]:
+        """`probe_step` with the request number probes are answered as (0)."""
+        return 0, self.probe_step(record)
 
 
 def completion_body(model: str, n: int, step: Step) -> dict[str, Any]:
@@ -331,6 +362,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/requests":
             with self.server.model.lock:
                 self._send(200, list(self.server.model.requests))
+        elif self.path == "/limited":
+            with self.server.model.lock:
+                self._send(200, {"limited": self.server.model.limited})
         elif self.path == "/health":
             self._send(200, {"ok": True})
         else:
@@ -378,9 +412,28 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if PROBE_TEXT in json.dumps(body):
             # a run's pre-flight call is answered (one token) without using up the script
-            n, step = 0, self.server.model.probe_step(record)
-        else:
-            n, step = self.server.model.next_step(record)
+            self._answer(route, req, record, t0, *self.server.model.probe_step_n(record))
+            return
+        if not self.server.model.enter():
+            self._send_limited(protocol)
+            return
+        try:
+            self._answer(route, req, record, t0, *self.server.model.next_step(record))
+        finally:
+            self.server.model.leave()
+
+    def _send_limited(self, protocol: str) -> None:
+        data = json.dumps(protocols.error_body(protocol, 429, "rate limit: too many requests at once",
+                                               "rate_limit_error")).encode()
+        self.send_response(429)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Retry-After", "1")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _answer(self, route: Any, req: Any, record: dict[str, Any], t0: float, n: int, step: Step | None) -> None:
+        protocol = route.protocol
         if step is None:
             msg = f"test model script exhausted: request {n} has no step"
             self._send(400, protocols.error_body(protocol, 400, msg, "invalid_request_error"))
@@ -389,8 +442,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.die()
             self.close_connection = True
             return
-        if step.delay_s:
-            time.sleep(step.delay_s)
+        # the script's default delay stands in for a model's latency: probes (n 0) and outages skip it
+        delay = step.delay_s or (self.server.model.script.delay_s if n and step.kind != "outage" else 0.0)
+        if delay:
+            time.sleep(delay)
         if step.kind in ("error", "outage"):
             kind = "rate_limit_error" if step.status == 429 else "api_error"
             record["server_s"] = time.perf_counter() - t0
@@ -492,12 +547,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sdebench.testmodel", description=__doc__.splitlines()[0])
     ap.add_argument("--script", required=True, type=Path, help="JSON or YAML script of replies")
     ap.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: pick a free one)")
+    ap.add_argument("--delay", type=float, default=None, metavar="S",
+                    help="reply delay of every step that sets none (a real model's latency)")
+    ap.add_argument("--max-inflight", type=int, default=None, metavar="K",
+                    help="answer 429 (Retry-After: 1) to a request arriving while K others are being answered")
     args = ap.parse_args(argv)
     try:
         script = load_script(args.script)
     except ScriptError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.max_inflight is not None and args.max_inflight < 1:
+        print("error: --max-inflight must be >= 1", file=sys.stderr)
+        return 2
+    if args.delay is not None or args.max_inflight is not None:
+        import dataclasses
+
+        script = dataclasses.replace(script, delay_s=script.delay_s if args.delay is None else args.delay,
+                                     max_inflight=args.max_inflight or script.max_inflight)
     try:
         server = make_server(script, args.port)
     except OSError as e:

@@ -175,3 +175,32 @@ def test_anthropic_messages_and_responses_are_served_streamed_or_not():
             text = r.read().decode()
         assert "event: response.completed" in text and '"text": "ok"' in text
         assert [x["protocol"] for x in _get(f"{root.removesuffix('/v1')}/requests")] == ["anthropic"] * 2 + ["responses"] * 2
+
+
+def test_a_default_delay_and_a_rate_limit_of_requests_in_flight():
+    """`delay_s` delays every step that sets none; past `max_inflight` at once a request gets 429 + Retry-After."""
+    import threading
+    import time
+
+    script = parse_script({"steps": [{"text": "a", "repeat": True}], "delay_s": 0.4, "max_inflight": 1})
+    with testmodel.in_thread(script) as server:
+        url = testmodel.base_url(server) + "/chat/completions"
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        t0 = time.monotonic()
+        answers: list[int] = []
+        first = threading.Thread(target=lambda: answers.append(_post(url, body)[0]))
+        first.start()
+        time.sleep(0.15)  # the first request is being answered (its delay runs)
+        req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=10)
+        assert e.value.code == 429 and e.value.headers["Retry-After"] == "1"
+        assert json.loads(e.value.read())["error"]["type"] == "rate_limit_error"
+        first.join()
+        assert answers == [200] and time.monotonic() - t0 >= 0.4
+        assert _post(url, body)[0] == 200  # the limit counts requests in flight, not a quota
+        base = testmodel.base_url(server).removesuffix("/v1")
+        with urllib.request.urlopen(base + "/limited", timeout=10) as r:
+            assert json.loads(r.read()) == {"limited": 1}
+        with urllib.request.urlopen(base + "/requests", timeout=10) as r:
+            assert len(json.loads(r.read())) == 2  # the refused request used no step
