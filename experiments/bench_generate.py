@@ -66,7 +66,7 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def timed_build(*args, **kwargs) -> tuple[generate.Outcome, float]:
+def timed_build(*args, **kwargs) -> tuple[generate.TaskOutcome, float]:
     """`generate.build_task(*args)` and the CPU seconds it took (this process and the git and
     pytest processes it waited for): a figure a busy machine inflates much less than wall time."""
     start = _cpu()

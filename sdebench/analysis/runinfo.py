@@ -61,7 +61,7 @@ def _hydra(d: Path) -> list[dict[str, Any]]:
 def jobs(dirs: Iterable[Path], record_paths: Iterable[Path], records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     """The provenance of the jobs that made `records`: their lines whose config_hash a record carries, else a fallback."""
     dirs = [Path(d) for d in dirs]
-    hashes = {r.config_hash for r in records if r.config_hash}
+    hashes = {r.storage.config_hash for r in records if r.storage.config_hash}
     found = []
     for d in results_dirs(dirs, record_paths):
         found += [e for e in provenance.read(d) if not hashes or e.get("config_hash") in hashes]
@@ -128,7 +128,7 @@ def summary(dirs: Iterable[Path], record_paths: Iterable[Path], records: list[Ep
     entries = jobs(dirs, record_paths, records)
     digests = _distinct(e["config_digest"] for e in entries if e.get("config_digest"))
     started = sorted(str(e["started_utc"]) for e in entries if e.get("started_utc"))
-    streams = sum(bool(r.stream_id) for r in records)
+    streams = sum(bool(r.stream and r.stream.stream_id) for r in records)
     now = now or dt.datetime.now(dt.UTC)
     return [
         ("results", ", ".join(str(d) for d in dirs)),

@@ -110,7 +110,7 @@ def discover(generators_dir: Path) -> tuple[dict[str, Path], list[str]]:
 
 
 @dataclass
-class Outcome:
+class TaskOutcome:
     """What generating one task gave."""
 
     task_id: str
@@ -210,7 +210,7 @@ def shape_variant(gen_path: Path, variant: int, fresh: SetKey | None = None,
 
 def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox_cfg: dict,
                probed: ProbeResult | None = None, *, fresh: SetKey | None = None,
-               scale: Scale = LEVELS["default"], shape: list[validate.Violation] | None = None) -> Outcome:
+               scale: Scale = LEVELS["default"], shape: list[validate.Violation] | None = None) -> TaskOutcome:
     """Build, validate and (if every rule holds) write one task; never raises. `probed` holds the
     variant's rule-7 figures (the same for every placement: code and tests do not depend on it) and
     `shape` its placements' shape violations (`shape_variant`); `fresh` is a private set's key;
@@ -218,7 +218,7 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
     start = time.monotonic()
     gen = load_generator(gen_path)
     tid = f"{gen.family}-v{variant}-{source}"
-    outcome = Outcome(tid)
+    outcome = TaskOutcome(tid)
     try:
         gen = family_of(gen_path, fresh)
         spec = enlarge(gen.build(variant, source), scale, gen)
@@ -247,7 +247,7 @@ def build_task(gen_path: Path, variant: int, source: str, out_dir: Path, sandbox
 
 
 def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict, readers=None,
-                     outcome: Outcome | None = None) -> list[validate.Violation]:
+                     outcome: TaskOutcome | None = None) -> list[validate.Violation]:
     head = validate.head_tree(spec)
     try:
         tests = ObservationTests.of(visible_files(spec, head), spec.hidden_tests)
@@ -289,7 +289,7 @@ def _build_and_write(spec: TaskSpec, tmp: Path, out_dir: Path, sandbox_cfg: dict
     return []
 
 
-def _rule8(spec: TaskSpec, git_dir: Path, readers, outcome: Outcome | None) -> list[validate.Violation]:
+def _rule8(spec: TaskSpec, git_dir: Path, readers, outcome: TaskOutcome | None) -> list[validate.Violation]:
     """Rule 8 over the built repo: the naive readers' picks in every delivery's view, judged by the
     probe's runs (`readers`: the variant's ReaderSpace); on a recall task they are only recorded."""
     from sdebench.delivery.memory import dated_corpus
@@ -372,7 +372,7 @@ def plan(
 def generate(
     jobs: list[tuple[Path, int, str]], out_dir: Path, sandbox_cfg: dict, workers: int = 2, progress: bool = True,
     fresh: SetKey | None = None, scale: Scale = LEVELS["default"],
-) -> list[Outcome]:
+) -> list[TaskOutcome]:
     """Run every job, `workers` at a time, with a progress bar on stderr (`fresh`: a private set's key;
     `scale` sizes the memory)."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -410,7 +410,7 @@ def generate(
     return outcomes
 
 
-def reader_calibration(outcomes: list[Outcome]) -> list[str]:
+def reader_calibration(outcomes: list[TaskOutcome]) -> list[str]:
     """Rule 8's figures: per tier, how often each naive reader resolves from each delivery's view,
     over the tasks whose fact lives in memory (H, K, F, X). On the recall tier this is the
     calibration (readers should mostly succeed there); on the hard tier rule 8 allows none outside
@@ -634,7 +634,7 @@ def other_sets(out_dir: Path, digest: str, check: bool) -> list[str]:
     return [f"{OTHER_SET} in {out_dir}, not of this seed's set: {what}"]
 
 
-def _check_against(outcomes: list[Outcome], fresh: Path, committed: Path) -> list[str]:
+def _check_against(outcomes: list[TaskOutcome], fresh: Path, committed: Path) -> list[str]:
     problems = []
     for o in outcomes:
         a, b = fresh / o.task_id, committed / o.task_id

@@ -12,12 +12,11 @@ from typing import Any
 
 from sdebench import CONF_DIR  # noqa: F401 - re-exported: the run commands read it from here
 from sdebench.errors import ConfigError
-from sdebench.runs import schema, slurm
+from sdebench.runs import schema
 from sdebench.tasks.artifacts import SOURCES
 from sdebench.tasks.selection import ANY, comma_list
 
 schema.register()  # the tree's options extend these (`- /schema/<name>@_here_`)
-slurm.register()  # the resolvers of hydra/launcher=slurm
 SOURCE_CHOICES = (*SOURCES, ANY)
 # Top-level keys that moved under `model`; still accepted, with a warning.
 MOVED_TO_MODEL = ("cost_tracking",)

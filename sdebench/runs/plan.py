@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdebench.runs import slurm
+
+slurm.register()  # the resolvers of hydra/launcher=slurm, before any config is composed
 DEFAULTS = {"turns": 10, "output_tokens": 400, "tool_output_tokens": 1000, "overhead_tokens": 1500}
 
 

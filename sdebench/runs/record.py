@@ -98,7 +98,7 @@ class Attempt:
 
 
 @dataclass(slots=True)
-class Usage:
+class EpisodeUsage:
     """Effort and cost: turns, tool calls, model calls and tokens."""
 
     turns: int = 0  # agent turns over all runs (model replies, or scripted steps)
@@ -182,7 +182,7 @@ class Storage:
 
 
 # section name -> its class; `delivery`, `retrieval` and `stream` are filled only when they say something
-SECTIONS: dict[str, type] = {"identity": Identity, "outcome": Outcome, "usage": Usage, "timing": Timing,
+SECTIONS: dict[str, type] = {"identity": Identity, "outcome": Outcome, "usage": EpisodeUsage, "timing": Timing,
                              "delivery": DeliveryReport, "stream": StreamPosition, "storage": Storage}
 # Leaf fields of the flat view (versions 1 and 2, frame columns) -> their section. `delivery_info`,
 # `attempts` and `retrieval` are whole sections under their flat name.
@@ -212,7 +212,7 @@ class EpisodeRecord:
     identity: Identity
     outcome: Outcome = field(default_factory=Outcome)
     attempts: list[Attempt] = field(default_factory=list)  # one per grade, in order
-    usage: Usage = field(default_factory=Usage)
+    usage: EpisodeUsage = field(default_factory=EpisodeUsage)
     timing: Timing = field(default_factory=Timing)
     delivery: DeliveryReport = field(default_factory=DeliveryReport)
     retrieval: Retrieval | None = None  # whether the decisive memory item reached the agent (None: not computed)

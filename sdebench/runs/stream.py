@@ -31,8 +31,11 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from sdebench.errors import RunError
+from sdebench.runs import slurm
 from sdebench.runs.config import CONF_DIR
 from sdebench.runs.rules import outcome_label
+
+slurm.register()  # the resolvers of hydra/launcher=slurm
 
 log = logging.getLogger("sdebench.stream")
 STREAM_JSON = "stream.json"

@@ -106,7 +106,7 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
-class View:
+class ProcView:
     """The fixed /proc: file contents and empty dirs by top-level name, and the /proc/sys tree."""
 
     files: dict[str, bytes]
@@ -149,7 +149,7 @@ def neutral_file(name: str, raw: bytes, memory_mb: int, ncpu: int) -> bytes:
     return raw  # frozen: a description of the machine, fixed from now on
 
 
-def build(snapshot: Snapshot, memory_mb: int, ncpu: int | None = None, as_root: bool = True) -> View:
+def build(snapshot: Snapshot, memory_mb: int, ncpu: int | None = None, as_root: bool = True) -> ProcView:
     """The neutral view of `snapshot` for a sandbox limited to `memory_mb`; unless it runs `as_root`
     on the host, entries only root may read are left as they are (nobody can read them)."""
     ncpu = ncpu or os.cpu_count() or 1
@@ -165,7 +165,7 @@ def build(snapshot: Snapshot, memory_mb: int, ncpu: int | None = None, as_root: 
         else:
             files[name] = neutral_file(name, _decode(value), memory_mb, ncpu)
     sysctl = {rel: _decode(v) for rel, v in snapshot.sysctl.items()}
-    return View(files, tuple(dirs), sysctl)
+    return ProcView(files, tuple(dirs), sysctl)
 
 
 def host_snapshot() -> Snapshot:

@@ -283,7 +283,7 @@ class Stage:
             raise SandboxError(f"cannot build the sandbox view (linker cache or /proc snapshot): {why}")
         return procview.Snapshot.parse(r.stdout)
 
-    def _write_proc(self, view: procview.View) -> None:
+    def _write_proc(self, view: procview.ProcView) -> None:
         proc = self.view / "proc"
         proc.mkdir()
         for name, data in view.files.items():

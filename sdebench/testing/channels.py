@@ -292,7 +292,7 @@ print(os.uname().nodename)
 
 
 @dataclass(frozen=True)
-class Probe:
+class ChannelProbe:
     """One channel: the sender's and the receiver's program and the shared path they use, if any.
     A `passive` receiver only watches (any access by another receiver would set it off); one with
     a `report` writes its observation to that workspace file instead of its output."""
@@ -313,29 +313,29 @@ class Probe:
         return PRELUDE + "".join(f"{k} = {v!r}\n" for k, v in head.items()) + body
 
 
-def inode_probes(target: str, label: str) -> list[Probe]:
+def inode_probes(target: str, label: str) -> list[ChannelProbe]:
     """Every probe that meets on one shared file `target` (named `label` in reports)."""
     return [
-        Probe(f"flock:{label}", FLOCK_SEND, FLOCK_RECV, target),
-        Probe(f"posix-lock:{label}", POSIX_SEND, POSIX_RECV, target, {"CMD_SET": 6, "CMD_GET": 5, "START": 0}),
-        Probe(f"ofd-lock:{label}", POSIX_SEND, POSIX_RECV, target, {"CMD_SET": 37, "CMD_GET": 36, "START": 1}),
-        Probe(f"lease:{label}", LEASE_SEND, LEASE_RECV, target),
-        Probe(f"inotify:{label}", TOUCH_SEND, INOTIFY_RECV, target, passive=True),
-        Probe(f"fanotify:{label}", TOUCH_SEND, FANOTIFY_RECV, target, passive=True),
-        Probe(f"atime:{label}", TOUCH_SEND, ATIME_RECV, target, passive=True),
+        ChannelProbe(f"flock:{label}", FLOCK_SEND, FLOCK_RECV, target),
+        ChannelProbe(f"posix-lock:{label}", POSIX_SEND, POSIX_RECV, target, {"CMD_SET": 6, "CMD_GET": 5, "START": 0}),
+        ChannelProbe(f"ofd-lock:{label}", POSIX_SEND, POSIX_RECV, target, {"CMD_SET": 37, "CMD_GET": 36, "START": 1}),
+        ChannelProbe(f"lease:{label}", LEASE_SEND, LEASE_RECV, target),
+        ChannelProbe(f"inotify:{label}", TOUCH_SEND, INOTIFY_RECV, target, passive=True),
+        ChannelProbe(f"fanotify:{label}", TOUCH_SEND, FANOTIFY_RECV, target, passive=True),
+        ChannelProbe(f"atime:{label}", TOUCH_SEND, ATIME_RECV, target, passive=True),
     ]
 
 
-def namespace_probes() -> list[Probe]:
+def namespace_probes() -> list[ChannelProbe]:
     """Probes of names two sandboxes could share: IPC objects, sockets, keys, the hostname."""
     return [
-        Probe("sysv-ipc", SYSV_SEND, SYSV_RECV),
-        Probe("posix-mqueue", MQ_SEND, MQ_RECV),
-        Probe("dev-shm", SHM_SEND, SHM_RECV),
-        Probe("abstract-unix-socket", ABSTRACT_SEND, ABSTRACT_RECV),
-        Probe("loopback-tcp", TCP_SEND, TCP_RECV),
-        Probe("keyring", KEY_SEND, KEY_RECV),
-        Probe("hostname", HOSTNAME_SEND, HOSTNAME_RECV),
+        ChannelProbe("sysv-ipc", SYSV_SEND, SYSV_RECV),
+        ChannelProbe("posix-mqueue", MQ_SEND, MQ_RECV),
+        ChannelProbe("dev-shm", SHM_SEND, SHM_RECV),
+        ChannelProbe("abstract-unix-socket", ABSTRACT_SEND, ABSTRACT_RECV),
+        ChannelProbe("loopback-tcp", TCP_SEND, TCP_RECV),
+        ChannelProbe("keyring", KEY_SEND, KEY_RECV),
+        ChannelProbe("hostname", HOSTNAME_SEND, HOSTNAME_RECV),
     ]
 
 
@@ -358,10 +358,10 @@ print("cached" if sorted(us)[8] < 20 else "cold")
 """
 
 
-def counter_probes() -> list[Probe]:
+def counter_probes() -> list[ChannelProbe]:
     """Probes of host-wide counters read through a syscall rather than a file (sysinfo() is among
     the readings of SCAN)."""
-    return [Probe("inode-counter", INO_SEND, INO_RECV)]
+    return [ChannelProbe("inode-counter", INO_SEND, INO_RECV)]
 
 
 # Large files the sandboxes of each backend share and nobody reads (the page-cache probes use them).
@@ -380,9 +380,9 @@ def page_target(backend: str, sandbox) -> str | None:
     return None
 
 
-def page_probe(target: str) -> Probe:
+def page_probe(target: str) -> ChannelProbe:
     """The page-cache probe on the large shared file `target` (evict it before each exchange)."""
-    return Probe("page-cache", PAGES_SEND, PAGES_RECV, target)
+    return ChannelProbe("page-cache", PAGES_SEND, PAGES_RECV, target)
 
 
 # The channels no sandbox closes (measured by experiments/bench_channels.py; documented in
@@ -427,10 +427,10 @@ print(fcntl.fcntl(w, 1032))  # F_GETPIPE_SZ: a user over its soft quota gets one
 """
 
 
-def quota_probes() -> list[Probe]:
+def quota_probes() -> list[ChannelProbe]:
     """Probes of the kernel's per-user quotas."""
-    return [Probe("quota:inotify-instances", QUOTA_INOTIFY_SEND, QUOTA_INOTIFY_RECV),
-            Probe("quota:pipe-pages", QUOTA_PIPE_SEND, QUOTA_PIPE_RECV)]
+    return [ChannelProbe("quota:inotify-instances", QUOTA_INOTIFY_SEND, QUOTA_INOTIFY_RECV),
+            ChannelProbe("quota:pipe-pages", QUOTA_PIPE_SEND, QUOTA_PIPE_RECV)]
 
 
 def shared_files(backend: str) -> dict[str, str]:
@@ -453,14 +453,14 @@ def shared_files(backend: str) -> dict[str, str]:
             "python": python, "proc": "/proc/meminfo"}
 
 
-def all_probes(files: dict[str, str]) -> list[Probe]:
+def all_probes(files: dict[str, str]) -> list[ChannelProbe]:
     """Every on/off probe: each shared-inode probe on each of `files`, then names, counters, quotas."""
     out = [p for label, path in files.items() for p in inode_probes(path, label)]
     return out + namespace_probes() + counter_probes() + quota_probes()
 
 
 # Every host reading (a file under /proc or /sys, sysinfo()) while the sender works or idles.
-SCAN = Probe("host-readings", BUSY_SEND, SCAN_RECV, report=".sdb-scan.json")
+SCAN = ChannelProbe("host-readings", BUSY_SEND, SCAN_RECV, report=".sdb-scan.json")
 
 
 # A batch's sender: every probe's sender in a process of its own, READY once all of them are (the
@@ -563,7 +563,7 @@ class Exchange:
         return len(set(zero)) == 1 and len(set(one)) == 1 and zero[0] != one[0]
 
 
-def exchange_once(probes: list[Probe], sender, receiver, bit: int, timeout: float = 120.0) -> dict[str, str]:
+def exchange_once(probes: list[ChannelProbe], sender, receiver, bit: int, timeout: float = 120.0) -> dict[str, str]:
     """Run the batch `probes`' senders with `bit` and, once all are ready, their receivers; return
     each probe's observation (its output, or its report file's content)."""
     stop = f".sdb-stop-{secrets.token_hex(4)}"
@@ -594,7 +594,7 @@ def exchange_once(probes: list[Probe], sender, receiver, bit: int, timeout: floa
     return {p.name: receiver.read_file(p.report) if p.report else out[p.name][1] for p in probes}
 
 
-def exchange(probes: list[Probe], sender, receiver, rounds: int = 1, prepare=None) -> dict[str, Exchange]:
+def exchange(probes: list[ChannelProbe], sender, receiver, rounds: int = 1, prepare=None) -> dict[str, Exchange]:
     """Observe the batch `probes` under bit 0 and bit 1, `rounds` times each, interleaved;
     `prepare(probe)` runs on the host before each exchange (e.g. evicting a shared file's pages)."""
     observed: dict[str, dict[int, list[str]]] = {p.name: {0: [], 1: []} for p in probes}
@@ -612,7 +612,7 @@ def exchange(probes: list[Probe], sender, receiver, rounds: int = 1, prepare=Non
 ALONE = frozenset({"inode-counter", "page-cache"})
 
 
-def inventory(probes: list[Probe], sender, receiver, prepare=None, rounds: int = 1,
+def inventory(probes: list[ChannelProbe], sender, receiver, prepare=None, rounds: int = 1,
               alone_rounds: int = 2) -> dict[str, Exchange]:
     """Exchange over every probe: one batch of all the shared-inode, name and reading probes,
     `rounds` times for each bit (they are exact: once tells); the quota probes in a batch of their

@@ -316,12 +316,10 @@ def test_each_tier_has_its_own_matrix(tmp_path):
 
 
 def test_the_cost_matrix_has_the_shape_of_the_resolve_matrix(tmp_path):
-    import dataclasses
-
     res = tmp_path / "results"
     for key, delivery, cost in (("k1", "oracle", 0.01), ("k2", "squashed", 0.03), ("k3", "squashed", 0.05)):
         rec = write_episode(res, key, True, delivery=delivery)
-        results.write_record(results.record_path(res, rec.identity(), key), dataclasses.replace(rec, cost_usd=cost))
+        results.write_record(results.record_path(res, rec.identity, key), rec.updated(cost_usd=cost))
     first = section(report.build([res], tmp_path / "rep").read_text(), matrix.TITLE)
     resolve, cost = ["".join(parse(t).text) for t in re.findall(r'<table class="matrix">.*?</table>', first)]
     assert resolve == "resolve@1squashedoracleK2/2 = 1.00 [0.34, 1.00]1/1 = 1.00 [0.21, 1.00]"

@@ -182,8 +182,8 @@ def test_a_hard_task_needs_a_fact_space_and_a_known_competency(tmp_path):
 
 def test_recall_tasks_report_the_readers_without_failing_on_them():
     judged = [Judged("reader-top1", "full", "1", True), Judged("reader-top1", "memtool", None, False)]
-    outcomes = [generate.Outcome("a-v0-K", competency="recall", source="K", readers=judged),
-                generate.Outcome("a-v0-none", competency="recall", source="none", readers=judged)]
+    outcomes = [generate.TaskOutcome("a-v0-K", competency="recall", source="K", readers=judged),
+                generate.TaskOutcome("a-v0-none", competency="recall", source="none", readers=judged)]
     (line,) = generate.reader_calibration(outcomes)
     assert line.startswith("rule 8, recall tier (calibration): readers resolve over 1 tasks with memory: "
                            "reader-top1: full 100%, memtool 0%, inject -, oracle -;")

@@ -116,7 +116,7 @@ def test_every_grading_option_is_valid_grade_options(name):
 
 def test_the_configs_hold_the_one_default_cap_and_feedback_policy():
     from sdebench.grading.options import DEFAULT_FEEDBACK, GradeOptions
-    from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS, EpisodeRecord
+    from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS, EpisodeRecord, Identity, Outcome
     from sdebench.runs.results import check_reference
     from sdebench.runs.rules import DEFAULT_CAP, feedback_policy
 
@@ -124,7 +124,8 @@ def test_the_configs_hold_the_one_default_cap_and_feedback_policy():
     assert cfg["max_interventions"] == DEFAULT_MAX_INTERVENTIONS == DEFAULT_CAP
     assert check_reference.__defaults__ == (DEFAULT_MAX_INTERVENTIONS,)
     assert cfg["grading"]["feedback_hidden"] == DEFAULT_FEEDBACK == GradeOptions().feedback_hidden
-    assert EpisodeRecord.__dataclass_fields__["feedback_hidden"].default == DEFAULT_FEEDBACK == feedback_policy({})
+    assert Outcome.__dataclass_fields__["feedback_hidden"].default == DEFAULT_FEEDBACK == feedback_policy(EpisodeRecord.start(
+        Identity("t-v0-K", "t", 0, "K", "b", "full", "oracle", "none", 0)))
 
 
 @pytest.mark.parametrize("policy", ["binary", "counts", "tests"])

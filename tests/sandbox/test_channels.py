@@ -61,7 +61,7 @@ def _files(backend: str, tool: Path) -> dict[str, str]:
     return {**ch.shared_files(backend), "mount": mounted}
 
 
-def _probes(backend: str, tool: Path, sandbox) -> list[ch.Probe]:
+def _probes(backend: str, tool: Path, sandbox) -> list[ch.ChannelProbe]:
     probes = [p for p in ch.all_probes(_files(backend, tool))
               if not (backend == "unsafe_local" and p.name == "hostname")]  # it would rename the host
     target = ch.page_target(backend, sandbox)

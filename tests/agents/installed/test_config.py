@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hydra.errors import ConfigCompositionException
 
 from sdebench.agents.installed.base import InstalledAgentError, check_prompts
 from sdebench.agents.model import ConfigError
@@ -82,5 +83,10 @@ def test_gemini_cli_takes_a_list_of_context_files_or_none(monkeypatch):
     assert build_agent(compose("agent=gemini-cli", "model=testmodel")).context_files is None
     agent = build_agent(compose("agent=gemini-cli", "model=testmodel", "agent.context_files=[GEMINI.md,AGENTS.md]"))
     assert agent.context_files == ["GEMINI.md", "AGENTS.md"]
+    # the typed config refuses a bare string when composed; the agent refuses one given to it directly
+    with pytest.raises(ConfigCompositionException, match="agent.context_files"):
+        compose("agent=gemini-cli", "model=testmodel", "agent.context_files=AGENTS.md")
+    cfg = compose("agent=gemini-cli", "model=testmodel")
+    cfg["agent"]["context_files"] = "AGENTS.md"
     with pytest.raises(ConfigError, match="context_files must be a list"):
-        build_agent(compose("agent=gemini-cli", "model=testmodel", "agent.context_files=AGENTS.md"))
+        build_agent(cfg)
