@@ -17,18 +17,16 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
 from sdebench.generation.hard import (
     HardStory,
     Step,
-    decimal_range,
+    decimal_draw,
     decimal_spellings,
-    far_from,
+    hard_family,
     iso,
-    non_round,
 )
-from sdebench.generation.kit import ADR_DIR, pick
+from sdebench.generation.kit import ADR_DIR
+from sdebench.generation.parts import package_files
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "card-fees"
@@ -38,23 +36,10 @@ CONVENTIONAL = tuple(Decimal(x) for x in ("2.9", "2.5", "3.0", "1.5", "2.0", "1.
                                           "2.4", "2.75"))
 SWITCH = date(2024, 3, 18)  # v1: the day the 2024 tariff starts (told with the fact only)
 LO, HI = "1.51", "4.49"
-
-
-def drawable(p: Decimal) -> bool:
-    """A fee the draw may return: not a multiple of 0.05 %, away from conventional and decoy rates."""
-    return non_round(p) and far_from(p, (*CONVENTIONAL, *OLD.values(), ANNOUNCED), "0.03")
-
-
-DRAWN = [p for p in decimal_range(LO, HI, "0.01") if drawable(p)]
-# Conventional and decoy rates first (the decoys are what memory repeats), then every hundredth of a
-# percent of the draw's range and its neighbours.
-SPACE = space({p: CONVENTIONAL_WEIGHT for p in (*CONVENTIONAL, *OLD.values(), ANNOUNCED)}, DRAWN,
-              decimal_range("1.40", "4.60", "0.01"), draw=uniform(DRAWN))
-
-
-def fact_rate(variant: int) -> Decimal:
-    """The variant's current fee in percent."""
-    return pick(f"{FAMILY}-rate-{variant}", [p for p in DRAWN if p != OLD[variant]])
+# The variant's current fee in percent: not a multiple of 0.05 %, away from conventional and decoy
+# rates (the decoys are what memory repeats), never the rate the variant's memory repeats.
+DRAW = decimal_draw(f"{FAMILY}-rate", LO, HI, "0.01", (*CONVENTIONAL, *OLD.values(), ANNOUNCED), "0.11",
+                    exclude=lambda variant: (OLD[variant],))
 
 
 def spell(variant: int, rate: Decimal) -> tuple[str, ...]:
@@ -214,19 +199,16 @@ def test_hidden_settlement(observe):
         h_files={module: fees_v0("early", rate, note=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=fees_v0("early", old),
         head_buggy=fees_v0("head", old),
         oracle=fees_v0("fixed", rate),
         conventional=fees_v0("fixed", old),
         intro_msg=f"fees: a {pct(old)} processing fee on card payments",
         refactor_msg="fees: keep the rate as a percentage, like the pricing page; add net_of_fee()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: settles card payments for merchants."""\n',
-            f"{pkg}/settlement.py": settlement(pkg),
-            "tests/test_fees.py": base_tests,
-            "README.md": f"# {pkg}\n\nSettles card payments for merchants: fees, daily reports.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: settles card payments for merchants.",
+                                 f"# {pkg}\n\nSettles card payments for merchants: fees, daily reports.\n",
+                                 {f"{pkg}/settlement.py": settlement(pkg), "tests/test_fees.py": base_tests}),
         repro_tests={"tests/test_repro_fees.py": repro},
         hidden_tests={"tests/test_hidden_fees.py": hidden},
         fact_entries=entries, decoys=decoys,
@@ -234,7 +216,6 @@ def test_hidden_settlement(observe):
         statement=("Merchants are charged more in fees than they paid: a card payment of 40.00 shows a "
                    "processing fee of 110.00 on the settlement report. tests/test_repro_fees.py reproduces it."),
         fact=f"The processing fee is {pct(rate)} of each card payment (the 2024 acquirer contract).",
-        fact_tokens=spell(0, rate),
         conventional_guess=f"FEE_PERCENT = {old} divided by 100 (the pricing page's rate)",
         competency="conflict",
         tags=("money", "fees"),
@@ -385,19 +366,16 @@ def test_hidden_old_payments_keep_their_tariff(observe):
         h_files={module: fees_v1(rows_new, False).replace("    current = None", guarded)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=fees_v1(rows_old, False),
         head_buggy=fees_v1(rows_old, True),
         oracle=fees_v1(rows_new, True),
         conventional=fees_v1([(first, old), (date(2024, 1, 1), Decimal("3.00"))], True),
         intro_msg=f"fees: the {pct(old)} tariff from {iso(first)}",
         refactor_msg="fees: one loop over the tariff; add fee_breakdown() for the settlement report",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: prices card payments by the tariff of their day."""\n',
-            f"{pkg}/calendar.py": calendar(pkg, False),
-            "tests/test_fees.py": base_tests,
-            "README.md": f"# {pkg}\n\nPrices card payments by the tariff in force on their day.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: prices card payments by the tariff of their day.",
+                                 f"# {pkg}\n\nPrices card payments by the tariff in force on their day.\n",
+                                 {f"{pkg}/calendar.py": calendar(pkg, False), "tests/test_fees.py": base_tests}),
         repro_tests={"tests/test_repro_fees.py": repro},
         hidden_tests={"tests/test_hidden_fees.py": hidden},
         fact_entries=entries, decoys=decoys,
@@ -405,7 +383,6 @@ def test_hidden_old_payments_keep_their_tariff(observe):
         statement=("Card payments made since the spring are still charged the old processing fee on the "
                    "settlement report. tests/test_repro_fees.py reproduces it."),
         fact=f"Card payments made from {iso(SWITCH)} on are charged {pct(rate)} (earlier payments keep the 2021 tariff).",
-        fact_tokens=spell(1, rate),
         conventional_guess="a new tariff row of 3.00% from 2024-01-01",
         competency="validity",
         tags=("money", "fees", "dates"),
@@ -429,21 +406,7 @@ def local_day(moment_utc, offset_hours):
 '''
 
 
-def tell(variant: int, rate: Decimal, source: str):
-    """The story of one variant whose current fee is `rate`, placed in `source`."""
-    hard = tell_v0(rate, source) if variant == 0 else tell_v1(rate, source)
-    return hard.story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the processing fee on card payments in force now or on a payment's day (a non-round percentage), "
+GENERATOR = hard_family(
+    FAMILY, "the processing fee on card payments in force now or on a payment's day (a non-round percentage), "
     "among older and announced rates in memory",
-    variants=(0, 1),
-    draw=fact_rate,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import HardStory, Step, iso
-from sdebench.generation.kit import ADR_DIR, pick
+from sdebench.generation.hard import HardStory, Step, hard_family, integer_draw, iso
+from sdebench.generation.kit import ADR_DIR
+from sdebench.generation.parts import package_files
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "data-retention"
@@ -36,14 +35,8 @@ def drawable(n: int) -> bool:
     return n % 5 != 0 and n % 7 != 0 and all(abs(n - c) > 3 for c in CONVENTIONAL)
 
 
-DRAWN = [n for n in range(LO, HI + 1) if drawable(n)]
-# Usual and decoy periods first, then every day of the draw's range and its neighbours.
-SPACE = space({n: CONVENTIONAL_WEIGHT for n in CONVENTIONAL}, DRAWN, range(LO - 5, HI + 6), draw=uniform(DRAWN))
-
-
-def fact_days(variant: int) -> int:
-    """v0: the EU period; v1: the 2024 policy's period."""
-    return pick(f"{FAMILY}-days-{variant}", DRAWN)
+# v0: the EU period; v1: the 2024 policy's period.
+DRAW = integer_draw(f"{FAMILY}-days", LO, HI, CONVENTIONAL, drawable)
 
 
 def spell(variant: int, n: int) -> tuple[str, ...]:
@@ -190,25 +183,22 @@ def test_hidden_purge_run(observe):
         h_files={module: retention_v0(HEADLINE, late=False, helper=False, checked=True, eu=n)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=retention_v0(HEADLINE, late=False, helper=False),
         head_buggy=retention_v0(HEADLINE, late=True, helper=True),
         oracle=retention_v0(HEADLINE, late=False, helper=True, eu=n),
         conventional=retention_v0(HEADLINE, late=False, helper=True),
         intro_msg=f"retention: keep records {days(HEADLINE)}",
         refactor_msg="retention: one period for every region; add expired() for the purge run",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: deletes customer records after their retention period."""\n',
-            "tests/test_retention.py": base_tests,
-            "README.md": f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: deletes customer records after their retention period.",
+                                 f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
+                                 {"tests/test_retention.py": base_tests}),
         repro_tests={"tests/test_repro_purge.py": repro},
         hidden_tests={"tests/test_hidden_purge.py": hidden},
         fact_entries=entries, decoys=decoys, before=[eu_step],
         statement=("The nightly purge keeps customer records one day past their retention period: a record is "
                    "still there on its purge date. tests/test_repro_purge.py reproduces it."),
         fact=f"EU customers' records are kept {days(n)}; the other regions keep the general period.",
-        fact_tokens=spell(0, n),
         conventional_guess=f"purge on the purge date, {days(HEADLINE)} in every region",
         competency="scope",
         tags=("privacy", "dates"),
@@ -352,45 +342,29 @@ def test_hidden_purge_run(observe):
         h_files={module: retention_v1(rows_new, False, checked=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=retention_v1(rows_old, False),
         head_buggy=retention_v1(rows_old, True),
         oracle=retention_v1(rows_new, True),
         conventional=retention_v1([(first, OLD), (date(2024, 1, 1), HEADLINE)], True),
         intro_msg=f"retention: keep records {days(OLD)}",
         refactor_msg="retention: one loop over the policies; add expired() for the purge run",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: deletes customer records after their retention period."""\n',
-            "tests/test_retention.py": base_tests,
-            "README.md": f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: deletes customer records after their retention period.",
+                                 f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
+                                 {"tests/test_retention.py": base_tests}),
         repro_tests={"tests/test_repro_purge.py": repro},
         hidden_tests={"tests/test_hidden_purge.py": hidden},
         fact_entries=entries, decoys=decoys, before=[row],
         statement=("Customer records created since the policy change early this year are still scheduled for "
                    "deletion two years after creation. tests/test_repro_purge.py reproduces it."),
         fact=f"Records created from {iso(SWITCH)} on are kept {days(n)}; older ones keep their two years.",
-        fact_tokens=spell(1, n),
         conventional_guess=f"a new policy row of {days(HEADLINE)} from 2024-01-01",
         competency="validity",
         tags=("privacy", "dates"),
     )
 
 
-def tell(variant: int, n: int, source: str):
-    """The story of one variant whose period is `n` days, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(n, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="how many days customer records are kept: one region's own period stated apart (v0) or the "
+GENERATOR = hard_family(
+    FAMILY, "how many days customer records are kept: one region's own period stated apart (v0) or the "
     "period of the policy in force on a record's creation day (v1)",
-    variants=(0, 1),
-    draw=fact_days,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -17,18 +17,18 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
 from sdebench.generation.hard import (
     HardStory,
     Step,
-    decimal_range,
+    decimal_draw,
     decimal_spellings,
     far_from,
+    hard_family,
     iso,
     non_round,
 )
-from sdebench.generation.kit import ADR_DIR, pick
+from sdebench.generation.kit import ADR_DIR
+from sdebench.generation.parts import package_files
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "freight-surcharge"
@@ -49,15 +49,8 @@ def drawable(p: Decimal) -> bool:
             and far_from(fuel, CONVENTIONAL, "0.03"))
 
 
-DRAWN = [p for p in decimal_range(LO, HI, "0.01") if drawable(p)]
-# Round and decoy surcharges first, then every hundredth of a percent of the draw's range and its neighbours.
-SPACE = space({p: CONVENTIONAL_WEIGHT for p in CONVENTIONAL}, DRAWN, decimal_range("7.40", "14.60", "0.01"),
-              draw=uniform(DRAWN))
-
-
-def fact_surcharge(variant: int) -> Decimal:
-    """v0: the surcharge inside the 2024 window; v1: the surcharge (fuel component + toll)."""
-    return pick(f"{FAMILY}-surcharge-{variant}", DRAWN)
+# v0: the surcharge inside the 2024 window; v1: the surcharge (fuel component + toll).
+DRAW = decimal_draw(f"{FAMILY}-surcharge", LO, HI, "0.01", CONVENTIONAL, "0.11", accept=drawable)
 
 
 def spell(variant: int, p: Decimal) -> tuple[str, ...]:
@@ -271,20 +264,17 @@ def test_hidden_percent_by_month(observe):
         h_files={module: surcharge_v0(windowed, False, checked=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=surcharge_v0(usual, False),
         head_buggy=surcharge_v0(usual, True),
         oracle=surcharge_v0(windowed, True),
         conventional=surcharge_v0([(first, USUAL), (date(2024, 4, 1), Decimal("15.00"))], True),
         intro_msg=f"surcharge: {pct(USUAL)} fuel surcharge by pickup day",
         refactor_msg="surcharge: one loop over the table; add surcharge_line() for quotes",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: freight quotes for a haulier."""\n',
-            f"{pkg}/rates.py": rates_module(pkg),
-            f"{pkg}/quote.py": quote_module(pkg, True),
-            "tests/test_quote.py": base_tests,
-            "README.md": f"# {pkg}\n\nFreight quotes: base freight by weight and zone, plus the fuel surcharge.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: freight quotes for a haulier.",
+                                 f"# {pkg}\n\nFreight quotes: base freight by weight and zone, plus the fuel surcharge.\n",
+                                 {f"{pkg}/rates.py": rates_module(pkg), f"{pkg}/quote.py": quote_module(pkg, True),
+                                  "tests/test_quote.py": base_tests}),
         repro_tests={"tests/test_repro_surcharge.py": repro},
         hidden_tests={"tests/test_hidden_surcharge.py": hidden},
         fact_entries=entries, decoys=decoys, before=[window_step],
@@ -292,7 +282,6 @@ def test_hidden_percent_by_month(observe):
                    "tests/test_repro_surcharge.py reproduces it."),
         fact=(f"Pickups from {iso(start)} to the day before {iso(end)} pay a fuel surcharge of {pct(p)}; the "
               "usual rate applies before and after."),
-        fact_tokens=spell(0, p),
         conventional_guess="a new row of 15% from 2024-04-01",
         competency="validity",
         tags=("logistics", "money", "dates"),
@@ -438,20 +427,17 @@ def test_hidden_quotes(observe):
                  module: surcharge_v1(both, as_amount=False, helper=False, zone_note=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=surcharge_v1(legacy, as_amount=False, helper=False),
         head_buggy=surcharge_v1(legacy, as_amount=True, helper=True),
         oracle=surcharge_v1(f'SURCHARGE_PERCENT = Decimal("{p:.2f}")', as_amount=False, helper=True),
         conventional=surcharge_v1(legacy, as_amount=False, helper=True),
         intro_msg=f"surcharge: {pct(LEGACY)} fuel surcharge on every quote",
         refactor_msg="surcharge: one constant for the whole surcharge; add surcharge_line()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: freight quotes for a haulier."""\n',
-            f"{pkg}/rates.py": rates_module(pkg),
-            f"{pkg}/quote.py": quote_module(pkg, False),
-            "tests/test_quote.py": base_tests,
-            "README.md": f"# {pkg}\n\nFreight quotes: base freight by weight and zone, plus the surcharge.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: freight quotes for a haulier.",
+                                 f"# {pkg}\n\nFreight quotes: base freight by weight and zone, plus the surcharge.\n",
+                                 {f"{pkg}/rates.py": rates_module(pkg), f"{pkg}/quote.py": quote_module(pkg, False),
+                                  "tests/test_quote.py": base_tests}),
         repro_tests={"tests/test_repro_surcharge.py": repro},
         hidden_tests={"tests/test_hidden_surcharge.py": hidden},
         fact_entries=entries, decoys=decoys, before=[fuel_step, toll_step],
@@ -465,20 +451,7 @@ def test_hidden_quotes(observe):
     )
 
 
-def tell(variant: int, p: Decimal, source: str):
-    """The story of one variant whose surcharge is `p`, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(p, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the fuel surcharge on freight quotes in percent: a temporary rate inside a dated window (v0) or "
+GENERATOR = hard_family(
+    FAMILY, "the fuel surcharge on freight quotes in percent: a temporary rate inside a dated window (v0) or "
     "the sum of two components stated apart (v1)",
-    variants=(0, 1),
-    draw=fact_surcharge,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -17,17 +17,15 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
 from sdebench.generation.hard import (
     HardStory,
     Step,
-    decimal_range,
+    decimal_draw,
     decimal_spellings,
-    far_from,
-    non_round,
+    hard_family,
 )
-from sdebench.generation.kit import ADR_DIR, pick
+from sdebench.generation.kit import ADR_DIR
+from sdebench.generation.parts import package_files
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "loyalty-points"
@@ -37,22 +35,9 @@ PARTNER_RATE = Decimal("1.50")  # v1: the partner airline's rate, the latest-dat
 CONVENTIONAL = tuple(Decimal(x) for x in ("2.00", "1.00", "1.50", "0.50", "2.50", "3.00", "0.75", "1.25", "1.75",
                                           "2.25", "0.60", "1.20"))
 LO, HI = "0.51", "2.99"
-
-
-def drawable(r: Decimal) -> bool:
-    """An earn rate the draw may return: non-round, away from round and decoy rates."""
-    return non_round(r) and far_from(r, CONVENTIONAL, "0.03")
-
-
-DRAWN = [r for r in decimal_range(LO, HI, "0.01") if drawable(r)]
-# Round and decoy rates first, then every hundredth of the draw's range and its neighbours.
-SPACE = space({r: CONVENTIONAL_WEIGHT for r in CONVENTIONAL}, DRAWN, decimal_range("0.40", "3.10", "0.01"),
-              draw=uniform(DRAWN))
-
-
-def fact_rate(variant: int) -> Decimal:
-    """v0: the fuel partners' points per euro; v1: the programme's points per euro."""
-    return pick(f"{FAMILY}-rate-{variant}", DRAWN)
+# v0: the fuel partners' points per euro; v1: the programme's points per euro (non-round, away from
+# round and decoy rates).
+DRAW = decimal_draw(f"{FAMILY}-rate", LO, HI, "0.01", CONVENTIONAL, "0.11")
 
 
 def spell(variant: int, r: Decimal) -> tuple[str, ...]:
@@ -196,25 +181,22 @@ def test_hidden_mixed_receipt(observe):
         h_files={module: earn_v0(HEADLINE, cents=True, helper=False, checked=True, fuel=r)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=earn_v0(HEADLINE, cents=True, helper=False),
         head_buggy=earn_v0(HEADLINE, cents=False, helper=True),
         oracle=earn_v0(HEADLINE, cents=True, helper=True, fuel=r),
         conventional=earn_v0(HEADLINE, cents=True, helper=True),
         intro_msg=f"earn: {per_euro(HEADLINE)}, rounded down",
         refactor_msg="earn: one rate for every category; add receipt_points()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: a loyalty programme\'s points."""\n',
-            "tests/test_earn.py": base_tests,
-            "README.md": f"# {pkg}\n\nLoyalty points earned at the till.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: a loyalty programme's points.",
+                                 f"# {pkg}\n\nLoyalty points earned at the till.\n",
+                                 {"tests/test_earn.py": base_tests}),
         repro_tests={"tests/test_repro_points.py": repro},
         hidden_tests={"tests/test_hidden_points.py": hidden},
         fact_entries=entries, decoys=decoys, before=[fuel_step],
         statement=("Cents are ignored when points are earned: a purchase of 9.99 earns the same points as one of "
                    "9.00. tests/test_repro_points.py reproduces it."),
         fact=f"Fuel purchases earn {per_euro(r)}; the other categories keep the programme's rate.",
-        fact_tokens=spell(0, r),
         conventional_guess=f"keep the cents, {per_euro(HEADLINE)} in every category",
         competency="scope",
         tags=("retail", "loyalty"),
@@ -349,45 +331,29 @@ def test_hidden_balance(observe):
     reset = Step(message="earn: reword the module docstring", files={module: retitled(USUAL, True, False)},
                  h_message="earn: reword the module docstring; the rate from the pilot sheet")
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=earn_v1(USUAL, refunds=True, helper=False),
         head_buggy=retitled(USUAL, False, True),
         oracle=retitled(r, True, True),
         conventional=retitled(USUAL, True, True),
         intro_msg="earn: points for purchases and refunds",
         refactor_msg="earn: simplify refunds; add balance_after()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: a loyalty programme\'s points."""\n',
-            "tests/test_earn.py": base_tests,
-            "README.md": f"# {pkg}\n\nLoyalty points: earned on purchases, taken back on refunds.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: a loyalty programme's points.",
+                                 f"# {pkg}\n\nLoyalty points: earned on purchases, taken back on refunds.\n",
+                                 {"tests/test_earn.py": base_tests}),
         repro_tests={"tests/test_repro_refund.py": repro},
         hidden_tests={"tests/test_hidden_points.py": hidden},
         fact_entries=entries, decoys=decoys, before=[rate_step, reset],
         statement=("Members who return a purchase keep the points it earned: a refund takes nothing back from the "
                    "balance. tests/test_repro_refund.py reproduces it."),
         fact=f"A euro earns {per_euro(r)} (the board's earn rate).",
-        fact_tokens=spell(1, r),
         conventional_guess=f"take back the purchase's points on a refund, keeping {per_euro(USUAL)}",
         competency="implicit",
         tags=("retail", "loyalty"),
     )
 
 
-def tell(variant: int, r: Decimal, source: str):
-    """The story of one variant whose earn rate is `r`, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(r, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the loyalty points a euro earns: one category's own rate stated apart from the programme's "
+GENERATOR = hard_family(
+    FAMILY, "the loyalty points a euro earns: one category's own rate stated apart from the programme's "
     "(v0) or the programme's rate nothing points to (v1)",
-    variants=(0, 1),
-    draw=fact_rate,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -17,18 +17,16 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
 from sdebench.generation.hard import (
     HardStory,
     Step,
-    decimal_range,
+    decimal_draw,
     decimal_spellings,
-    far_from,
+    hard_family,
     iso,
-    non_round,
 )
-from sdebench.generation.kit import ADR_DIR, pick
+from sdebench.generation.kit import ADR_DIR
+from sdebench.generation.parts import package_files
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "night-shift-pay"
@@ -39,22 +37,8 @@ CONVENTIONAL = tuple(Decimal(x) for x in ("2.35", "2.80", "3.10", "2.00", "2.50"
 EFFECTIVE = date(2024, 4, 1)  # v0: the day the 2024 rate applies from (retroactively)
 SIGNED = date(2024, 6, 10)  # v0: the day the 2024 agreement was signed
 LO, HI = "1.51", "4.49"
-
-
-def drawable(p: Decimal) -> bool:
-    """A supplement the draw may return: non-round, away from round and decoy rates."""
-    return non_round(p) and far_from(p, CONVENTIONAL, "0.03")
-
-
-DRAWN = [p for p in decimal_range(LO, HI, "0.01") if drawable(p)]
-# Round and decoy rates first, then every cent of the draw's range and its neighbours.
-SPACE = space({p: CONVENTIONAL_WEIGHT for p in CONVENTIONAL}, DRAWN, decimal_range("1.40", "4.60", "0.01"),
-              draw=uniform(DRAWN))
-
-
-def fact_supplement(variant: int) -> Decimal:
-    """The variant's supplement per night hour."""
-    return pick(f"{FAMILY}-supplement-{variant}", DRAWN)
+# The variant's supplement per night hour: non-round, away from round and decoy rates.
+DRAW = decimal_draw(f"{FAMILY}-supplement", LO, HI, "0.01", CONVENTIONAL, "0.11")
 
 
 def spell(variant: int, p: Decimal) -> tuple[str, ...]:
@@ -250,19 +234,16 @@ def test_hidden_supplement_by_month(observe):
         h_files={module: pay_v0(pkg, rows_new, False, checked=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=pay_v0(pkg, rows_old, False),
         head_buggy=pay_v0(pkg, rows_old, True),
         oracle=pay_v0(pkg, rows_new, True),
         conventional=pay_v0(pkg, [(first, old), (date(2024, 7, 1), Decimal("3.00"))], True),
         intro_msg=f"pay: the 2022 agreement, {eur(old)} per night hour",
         refactor_msg="pay: one loop over the agreements; add payslip_line()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: pays shifts, with night supplements."""\n',
-            f"{pkg}/hours.py": hours_module(False),
-            "tests/test_pay.py": base_tests,
-            "README.md": f"# {pkg}\n\nPays shifts: wage plus the night supplement of the shift's day.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: pays shifts, with night supplements.",
+                                 f"# {pkg}\n\nPays shifts: wage plus the night supplement of the shift's day.\n",
+                                 {f"{pkg}/hours.py": hours_module(False), "tests/test_pay.py": base_tests}),
         repro_tests={"tests/test_repro_pay.py": repro},
         hidden_tests={"tests/test_hidden_pay.py": hidden},
         fact_entries=entries, decoys=decoys, before=[row],
@@ -270,7 +251,6 @@ def test_hidden_supplement_by_month(observe):
                    "tests/test_repro_pay.py reproduces it."),
         fact=(f"Night hours of shifts from {iso(EFFECTIVE)} on earn {eur(p)} each (the 2024 agreement, signed "
               f"{iso(SIGNED)}, retroactive); earlier shifts keep the 2022 rate."),
-        fact_tokens=spell(0, p),
         conventional_guess="a new row of 3.00 EUR from 2024-07-01",
         competency="validity",
         tags=("payroll", "money", "dates"),
@@ -389,18 +369,16 @@ def test_hidden_long_night_shifts(observe):
         h_files={module: pay_v1(pkg, p, False, noted=True)},
     )
     return HardStory(
-        package=pkg, module=hours, project=pkg,
+        package=pkg, module=hours,
         early=hours_module(False),
         head_buggy=hours_module(True, helper=True),
         oracle=hours_module(False, helper=True),
         conventional=hours_module(False, helper=True),
         intro_msg="hours: count the night hours of a shift",
         refactor_msg="hours: name the night-hour test (is_night_hour)",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: pays shifts, with night supplements."""\n',
-            "tests/test_pay.py": base_tests,
-            "README.md": f"# {pkg}\n\nPays shifts: wage plus the night supplement.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: pays shifts, with night supplements.",
+                                 f"# {pkg}\n\nPays shifts: wage plus the night supplement.\n",
+                                 {"tests/test_pay.py": base_tests}),
         repro_tests={"tests/test_repro_pay.py": repro},
         hidden_tests={"tests/test_hidden_pay.py": hidden},
         fact_entries=entries, decoys=decoys,
@@ -412,33 +390,15 @@ def test_hidden_long_night_shifts(observe):
         statement=("A shift from 22:00 to 23:00 is paid as a day hour: the first night hour of a shift earns no "
                    "night supplement. tests/test_repro_pay.py reproduces it."),
         fact=f"The night supplement is {eur(p)} per night hour (the signed agreement; the handbook had the draft's).",
-        fact_tokens=spell(1, p),
         conventional_guess=f"count 22:00 as a night hour, keeping the handbook's {eur(old)}",
         competency="conflict",
         tags=("payroll", "money"),
+        # The fix touches two modules: the hours (the repro's bug) and the supplement (the fact).
+        extra_oracle={f"{pkg}/pay.py": pay_v1(pkg, p, True, noted=True)},
     )
 
 
-def tell(variant: int, p: Decimal, source: str):
-    """The story of one variant whose supplement is `p`, placed in `source`."""
-    hard = (tell_v0 if variant == 0 else tell_v1)(p, source)
-    story = hard.story(source)
-    if variant == 1:
-        # The fix touches two modules: the hours (the repro's bug) and the supplement (the fact).
-        pkg = hard.package
-        story.extra_oracle = {f"{pkg}/pay.py": pay_v1(pkg, p, True, noted=True)}
-    return story
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the supplement a payroll pays per night hour: by the agreement in force on a shift's day (v0) "
+GENERATOR = hard_family(
+    FAMILY, "the supplement a payroll pays per night hour: by the agreement in force on a shift's day (v0) "
     "or the signed agreement's figure among a draft's (v1)",
-    variants=(0, 1),
-    draw=fact_supplement,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
 from sdebench.generation.hard import (
     HardStory,
     Step,
-    decimal_range,
+    decimal_draw,
     decimal_spellings,
     far_from,
+    hard_family,
     non_round,
 )
-from sdebench.generation.kit import ADR_DIR, pick
+from sdebench.generation.kit import ADR_DIR
+from sdebench.generation.parts import package_files
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "parking-tariff"
@@ -48,15 +48,8 @@ def drawable(price: Decimal) -> bool:
             and far_from(base, CONVENTIONAL, "0.03"))
 
 
-DRAWN = [p for p in decimal_range(LO, HI, "0.01") if drawable(p)]
-# Round and decoy prices first, then every cent of the draw's range and its neighbours.
-SPACE = space({p: CONVENTIONAL_WEIGHT for p in CONVENTIONAL}, DRAWN, decimal_range("1.40", "4.60", "0.01"),
-              draw=uniform(DRAWN))
-
-
-def fact_price(variant: int) -> Decimal:
-    """v0: the riverside price of a started hour; v1: the posted price (operator's rate + levy)."""
-    return pick(f"{FAMILY}-price-{variant}", DRAWN)
+# v0: the riverside price of a started hour; v1: the posted price (operator's rate + levy).
+DRAW = decimal_draw(f"{FAMILY}-price", LO, HI, "0.01", CONVENTIONAL, "0.11", accept=drawable)
 
 
 def spell(variant: int, price: Decimal) -> tuple[str, ...]:
@@ -212,24 +205,21 @@ def tell_v0(price: Decimal, source: str) -> HardStory:
         h_files={module: barrier(HEADLINE, floor=False, helper=False, checked=True, riverside=price)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=barrier(HEADLINE, floor=False, helper=False),
         head_buggy=barrier(HEADLINE, floor=True, helper=True),
         oracle=barrier(HEADLINE, floor=False, helper=True, riverside=price),
         conventional=barrier(HEADLINE, floor=False, helper=True),
         intro_msg=f"barrier: {money(HEADLINE)} per started hour, 10 free minutes",
         refactor_msg="barrier: one hourly price for every site; add receipt_line()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: prices stays at the garage barrier."""\n',
-            "tests/test_barrier.py": base,
-            "README.md": f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: prices stays at the garage barrier.",
+                                 f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
+                                 {"tests/test_barrier.py": base}),
         repro_tests={"tests/test_repro_barrier.py": repro},
         hidden_tests={"tests/test_hidden_barrier.py": hidden},
         fact_entries=entries, decoys=decoys, before=[sites_step],
         statement=STATEMENT,
         fact=f"Riverside charges {money(price)} per started hour; the other sites keep the company tariff.",
-        fact_tokens=spell(0, price),
         conventional_guess=f"count started hours, {money(HEADLINE)} at every site",
         competency="scope",
         tags=("money", "tariff"),
@@ -298,18 +288,16 @@ def tell_v1(price: Decimal, source: str) -> HardStory:
         h_files={module: module_with(both, True).replace("GRACE_MINUTES = 10\n", "GRACE_MINUTES = 10  # minutes\n")},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=barrier(POSTED_2021, floor=False, helper=False),
         head_buggy=barrier(POSTED_2021, floor=True, helper=True),
         oracle=barrier(price, floor=False, helper=True),
         conventional=barrier(POSTED_2021, floor=False, helper=True),
         intro_msg=f"barrier: {money(POSTED_2021)} per started hour, 10 free minutes",
         refactor_msg="barrier: one hourly price constant; add receipt_line()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: prices stays at the garage barrier."""\n',
-            "tests/test_barrier.py": base,
-            "README.md": f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: prices stays at the garage barrier.",
+                                 f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
+                                 {"tests/test_barrier.py": base}),
         repro_tests={"tests/test_repro_barrier.py": repro},
         hidden_tests={"tests/test_hidden_barrier.py": hidden},
         fact_entries=entries, decoys=decoys, before=[contract, levy],
@@ -323,20 +311,7 @@ def tell_v1(price: Decimal, source: str) -> HardStory:
     )
 
 
-def tell(variant: int, price: Decimal, source: str):
-    """The story of one variant whose price is `price`, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(price, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the price of a started hour at a garage barrier: one site's own price (v0) or the "
+GENERATOR = hard_family(
+    FAMILY, "the price of a started hour at a garage barrier: one site's own price (v0) or the "
     "posted price composed of the operator's rate and a levy (v1)",
-    variants=(0, 1),
-    draw=fact_price,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -19,10 +19,14 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import HardStory, Step, decimal_range, decimal_spellings, far_from, non_round
-from sdebench.generation.kit import ADR_DIR, pick
+from sdebench.generation.hard import (
+    HardStory,
+    Step,
+    decimal_draw,
+    decimal_spellings,
+    hard_family,
+)
+from sdebench.generation.kit import ADR_DIR
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "sensor-calibration"
@@ -32,22 +36,9 @@ BENCH = Decimal("3.318")  # v0: the test rig's supply, the latest-dated value (d
 CONVENTIONAL = tuple(Decimal(x) for x in ("3.300", "3.250", "3.200", "3.350", "3.400", "3.280", "3.320"))
 DECOYS = (REV_2, BENCH)
 LO, HI = "3.201", "3.399"
-
-
-def drawable(v: Decimal) -> bool:
-    """A reference the draw may return: not a multiple of 5 mV, away from nominal and decoy values."""
-    return non_round(v, "0.005") and far_from(v, (*CONVENTIONAL, *DECOYS), "0.003")
-
-
-DRAWN = [v for v in decimal_range(LO, HI, "0.001") if drawable(v)]
-# Nominal and decoy references first, then every millivolt of the draw's range and its neighbours.
-SPACE = space({v: CONVENTIONAL_WEIGHT for v in (*CONVENTIONAL, *DECOYS)}, DRAWN,
-              decimal_range("3.195", "3.405", "0.001"), draw=uniform(DRAWN))
-
-
-def fact_vref(variant: int) -> Decimal:
-    """The variant's reference voltage."""
-    return pick(f"{FAMILY}-vref-{variant}", DRAWN)
+# The variant's reference voltage: not a multiple of 5 mV, away from nominal and decoy values.
+DRAW = decimal_draw(f"{FAMILY}-vref", LO, HI, "0.001", (*CONVENTIONAL, *DECOYS), "0.006", round_step="0.005",
+                    gap="0.003")
 
 
 def spell(variant: int, v: Decimal) -> tuple[str, ...]:
@@ -227,7 +218,7 @@ def tell_v0(vref: Decimal, source: str) -> HardStory:
         h_files={module: probe(vref, offset=True, helper=False, scale_note=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=probe(NOMINAL, offset=True, helper=False),
         head_buggy=probe(NOMINAL, offset=False, helper=True),
         oracle=probe(vref, offset=True, helper=True),
@@ -240,7 +231,6 @@ def tell_v0(vref: Decimal, source: str) -> HardStory:
         fact_entries=entries, decoys=decoys, before=[calibrate],
         statement=STATEMENT,
         fact=f"The boards' ADC reference is {volts(vref)} (measured), not the datasheet's nominal value.",
-        fact_tokens=spell(0, vref),
         conventional_guess=f"subtract the 500 mV offset, converting with the nominal {volts(NOMINAL)}",
         competency="implicit",
         tags=("embedded", "calibration"),
@@ -291,7 +281,7 @@ def tell_v1(vref: Decimal, source: str) -> HardStory:
         f"{volts(REV_2)} stays with revision 2.",
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=probe(REV_2, offset=True, helper=False),
         head_buggy=probe(REV_2, offset=False, helper=True),
         oracle=probe(vref, offset=True, helper=True),
@@ -304,27 +294,13 @@ def tell_v1(vref: Decimal, source: str) -> HardStory:
         fact_entries=entries, decoys=decoys, before=[rev_c],
         statement=STATEMENT.replace("cold-room logger", "truck logger"),
         fact=f"Revision 3 boards (the ones shipped) have an ADC reference of {volts(vref)}.",
-        fact_tokens=spell(1, vref),
         conventional_guess=f"subtract the 500 mV offset, keeping revision 2's {volts(REV_2)}",
         competency="conflict",
         tags=("embedded", "calibration"),
     )
 
 
-def tell(variant: int, vref: Decimal, source: str):
-    """The story of one variant whose reference is `vref`, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(vref, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the measured ADC reference voltage a temperature logger's boards convert readings with "
+GENERATOR = hard_family(
+    FAMILY, "the measured ADC reference voltage a temperature logger's boards convert readings with "
     "(millivolt precision), among nominal and other boards' values in memory",
-    variants=(0, 1),
-    draw=fact_vref,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

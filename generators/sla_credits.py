@@ -15,10 +15,8 @@ allowance, each stated in one item of the designated source; no item states the 
 
 from __future__ import annotations
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import HardStory, Step
-from sdebench.generation.kit import ADR_DIR, pick
+from sdebench.generation.hard import HardStory, Step, hard_family, integer_draw
+from sdebench.generation.kit import ADR_DIR
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "sla-credits"
@@ -37,14 +35,8 @@ def drawable(n: int) -> bool:
             and all(abs(rest - c) > 3 for c in CONVENTIONAL) and rest != MAINTENANCE)
 
 
-DRAWN = [n for n in range(LO, HI + 1) if drawable(n)]
-# Usual allowances first, then every minute of the draw's range and its neighbours.
-SPACE = space({n: CONVENTIONAL_WEIGHT for n in CONVENTIONAL}, DRAWN, range(LO - 5, HI + 6), draw=uniform(DRAWN))
-
-
-def fact_minutes(variant: int) -> int:
-    """v0: the contract's allowance; v1: maintenance window plus unplanned allowance."""
-    return pick(f"{FAMILY}-minutes-{variant}", DRAWN)
+# v0: the contract's allowance; v1: maintenance window plus unplanned allowance.
+DRAW = integer_draw(f"{FAMILY}-minutes", LO, HI, CONVENTIONAL, drawable)
 
 
 def spell(variant: int, n: int) -> tuple[str, ...]:
@@ -211,7 +203,7 @@ def tell_v0(n: int, source: str) -> HardStory:
         h_files={module: credits(n, guard=True, helper=False, noted=True, comment="schedule B of the contract")},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=credits(USUAL, guard=True, helper=False),
         head_buggy=credits(USUAL, guard=False, helper=True, cap="max"),
         oracle=credits(n, guard=True, helper=True),
@@ -224,7 +216,6 @@ def tell_v0(n: int, source: str) -> HardStory:
         fact_entries=entries, decoys=decoys, before=[schedule],
         statement=STATEMENT,
         fact=f"The contract tolerates {mins(n)} of downtime a month before credits start.",
-        fact_tokens=spell(0, n),
         conventional_guess=f"cap the share with min() and guard the excess, keeping the usual {mins(USUAL)}",
         competency="implicit",
         tags=("hosting", "sla", "money"),
@@ -286,7 +277,7 @@ def tell_v1(n: int, source: str) -> HardStory:
             f"ALLOWED_DOWNTIME_MINUTES = {USUAL}", both)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module,
         early=credits(USUAL, guard=True, helper=False),
         head_buggy=credits(USUAL, guard=False, helper=True, cap="max"),
         oracle=credits(n, guard=True, helper=True, comment="schedule B"),
@@ -307,20 +298,7 @@ def tell_v1(n: int, source: str) -> HardStory:
     )
 
 
-def tell(variant: int, n: int, source: str):
-    """The story of one variant whose allowance is `n` minutes, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(n, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the minutes of downtime a month a hosting contract tolerates before service credits start: "
+GENERATOR = hard_family(
+    FAMILY, "the minutes of downtime a month a hosting contract tolerates before service credits start: "
     "one figure nothing points to (v0) or the sum of two allowances stated apart (v1)",
-    variants=(0, 1),
-    draw=fact_minutes,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

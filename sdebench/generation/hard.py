@@ -30,12 +30,15 @@ are written in the text (`iso`), so every placement reads the same timeline.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
-from sdebench.generation.kit import Story
+from sdebench.generation.facts import FactSpace, accepted, integer_space, space
+from sdebench.generation.family import Family
+from sdebench.generation.kit import Story, pick
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import COMPETENCIES, competencies_of
 
@@ -88,13 +91,14 @@ class HardStory:
     decoys: list[tuple[str, str]]  # (artifact path, entry) in every placement
     statement: str
     fact: str
-    fact_tokens: tuple[str, ...]
     conventional_guess: str
     competency: str
+    fact_tokens: tuple[str, ...] = ()  # () under `hard_family`: the family's spelling of the told fact
     before: list[Step] = field(default_factory=list)  # between c1 and the refactor
     after: list[Step] = field(default_factory=list)  # between the refactor and the repro
     tags: tuple[str, ...] = ()
     project: str = ""
+    extra_oracle: dict[str, str] = field(default_factory=dict)  # other files the fix changes
 
     def __post_init__(self) -> None:
         if self.competency not in COMPETENCIES:
@@ -115,7 +119,62 @@ class HardStory:
             statement=self.statement, fact=self.fact, fact_tokens=tuple(self.fact_tokens),
             conventional_guess=self.conventional_guess,
             tags=tuple(self.tags), project=self.project, competency=self.competency,
+            extra_oracle=dict(self.extra_oracle),
         )
+
+
+@dataclass(frozen=True)
+class Draw:
+    """A hard family's numeric fact: the values its draw may return, and its fact space (rule 7)."""
+
+    key: str  # the draw of variant `v` is keyed by `{key}-{v}`
+    values: tuple[Any, ...]
+    space: FactSpace
+    # variant -> values its draw never returns (the decoy that variant's memory repeats, say)
+    exclude: Callable[[int], Iterable[Any]] = lambda variant: ()
+
+    def __call__(self, variant: int) -> Any:
+        """The variant's drawn fact."""
+        left = set(self.exclude(variant))
+        return pick(f"{self.key}-{variant}", [v for v in self.values if v not in left])
+
+
+def decimal_draw(key: str, lo: str, hi: str, step: str, conventional: Iterable[Decimal], margin: str, *,
+                 accept: Callable[[Decimal], bool] | None = None, round_step: str = "0.05", gap: str = "0.03",
+                 exclude: Callable[[int], Iterable[Any]] = lambda variant: ()) -> Draw:
+    """A decimal fact drawn uniformly from the multiples of `step` in [lo, hi] that `accept` keeps
+    (default: non-round and more than `gap` away from every conventional value); the space holds the
+    conventional values first, then every step of [lo - margin, hi + margin]."""
+    conventional = tuple(conventional)
+    if accept is None:
+        def accept(v: Decimal) -> bool:
+            return non_round(v, round_step) and far_from(v, conventional, gap)
+    values = tuple(v for v in decimal_range(lo, hi, step) if accept(v))
+    around = decimal_range(str(Decimal(lo) - Decimal(margin)), str(Decimal(hi) + Decimal(margin)), step)
+    return Draw(key, values, space(conventional, values, around), exclude)
+
+
+def integer_draw(key: str, lo: int, hi: int, conventional: Iterable[int], accept: Callable[[int], bool],
+                 margin: int = 5) -> Draw:
+    """An integer fact drawn uniformly from [lo, hi] where `accept` holds; the space holds the
+    conventional values first, then every integer of [lo - margin, hi + margin]."""
+    return Draw(key, tuple(accepted(lo, hi, accept)), integer_space(conventional, lo, hi, accept, margin))
+
+
+def hard_family(family: str, description: str, draw: Draw, tells: Sequence[Callable[[Any, str], HardStory]],
+                spell: Callable[[int, Any], Sequence[str]]) -> Family:
+    """A hard family whose variant `v` is told by `tells[v](fact, source)`, placed in `source`; a
+    story that names no fact tokens gets the family's spellings of its fact."""
+
+    def tell(variant: int, fact: Any, source: str) -> Story:
+        hard = tells[variant](fact, source)
+        if not hard.fact_tokens:
+            hard = replace(hard, fact_tokens=tuple(spell(variant, fact)))
+        return hard.story(source)
+
+    return Family(family=family, bottleneck="knowledge-missing", description=description,
+                  variants=tuple(range(len(tells))), draw=draw, tell=tell, space=draw.space, by_source=True,
+                  spell=spell)
 
 
 # --- spellings ---------------------------------------------------------------------------------
