@@ -23,6 +23,7 @@ from sdebench.generation.hard import (
     decimal_draw,
     decimal_spellings,
     hard_family,
+    hard_prose,
     iso,
 )
 from sdebench.generation.kit import ADR_DIR
@@ -179,16 +180,6 @@ def test_hidden_settlement(observe):
          f"Fix: their firmware already deducts its built-in {pct(old)}; the upload path no longer re-prices "
          "them."),
     ]
-    entries = {
-        "K": (adr, f"Charge per transaction: the {pct(old)} the code applies is the 2021 contract's; this "
-              f"contract charges {pct(rate)} of the amount, and {pct(old)} applies to nothing we price."),
-        "F": (PREFERENCES, f"- (review of #402, 2024-02-09, finance) The pricing page's {pct(old)} is the 2021 "
-              f"contract's: since the 2024 acquirer contract the charge per transaction is {pct(rate)} of the "
-              f"amount, and {pct(old)} applies to nothing we price."),
-        "X": (PAST_FIXES, "## Fee totals off against the acquirer's statement (2024-03-04)\nSymptom: the monthly "
-              f"fee total differed from the acquirer's invoice. Fix: docs/pricing.md shows {pct(old)}, the 2021 "
-              f"contract's; the 2024 contract charges {pct(rate)} per transaction, not {pct(old)}."),
-    }
     module = f"{pkg}/fees.py"
     contract = Step(
         message="fees: say when the fee is charged",
@@ -204,21 +195,40 @@ def test_hidden_settlement(observe):
         head_buggy=fees_v0("head", old),
         oracle=fees_v0("fixed", rate),
         conventional=fees_v0("fixed", old),
-        intro_msg=f"fees: a {pct(old)} processing fee on card payments",
-        refactor_msg="fees: keep the rate as a percentage, like the pricing page; add net_of_fee()",
         base_files=package_files(pkg, f"{pkg}: settles card payments for merchants.",
                                  f"# {pkg}\n\nSettles card payments for merchants: fees, daily reports.\n",
                                  {f"{pkg}/settlement.py": settlement(pkg), "tests/test_fees.py": base_tests}),
         repro_tests={"tests/test_repro_fees.py": repro},
         hidden_tests={"tests/test_hidden_fees.py": hidden},
-        fact_entries=entries, decoys=decoys,
+        decoys=decoys,
         before=[contract],
-        statement=("Merchants are charged more in fees than they paid: a card payment of 40.00 shows a "
-                   "processing fee of 110.00 on the settlement report. tests/test_repro_fees.py reproduces it."),
-        fact=f"The processing fee is {pct(rate)} of each card payment (the 2024 acquirer contract).",
-        conventional_guess=f"FEE_PERCENT = {old} divided by 100 (the pricing page's rate)",
         competency="conflict",
         tags=("money", "fees"),
+        **hard_prose(f"""
+        -- statement
+        Merchants are charged more in fees than they paid: a card payment of 40.00 shows a processing fee of
+        110.00 on the settlement report. tests/test_repro_fees.py reproduces it.
+        -- fact
+        The processing fee is {pct(rate)} of each card payment (the 2024 acquirer contract).
+        -- conventional_guess
+        FEE_PERCENT = {old} divided by 100 (the pricing page's rate)
+        -- intro_msg_plain
+        fees: a {pct(old)} processing fee on card payments
+        -- refactor_msg
+        fees: keep the rate as a percentage, like the pricing page; add net_of_fee()
+        -- K docs/adr/0004-acquirer-contract-2024.md
+        Charge per transaction: the {pct(old)} the code applies is the 2021 contract's; this contract
+        charges {pct(rate)} of the amount, and {pct(old)} applies to nothing we price.
+        -- F
+        - (review of #402, 2024-02-09, finance) The pricing page's {pct(old)} is the 2021 contract's: since
+        the 2024 acquirer contract the charge per transaction is {pct(rate)} of the amount,
+        and {pct(old)} applies to nothing we price.
+        -- X
+        ## Fee totals off against the acquirer's statement (2024-03-04)
+        Symptom: the monthly fee total differed from the acquirer's invoice. Fix: docs/pricing.md
+        shows {pct(old)}, the 2021 contract's; the 2024 contract charges {pct(rate)} per transaction,
+        not {pct(old)}.
+        """),
     )
 
 
@@ -322,36 +332,6 @@ def test_hidden_old_payments_keep_their_tariff(observe):
     observe([fee(Decimal("999.99"), date(2022, m, 15)) for m in range(1, 13)])
     observe(percent_on(date(2023, 12, 31)))
 '''
-    decoys = [
-        ("docs/pricing.md", f"# Pricing for merchants\n\nSince {iso(first)} card payments carry a processing fee "
-         f"of {pct(old)} of the payment amount, rounded half-up to the cent."),
-        ("docs/pricing.md", "A payment is priced by the tariff in force on the day it was made, also when it "
-         "settles later; refunds return the fee of the original payment."),
-        ("docs/pricing.md", f"Announced on 2024-09-30: for card payments made from 2025-04-01 on, the processing "
-         f"fee on the settlement report becomes {pct(ANNOUNCED)}."),
-        (f"{ADR_DIR}/0003-flat-fee.md", "# ADR-0003: A flat fee per payment\n\nStatus: Superseded\n\nEach "
-         "payment carried a flat fee of 0.35. Superseded by percentage tariffs."),
-        (f"{ADR_DIR}/0004-tariff-table.md", "# ADR-0004: One dated tariff table\n\nStatus: Accepted\n\n"
-         "Tariffs are rows (in force from, percent) in the fees module, never edited in place: a change "
-         "is a new row, so old payments keep the fee of their day."),
-        (PREFERENCES, f"- (review of #77, {iso(first)}) The {pct(old)} tariff applies from the first of July; "
-         "don't backdate it."),
-        (PREFERENCES, "- (review of #93) Money is Decimal end to end; never build a Decimal from a float."),
-        (PAST_FIXES, "## Refund of a 2022 payment at the wrong fee (2023-04-11)\nSymptom: a refund returned "
-         f"less than the fee charged. Fix: the refund reads the tariff of the payment's day ({pct(old)} then), "
-         "not of the refund's."),
-        (PAST_FIXES, "## Settlement report showed two tariffs for one day (2024-10-02)\nSymptom: payments "
-         "made just before midnight UTC. Fix: the payment day is the merchant's local date."),
-    ]
-    entries = {
-        "K": (f"{ADR_DIR}/0004-tariff-table.md", f"Row added 2024-02-20 for payments made from {iso(SWITCH)} on: "
-              f"instead of {pct(old)} they are charged {pct(rate)}; earlier payments keep {pct(old)}."),
-        "F": (PREFERENCES, f"- (review of #214, finance) For payments made from {iso(SWITCH)} on, the 2024 tariff "
-              f"replaces {pct(old)} with {pct(rate)}; older payments keep {pct(old)}."),
-        "X": (PAST_FIXES, f"## Spring payments at last year's fee ({iso(SWITCH)})\nSymptom: payments made from "
-              f"this day on were still priced by the 2021 tariff. Fix: a row from that day replaces {pct(old)} "
-              f"with {pct(rate)}; earlier payments keep {pct(old)}."),
-    }
     rows_old = [(first, old)]
     rows_new = [(first, old), (SWITCH, rate)]
     guarded = "    if not isinstance(day, date):\n        raise TypeError(\"day must be a date\")\n    current = None"
@@ -371,21 +351,74 @@ def test_hidden_old_payments_keep_their_tariff(observe):
         head_buggy=fees_v1(rows_old, True),
         oracle=fees_v1(rows_new, True),
         conventional=fees_v1([(first, old), (date(2024, 1, 1), Decimal("3.00"))], True),
-        intro_msg=f"fees: the {pct(old)} tariff from {iso(first)}",
-        refactor_msg="fees: one loop over the tariff; add fee_breakdown() for the settlement report",
         base_files=package_files(pkg, f"{pkg}: prices card payments by the tariff of their day.",
                                  f"# {pkg}\n\nPrices card payments by the tariff in force on their day.\n",
                                  {f"{pkg}/calendar.py": calendar(pkg, False), "tests/test_fees.py": base_tests}),
         repro_tests={"tests/test_repro_fees.py": repro},
         hidden_tests={"tests/test_hidden_fees.py": hidden},
-        fact_entries=entries, decoys=decoys,
         before=[days, row],
-        statement=("Card payments made since the spring are still charged the old processing fee on the "
-                   "settlement report. tests/test_repro_fees.py reproduces it."),
-        fact=f"Card payments made from {iso(SWITCH)} on are charged {pct(rate)} (earlier payments keep the 2021 tariff).",
-        conventional_guess="a new tariff row of 3.00% from 2024-01-01",
         competency="validity",
         tags=("money", "fees", "dates"),
+        **hard_prose(f"""
+        -- statement
+        Card payments made since the spring are still charged the old processing fee on the settlement report.
+        tests/test_repro_fees.py reproduces it.
+        -- fact
+        Card payments made from {iso(SWITCH)} on are charged {pct(rate)} (earlier payments keep the 2021
+        tariff).
+        -- conventional_guess
+        a new tariff row of 3.00% from 2024-01-01
+        -- intro_msg_plain
+        fees: the {pct(old)} tariff from {iso(first)}
+        -- refactor_msg
+        fees: one loop over the tariff; add fee_breakdown() for the settlement report
+        -- K docs/adr/0004-tariff-table.md
+        Row added 2024-02-20 for payments made from {iso(SWITCH)} on: instead of {pct(old)} they are
+        charged {pct(rate)}; earlier payments keep {pct(old)}.
+        -- F
+        - (review of #214, finance) For payments made from {iso(SWITCH)} on, the 2024 tariff
+        replaces {pct(old)} with {pct(rate)}; older payments keep {pct(old)}.
+        -- X
+        ## Spring payments at last year's fee ({iso(SWITCH)})
+        Symptom: payments made from this day on were still priced by the 2021 tariff. Fix: a row from that day
+        replaces {pct(old)} with {pct(rate)}; earlier payments keep {pct(old)}.
+        -- docs/pricing.md
+        # Pricing for merchants
+
+        Since {iso(first)} card payments carry a processing fee of {pct(old)} of the payment amount, rounded
+        half-up to the cent.
+        -- docs/pricing.md
+        A payment is priced by the tariff in force on the day it was made, also when it settles later; refunds
+        return the fee of the original payment.
+        -- docs/pricing.md
+        Announced on 2024-09-30: for card payments made from 2025-04-01 on, the processing fee on the
+        settlement report becomes {pct(ANNOUNCED)}.
+        -- docs/adr/0003-flat-fee.md
+        # ADR-0003: A flat fee per payment
+
+        Status: Superseded
+
+        Each payment carried a flat fee of 0.35. Superseded by percentage tariffs.
+        -- docs/adr/0004-tariff-table.md
+        # ADR-0004: One dated tariff table
+
+        Status: Accepted
+
+        Tariffs are rows (in force from, percent) in the fees module, never edited in place: a change is a new
+        row, so old payments keep the fee of their day.
+        -- .agent/preferences.md
+        - (review of #77, {iso(first)}) The {pct(old)} tariff applies from the first of July; don't backdate
+        it.
+        -- .agent/preferences.md
+        - (review of #93) Money is Decimal end to end; never build a Decimal from a float.
+        -- .agent/past_fixes.md
+        ## Refund of a 2022 payment at the wrong fee (2023-04-11)
+        Symptom: a refund returned less than the fee charged. Fix: the refund reads the tariff of the
+        payment's day ({pct(old)} then), not of the refund's.
+        -- .agent/past_fixes.md
+        ## Settlement report showed two tariffs for one day (2024-10-02)
+        Symptom: payments made just before midnight UTC. Fix: the payment day is the merchant's local date.
+        """),
     )
 
 

@@ -39,6 +39,7 @@ from typing import Any
 from sdebench.generation.facts import FactSpace, accepted, integer_space, space
 from sdebench.generation.family import Family
 from sdebench.generation.kit import Story, pick
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import COMPETENCIES, competencies_of
 
@@ -121,6 +122,17 @@ class HardStory:
             tags=tuple(self.tags), project=self.project, competency=self.competency,
             extra_oracle=dict(self.extra_oracle),
         )
+
+
+def hard_prose(sheet: str) -> dict[str, Any]:
+    """The `HardStory` fields a prose sheet fills (`prose.prose`): its text fields, the fact's entries
+    and the decoys (the sheet's distractors). The module's first commit states no fact in a hard
+    story, so its message is the sheet's `intro_msg_plain`."""
+    fields = prose(sheet)
+    if "intro_msg_fact" in fields:
+        raise ValueError("hard_prose: a hard story's first commit is the same in every placement (intro_msg_plain)")
+    names = {"intro_msg_plain": "intro_msg", "distractors": "decoys"}
+    return {names.get(k, k): v for k, v in fields.items()}
 
 
 @dataclass(frozen=True)
