@@ -20,10 +20,13 @@ from decimal import Decimal
 from sdebench.generation.hard import (
     HardStory,
     Step,
+    dated_table,
     decimal_draw,
+    decimal_literal,
     decimal_spellings,
     hard_family,
     hard_prose,
+    hard_versions,
     iso,
 )
 from sdebench.generation.kit import ADR_DIR
@@ -191,10 +194,7 @@ def test_hidden_settlement(observe):
     )
     return HardStory(
         package=pkg, module=module,
-        early=fees_v0("early", old),
-        head_buggy=fees_v0("head", old),
-        oracle=fees_v0("fixed", rate),
-        conventional=fees_v0("fixed", old),
+        **hard_versions(lambda p, bug, later: fees_v0("head" if bug else "fixed" if later else "early", p), old, rate),
         base_files=package_files(pkg, f"{pkg}: settles card payments for merchants.",
                                  f"# {pkg}\n\nSettles card payments for merchants: fees, daily reports.\n",
                                  {f"{pkg}/settlement.py": settlement(pkg), "tests/test_fees.py": base_tests}),
@@ -237,7 +237,8 @@ def test_hidden_settlement(observe):
 
 def fees_v1(rows: list[tuple[date, Decimal]], head: bool) -> str:
     """The fees module priced by a dated tariff; `head` adds the refactor's helper."""
-    table = "\n".join(f'    (date({d.year}, {d.month}, {d.day}), Decimal("{p:.2f}")),' for d, p in rows)
+    lookup = dated_table("TARIFF", rows, "percent_on", "day", "The fee percentage in force on `day`.", "percent",
+                         "no tariff in force on", value=decimal_literal)
     text = f'''"""Processing fees on card payments, by the day the payment was made."""
 
 from datetime import date
@@ -246,21 +247,7 @@ from decimal import ROUND_HALF_UP, Decimal
 CENT = Decimal("0.01")
 HUNDRED = Decimal("100")
 # (in force from, percent of the amount): a payment is priced by the last row not after its day.
-TARIFF = (
-{table}
-)
-
-
-def percent_on(day):
-    """The fee percentage in force on `day`."""
-    current = None
-    for start, percent in TARIFF:
-        if start <= day:
-            current = percent
-    if current is None:
-        raise ValueError(f"no tariff in force on {{day}}")
-    return current
-
+{lookup}
 
 def fee(amount, day):
     """The processing fee on a card payment of `amount` made on `day`, to the cent (half-up)."""
@@ -347,10 +334,8 @@ def test_hidden_old_payments_keep_their_tariff(observe):
     )
     return HardStory(
         package=pkg, module=module,
-        early=fees_v1(rows_old, False),
-        head_buggy=fees_v1(rows_old, True),
-        oracle=fees_v1(rows_new, True),
-        conventional=fees_v1([(first, old), (date(2024, 1, 1), Decimal("3.00"))], True),
+        **hard_versions(lambda rows, bug, later: fees_v1(rows, later), rows_old, rows_new,
+                        [(first, old), (date(2024, 1, 1), Decimal("3.00"))]),
         base_files=package_files(pkg, f"{pkg}: prices card payments by the tariff of their day.",
                                  f"# {pkg}\n\nPrices card payments by the tariff in force on their day.\n",
                                  {f"{pkg}/calendar.py": calendar(pkg, False), "tests/test_fees.py": base_tests}),

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from datetime import date
 
-from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, integer_draw, iso
+from sdebench.generation.hard import (
+    HardStory,
+    Step,
+    dated_table,
+    hard_family,
+    hard_prose,
+    hard_versions,
+    integer_draw,
+    iso,
+)
 from sdebench.generation.parts import package_files
 
 FAMILY = "data-retention"
@@ -155,10 +164,7 @@ def test_hidden_purge_run(observe):
     )
     return HardStory(
         package=pkg, module=module,
-        early=retention_v0(HEADLINE, late=False, helper=False),
-        head_buggy=retention_v0(HEADLINE, late=True, helper=True),
-        oracle=retention_v0(HEADLINE, late=False, helper=True, eu=n),
-        conventional=retention_v0(HEADLINE, late=False, helper=True),
+        **hard_versions(lambda eu, bug, later: retention_v0(HEADLINE, late=bug, helper=later, eu=eu), None, n),
         base_files=package_files(pkg, f"{pkg}: deletes customer records after their retention period.",
                                  f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
                                  {"tests/test_retention.py": base_tests}),
@@ -231,29 +237,14 @@ def test_hidden_purge_run(observe):
 
 def retention_v1(rows: list[tuple[date, int]], helper: bool, checked: bool = False) -> str:
     """The retention module of variant 1: policies by creation day."""
-    table = "\n".join(f"    (date({d.year}, {d.month}, {d.day}), {k})," for d, k in rows)
-    guard = ('    if not isinstance(created, date):\n        raise TypeError("created must be a date")\n'
-             if checked else "")
+    lookup = dated_table("POLICIES", rows, "retention_days", "created", "Days a record created on `created` is kept.",
+                         "kept", "no policy for records created on", checked=checked)
     text = f'''"""How long customer records are kept: the policy in force on the day a record was created."""
 
 from datetime import date, timedelta
 
 # (records created from, days kept): a record keeps the last policy not after its creation day.
-POLICIES = (
-{table}
-)
-
-
-def retention_days(created):
-    """Days a record created on `created` is kept."""
-{guard}    current = None
-    for start, kept in POLICIES:
-        if start <= created:
-            current = kept
-    if current is None:
-        raise ValueError(f"no policy for records created on {{created}}")
-    return current
-
+{lookup}
 
 def purge_date(created):
     """The first day the record may be deleted."""
@@ -334,10 +325,8 @@ def test_hidden_purge_run(observe):
     )
     return HardStory(
         package=pkg, module=module,
-        early=retention_v1(rows_old, False),
-        head_buggy=retention_v1(rows_old, True),
-        oracle=retention_v1(rows_new, True),
-        conventional=retention_v1([(first, OLD), (date(2024, 1, 1), HEADLINE)], True),
+        **hard_versions(lambda rows, bug, later: retention_v1(rows, later), rows_old, rows_new,
+                        [(first, OLD), (date(2024, 1, 1), HEADLINE)]),
         base_files=package_files(pkg, f"{pkg}: deletes customer records after their retention period.",
                                  f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
                                  {"tests/test_retention.py": base_tests}),

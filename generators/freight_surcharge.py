@@ -20,11 +20,14 @@ from decimal import Decimal
 from sdebench.generation.hard import (
     HardStory,
     Step,
+    dated_table,
     decimal_draw,
+    decimal_literal,
     decimal_spellings,
     far_from,
     hard_family,
     hard_prose,
+    hard_versions,
     iso,
     non_round,
 )
@@ -88,9 +91,9 @@ def base_freight(weight_kg, zone):
 
 def surcharge_v0(rows: list[tuple[date, Decimal]], helper: bool, checked: bool = False) -> str:
     """The surcharge module priced by a dated table."""
-    table = "\n".join(f'    (date({d.year}, {d.month}, {d.day}), Decimal("{p:.2f}")),' for d, p in rows)
-    guard = ('    if not isinstance(pickup, date):\n        raise TypeError("pickup must be a date")\n'
-             if checked else "")
+    lookup = dated_table("SURCHARGE_TABLE", rows, "surcharge_percent", "pickup",
+                         "The fuel surcharge in force on `pickup`, in percent.", "percent", "no surcharge in force on",
+                         value=decimal_literal, checked=checked)
     text = f'''"""The fuel surcharge on freight, by pickup day."""
 
 from datetime import date
@@ -99,21 +102,7 @@ from decimal import ROUND_HALF_UP, Decimal
 CENT = Decimal("0.01")
 HUNDRED = Decimal("100")
 # (in force from, percent): a shipment pays the last row not after its pickup day.
-SURCHARGE_TABLE = (
-{table}
-)
-
-
-def surcharge_percent(pickup):
-    """The fuel surcharge in force on `pickup`, in percent."""
-{guard}    current = None
-    for start, percent in SURCHARGE_TABLE:
-        if start <= pickup:
-            current = percent
-    if current is None:
-        raise ValueError(f"no surcharge in force on {{pickup}}")
-    return current
-
+{lookup}
 
 def with_surcharge(amount, pickup):
     """`amount` plus the fuel surcharge of its pickup day, to the cent."""
@@ -234,10 +223,8 @@ def test_hidden_percent_by_month(observe):
     )
     return HardStory(
         package=pkg, module=module,
-        early=surcharge_v0(usual, False),
-        head_buggy=surcharge_v0(usual, True),
-        oracle=surcharge_v0(windowed, True),
-        conventional=surcharge_v0([(first, USUAL), (date(2024, 4, 1), Decimal("15.00"))], True),
+        **hard_versions(lambda rows, bug, later: surcharge_v0(rows, later), usual, windowed,
+                        [(first, USUAL), (date(2024, 4, 1), Decimal("15.00"))]),
         base_files=package_files(pkg, f"{pkg}: freight quotes for a haulier.",
                                  f"# {pkg}\n\nFreight quotes: base freight by weight and zone, plus the fuel surcharge.\n",
                                  {f"{pkg}/rates.py": rates_module(pkg), f"{pkg}/quote.py": quote_module(pkg, True),
@@ -416,10 +403,8 @@ def test_hidden_quotes(observe):
     )
     return HardStory(
         package=pkg, module=module,
-        early=surcharge_v1(legacy, as_amount=False, helper=False),
-        head_buggy=surcharge_v1(legacy, as_amount=True, helper=True),
-        oracle=surcharge_v1(f'SURCHARGE_PERCENT = Decimal("{p:.2f}")', as_amount=False, helper=True),
-        conventional=surcharge_v1(legacy, as_amount=False, helper=True),
+        **hard_versions(lambda line, bug, later: surcharge_v1(line, as_amount=bug, helper=later), legacy,
+                        f'SURCHARGE_PERCENT = Decimal("{p:.2f}")'),
         base_files=package_files(pkg, f"{pkg}: freight quotes for a haulier.",
                                  f"# {pkg}\n\nFreight quotes: base freight by weight and zone, plus the surcharge.\n",
                                  {f"{pkg}/rates.py": rates_module(pkg), f"{pkg}/quote.py": quote_module(pkg, False),

@@ -24,6 +24,7 @@ from sdebench.generation.hard import (
     decimal_spellings,
     hard_family,
     hard_prose,
+    hard_versions,
 )
 from sdebench.generation.parts import package_files
 
@@ -151,10 +152,7 @@ def test_hidden_mixed_receipt(observe):
     )
     return HardStory(
         package=pkg, module=module,
-        early=earn_v0(HEADLINE, cents=True, helper=False),
-        head_buggy=earn_v0(HEADLINE, cents=False, helper=True),
-        oracle=earn_v0(HEADLINE, cents=True, helper=True, fuel=r),
-        conventional=earn_v0(HEADLINE, cents=True, helper=True),
+        **hard_versions(lambda fuel, bug, later: earn_v0(HEADLINE, cents=not bug, helper=later, fuel=fuel), None, r),
         base_files=package_files(pkg, f"{pkg}: a loyalty programme's points.",
                                  f"# {pkg}\n\nLoyalty points earned at the till.\n",
                                  {"tests/test_earn.py": base_tests}),

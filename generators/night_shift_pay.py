@@ -20,10 +20,13 @@ from decimal import Decimal
 from sdebench.generation.hard import (
     HardStory,
     Step,
+    dated_table,
     decimal_draw,
+    decimal_literal,
     decimal_spellings,
     hard_family,
     hard_prose,
+    hard_versions,
     iso,
 )
 from sdebench.generation.parts import package_files
@@ -89,8 +92,9 @@ def night_hours(start_hour, hours):
 
 def pay_v0(pkg: str, rows: list[tuple[date, Decimal]], helper: bool, checked: bool = False) -> str:
     """The pay module with a dated supplement table."""
-    table = "\n".join(f'    (date({d.year}, {d.month}, {d.day}), Decimal("{p:.2f}")),' for d, p in rows)
-    guard = ('    if not isinstance(day, date):\n        raise TypeError("day must be a date")\n' if checked else "")
+    lookup = dated_table("NIGHT_SUPPLEMENT", rows, "supplement_on", "day",
+                         "The supplement per night hour for a shift on `day`.", "amount", "no agreement in force on",
+                         value=decimal_literal, checked=checked)
     text = f'''"""Pay for one shift: the wage plus the night supplement of the shift's day."""
 
 from datetime import date
@@ -99,21 +103,7 @@ from decimal import Decimal
 from {pkg}.hours import night_hours
 
 # (in force from, supplement per night hour): a shift is paid by the last row not after its day.
-NIGHT_SUPPLEMENT = (
-{table}
-)
-
-
-def supplement_on(day):
-    """The supplement per night hour for a shift on `day`."""
-{guard}    current = None
-    for start, amount in NIGHT_SUPPLEMENT:
-        if start <= day:
-            current = amount
-    if current is None:
-        raise ValueError(f"no agreement in force on {{day}}")
-    return current
-
+{lookup}
 
 def shift_pay(day, start_hour, hours, hourly_wage):
     """The pay for a shift: wage for every hour plus the supplement for every night hour."""
@@ -204,10 +194,8 @@ def test_hidden_supplement_by_month(observe):
     )
     return HardStory(
         package=pkg, module=module,
-        early=pay_v0(pkg, rows_old, False),
-        head_buggy=pay_v0(pkg, rows_old, True),
-        oracle=pay_v0(pkg, rows_new, True),
-        conventional=pay_v0(pkg, [(first, old), (date(2024, 7, 1), Decimal("3.00"))], True),
+        **hard_versions(lambda rows, bug, later: pay_v0(pkg, rows, later), rows_old, rows_new,
+                        [(first, old), (date(2024, 7, 1), Decimal("3.00"))]),
         base_files=package_files(pkg, f"{pkg}: pays shifts, with night supplements.",
                                  f"# {pkg}\n\nPays shifts: wage plus the night supplement of the shift's day.\n",
                                  {f"{pkg}/hours.py": hours_module(False), "tests/test_pay.py": base_tests}),
@@ -365,10 +353,7 @@ def test_hidden_long_night_shifts(observe):
     )
     return HardStory(
         package=pkg, module=hours,
-        early=hours_module(False),
-        head_buggy=hours_module(True, helper=True),
-        oracle=hours_module(False, helper=True),
-        conventional=hours_module(False, helper=True),
+        **hard_versions(lambda _, bug, later: hours_module(bug, helper=later), None, None),
         base_files=package_files(pkg, f"{pkg}: pays shifts, with night supplements.",
                                  f"# {pkg}\n\nPays shifts: wage plus the night supplement.\n",
                                  {"tests/test_pay.py": base_tests}),

@@ -25,6 +25,7 @@ from sdebench.generation.hard import (
     far_from,
     hard_family,
     hard_prose,
+    hard_versions,
     non_round,
 )
 from sdebench.generation.parts import package_files
@@ -174,10 +175,8 @@ def tell_v0(price: Decimal, source: str) -> HardStory:
     )
     return HardStory(
         package=pkg, module=module,
-        early=barrier(HEADLINE, floor=False, helper=False),
-        head_buggy=barrier(HEADLINE, floor=True, helper=True),
-        oracle=barrier(HEADLINE, floor=False, helper=True, riverside=price),
-        conventional=barrier(HEADLINE, floor=False, helper=True),
+        **hard_versions(lambda site, bug, later: barrier(HEADLINE, floor=bug, helper=later, riverside=site), None,
+                        price),
         base_files=package_files(pkg, f"{pkg}: prices stays at the garage barrier.",
                                  f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
                                  {"tests/test_barrier.py": base}),
@@ -272,10 +271,7 @@ def tell_v1(price: Decimal, source: str) -> HardStory:
     )
     return HardStory(
         package=pkg, module=module,
-        early=barrier(POSTED_2021, floor=False, helper=False),
-        head_buggy=barrier(POSTED_2021, floor=True, helper=True),
-        oracle=barrier(price, floor=False, helper=True),
-        conventional=barrier(POSTED_2021, floor=False, helper=True),
+        **hard_versions(lambda rate, bug, later: barrier(rate, floor=bug, helper=later), POSTED_2021, price),
         base_files=package_files(pkg, f"{pkg}: prices stays at the garage barrier.",
                                  f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
                                  {"tests/test_barrier.py": base}),

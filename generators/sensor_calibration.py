@@ -26,6 +26,7 @@ from sdebench.generation.hard import (
     decimal_spellings,
     hard_family,
     hard_prose,
+    hard_versions,
 )
 
 FAMILY = "sensor-calibration"
@@ -188,10 +189,7 @@ def tell_v0(vref: Decimal, source: str) -> HardStory:
     )
     return HardStory(
         package=pkg, module=module,
-        early=probe(NOMINAL, offset=True, helper=False),
-        head_buggy=probe(NOMINAL, offset=False, helper=True),
-        oracle=probe(vref, offset=True, helper=True),
-        conventional=probe(NOMINAL, offset=True, helper=True),
+        **hard_versions(lambda v, bug, later: probe(v, offset=not bug, helper=later), NOMINAL, vref),
         base_files=base_files(pkg, "logs the temperature of cold rooms"),
         repro_tests={"tests/test_repro_probe.py": repro},
         hidden_tests={"tests/test_hidden_probe.py": hidden},
@@ -270,10 +268,7 @@ def tell_v1(vref: Decimal, source: str) -> HardStory:
     )
     return HardStory(
         package=pkg, module=module,
-        early=probe(REV_2, offset=True, helper=False),
-        head_buggy=probe(REV_2, offset=False, helper=True),
-        oracle=probe(vref, offset=True, helper=True),
-        conventional=probe(REV_2, offset=True, helper=True),
+        **hard_versions(lambda v, bug, later: probe(v, offset=not bug, helper=later), REV_2, vref),
         base_files={**base_files(pkg, "logs the temperature of refrigerated trucks"), boards: boards_module(2)},
         repro_tests={"tests/test_repro_probe.py": repro},
         hidden_tests={"tests/test_hidden_probe.py": hidden},

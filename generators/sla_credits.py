@@ -15,7 +15,7 @@ allowance, each stated in one item of the designated source; no item states the 
 
 from __future__ import annotations
 
-from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, integer_draw
+from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, hard_versions, integer_draw
 
 FAMILY = "sla-credits"
 USUAL = 43  # 99.9 % of a 30-day month: what the code starts with (decoy)
@@ -172,10 +172,8 @@ def tell_v0(n: int, source: str) -> HardStory:
     )
     return HardStory(
         package=pkg, module=module,
-        early=credits(USUAL, guard=True, helper=False),
-        head_buggy=credits(USUAL, guard=False, helper=True, cap="max"),
-        oracle=credits(n, guard=True, helper=True),
-        conventional=credits(USUAL, guard=True, helper=True),
+        **hard_versions(lambda m, bug, later: credits(m, guard=not bug, helper=later, cap="max" if bug else "min"),
+                        USUAL, n),
         base_files=base_files(pkg),
         repro_tests={"tests/test_repro_credits.py": repro},
         hidden_tests={"tests/test_hidden_credits.py": hidden},

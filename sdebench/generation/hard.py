@@ -189,6 +189,40 @@ def hard_family(family: str, description: str, draw: Draw, tells: Sequence[Calla
                   spell=spell)
 
 
+def hard_versions(render: Callable[[Any, bool, bool], str], usual: Any, fact: Any,
+                  conventional: Any = None) -> dict[str, str]:
+    """The module's four versions as `HardStory` fields, from `render(value, buggy, refactored)`: it
+    appears holding `usual`, the refactor adds the bug, the oracle removes it and holds `fact`, the
+    conventional guess removes it and holds `conventional` (default: `usual`)."""
+    guess = usual if conventional is None else conventional
+    return {"early": render(usual, False, False), "head_buggy": render(usual, True, True),
+            "oracle": render(fact, False, True), "conventional": render(guess, False, True)}
+
+
+def dated_table(name: str, rows: Iterable[tuple[date, Any]], func: str, arg: str, doc: str, column: str,
+                missing: str, *, value: Callable[[Any], str] = str, checked: bool = False) -> str:
+    """Source of a dated table `name` of (in force from, value) rows and of `func(arg)`, the value of its
+    last row not after the date `arg` (`missing`, then the date, is the error before the first row);
+    `checked` rejects an `arg` that is not a date first."""
+    table = "\n".join(f"    (date({d.year}, {d.month}, {d.day}), {value(v)})," for d, v in rows)
+    guard = f'    if not isinstance({arg}, date):\n        raise TypeError("{arg} must be a date")\n' if checked else ""
+    return (f"{name} = (\n{table}\n)\n\n\n"
+            f"def {func}({arg}):\n"
+            f'    """{doc}"""\n'
+            f"{guard}    current = None\n"
+            f"    for start, {column} in {name}:\n"
+            f"        if start <= {arg}:\n"
+            f"            current = {column}\n"
+            "    if current is None:\n"
+            f'        raise ValueError(f"{missing} {{{arg}}}")\n'
+            "    return current\n")
+
+
+def decimal_literal(value: Decimal, places: int = 2) -> str:
+    """`value` as the source of a Decimal with `places` decimals: `Decimal("2.35")`."""
+    return f'Decimal("{value:.{places}f}")'
+
+
 # --- spellings ---------------------------------------------------------------------------------
 
 
