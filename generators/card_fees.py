@@ -17,18 +17,8 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    dated_table,
-    decimal_draw,
-    decimal_literal,
-    decimal_spellings,
-    hard_family,
-    hard_prose,
-    hard_versions,
-    iso,
-)
+from sdebench.generation.facts import decimal_draw, decimal_spellings
+from sdebench.generation.hard import HardStory, Step, dated_table, hard_family, hard_prose, hard_versions, iso
 from sdebench.generation.kit import ADR_DIR
 from sdebench.generation.parts import package_files
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
@@ -238,7 +228,7 @@ def test_hidden_settlement(observe):
 def fees_v1(rows: list[tuple[date, Decimal]], head: bool) -> str:
     """The fees module priced by a dated tariff; `head` adds the refactor's helper."""
     lookup = dated_table("TARIFF", rows, "percent_on", "day", "The fee percentage in force on `day`.", "percent",
-                         "no tariff in force on", value=decimal_literal)
+                         "no tariff in force on")
     text = f'''"""Processing fees on card payments, by the day the payment was made."""
 
 from datetime import date

@@ -16,16 +16,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    dated_table,
-    hard_family,
-    hard_prose,
-    hard_versions,
-    integer_draw,
-    iso,
-)
+from sdebench.generation.facts import integer_draw
+from sdebench.generation.hard import HardStory, Step, dated_table, hard_family, hard_prose, hard_versions, iso
 from sdebench.generation.parts import package_files
 
 FAMILY = "data-retention"

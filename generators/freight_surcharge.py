@@ -17,20 +17,8 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    dated_table,
-    decimal_draw,
-    decimal_literal,
-    decimal_spellings,
-    far_from,
-    hard_family,
-    hard_prose,
-    hard_versions,
-    iso,
-    non_round,
-)
+from sdebench.generation.facts import decimal_draw, decimal_spellings, far_from, non_round
+from sdebench.generation.hard import HardStory, Step, dated_table, hard_family, hard_prose, hard_versions, iso
 from sdebench.generation.parts import package_files
 
 FAMILY = "freight-surcharge"
@@ -93,7 +81,7 @@ def surcharge_v0(rows: list[tuple[date, Decimal]], helper: bool, checked: bool =
     """The surcharge module priced by a dated table."""
     lookup = dated_table("SURCHARGE_TABLE", rows, "surcharge_percent", "pickup",
                          "The fuel surcharge in force on `pickup`, in percent.", "percent", "no surcharge in force on",
-                         value=decimal_literal, checked=checked)
+                         checked=checked)
     text = f'''"""The fuel surcharge on freight, by pickup day."""
 
 from datetime import date

@@ -17,18 +17,8 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    dated_table,
-    decimal_draw,
-    decimal_literal,
-    decimal_spellings,
-    hard_family,
-    hard_prose,
-    hard_versions,
-    iso,
-)
+from sdebench.generation.facts import decimal_draw, decimal_spellings
+from sdebench.generation.hard import HardStory, Step, dated_table, hard_family, hard_prose, hard_versions, iso
 from sdebench.generation.parts import package_files
 
 FAMILY = "night-shift-pay"
@@ -94,7 +84,7 @@ def pay_v0(pkg: str, rows: list[tuple[date, Decimal]], helper: bool, checked: bo
     """The pay module with a dated supplement table."""
     lookup = dated_table("NIGHT_SUPPLEMENT", rows, "supplement_on", "day",
                          "The supplement per night hour for a shift on `day`.", "amount", "no agreement in force on",
-                         value=decimal_literal, checked=checked)
+                         checked=checked)
     text = f'''"""Pay for one shift: the wage plus the night supplement of the shift's day."""
 
 from datetime import date

@@ -17,17 +17,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    decimal_draw,
-    decimal_spellings,
-    far_from,
-    hard_family,
-    hard_prose,
-    hard_versions,
-    non_round,
-)
+from sdebench.generation.facts import decimal_draw, decimal_spellings, far_from, non_round
+from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, hard_versions
 from sdebench.generation.parts import package_files
 
 FAMILY = "parking-tariff"

@@ -19,15 +19,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    decimal_draw,
-    decimal_spellings,
-    hard_family,
-    hard_prose,
-    hard_versions,
-)
+from sdebench.generation.facts import decimal_draw, decimal_spellings
+from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, hard_versions
 
 FAMILY = "sensor-calibration"
 NOMINAL = Decimal("3.300")

@@ -15,7 +15,8 @@ allowance, each stated in one item of the designated source; no item states the 
 
 from __future__ import annotations
 
-from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, hard_versions, integer_draw
+from sdebench.generation.facts import integer_draw
+from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, hard_versions
 
 FAMILY = "sla-credits"
 USUAL = 43  # 99.9 % of a 30-day month: what the code starts with (decoy)

@@ -36,9 +36,9 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from sdebench.generation.facts import FactSpace, accepted, integer_space, space
+from sdebench.generation.facts import Draw
 from sdebench.generation.family import Family
-from sdebench.generation.kit import Story, pick
+from sdebench.generation.kit import Story
 from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import COMPETENCIES, competencies_of
@@ -135,44 +135,6 @@ def hard_prose(sheet: str) -> dict[str, Any]:
     return {names.get(k, k): v for k, v in fields.items()}
 
 
-@dataclass(frozen=True)
-class Draw:
-    """A hard family's numeric fact: the values its draw may return, and its fact space (rule 7)."""
-
-    key: str  # the draw of variant `v` is keyed by `{key}-{v}`
-    values: tuple[Any, ...]
-    space: FactSpace
-    # variant -> values its draw never returns (the decoy that variant's memory repeats, say)
-    exclude: Callable[[int], Iterable[Any]] = lambda variant: ()
-
-    def __call__(self, variant: int) -> Any:
-        """The variant's drawn fact."""
-        left = set(self.exclude(variant))
-        return pick(f"{self.key}-{variant}", [v for v in self.values if v not in left])
-
-
-def decimal_draw(key: str, lo: str, hi: str, step: str, conventional: Iterable[Decimal], margin: str, *,
-                 accept: Callable[[Decimal], bool] | None = None, round_step: str = "0.05", gap: str = "0.03",
-                 exclude: Callable[[int], Iterable[Any]] = lambda variant: ()) -> Draw:
-    """A decimal fact drawn uniformly from the multiples of `step` in [lo, hi] that `accept` keeps
-    (default: non-round and more than `gap` away from every conventional value); the space holds the
-    conventional values first, then every step of [lo - margin, hi + margin]."""
-    conventional = tuple(conventional)
-    if accept is None:
-        def accept(v: Decimal) -> bool:
-            return non_round(v, round_step) and far_from(v, conventional, gap)
-    values = tuple(v for v in decimal_range(lo, hi, step) if accept(v))
-    around = decimal_range(str(Decimal(lo) - Decimal(margin)), str(Decimal(hi) + Decimal(margin)), step)
-    return Draw(key, values, space(conventional, values, around), exclude)
-
-
-def integer_draw(key: str, lo: int, hi: int, conventional: Iterable[int], accept: Callable[[int], bool],
-                 margin: int = 5) -> Draw:
-    """An integer fact drawn uniformly from [lo, hi] where `accept` holds; the space holds the
-    conventional values first, then every integer of [lo - margin, hi + margin]."""
-    return Draw(key, tuple(accepted(lo, hi, accept)), integer_space(conventional, lo, hi, accept, margin))
-
-
 def hard_family(family: str, description: str, draw: Draw, tells: Sequence[Callable[[Any, str], HardStory]],
                 spell: Callable[[int, Any], Sequence[str]]) -> Family:
     """A hard family whose variant `v` is told by `tells[v](fact, source)`, placed in `source`; a
@@ -200,11 +162,17 @@ def hard_versions(render: Callable[[Any, bool, bool], str], usual: Any, fact: An
 
 
 def dated_table(name: str, rows: Iterable[tuple[date, Any]], func: str, arg: str, doc: str, column: str,
-                missing: str, *, value: Callable[[Any], str] = str, checked: bool = False) -> str:
+                missing: str, *, value: Callable[[Any], str] | None = None, checked: bool = False) -> str:
     """Source of a dated table `name` of (in force from, value) rows and of `func(arg)`, the value of its
     last row not after the date `arg` (`missing`, then the date, is the error before the first row);
-    `checked` rejects an `arg` that is not a date first."""
-    table = "\n".join(f"    (date({d.year}, {d.month}, {d.day}), {value(v)})," for d, v in rows)
+    `checked` rejects an `arg` that is not a date first. A value is written by `value` (default: a
+    Decimal as `decimal_literal`, anything else as `str`)."""
+    def literal(v: Any) -> str:
+        if value is not None:
+            return value(v)
+        return decimal_literal(v) if isinstance(v, Decimal) else str(v)
+
+    table = "\n".join(f"    (date({d.year}, {d.month}, {d.day}), {literal(v)})," for d, v in rows)
     guard = f'    if not isinstance({arg}, date):\n        raise TypeError("{arg} must be a date")\n' if checked else ""
     return (f"{name} = (\n{table}\n)\n\n\n"
             f"def {func}({arg}):\n"
@@ -221,39 +189,3 @@ def dated_table(name: str, rows: Iterable[tuple[date, Any]], func: str, arg: str
 def decimal_literal(value: Decimal, places: int = 2) -> str:
     """`value` as the source of a Decimal with `places` decimals: `Decimal("2.35")`."""
     return f'Decimal("{value:.{places}f}")'
-
-
-# --- spellings ---------------------------------------------------------------------------------
-
-
-def decimal_spellings(value: Decimal, places: int, *, percent: bool = False, comma: bool = True,
-                      units: Iterable[str] = ()) -> tuple[str, ...]:
-    """Every spelling of a decimal value memory could use: the number with `places` decimals (bare,
-    so it is found before any unit), its decimal-comma form, and for a percentage its share
-    (`3.17` -> `0.0317`) and basis points; `units` are written after the number (`1.37 EUR`)."""
-    text = f"{value:.{places}f}"
-    out = [text]
-    if comma:
-        out.append(text.replace(".", ","))
-    if percent:
-        share = (value / 100).normalize()
-        out += [f"{share:f}", f"{int(value * 100)} bp", f"{int(value * 100)} basis points"]
-    out += [f"{text} {u}" for u in units]
-    return tuple(dict.fromkeys(out))
-
-
-def non_round(value: Decimal, step: str = "0.05") -> bool:
-    """Whether `value` is not a multiple of `step` (a round figure a guess would land on)."""
-    return value % Decimal(step) != 0
-
-
-def far_from(value: Decimal, others: Iterable[Decimal], gap: str) -> bool:
-    """Whether `value` is more than `gap` away from each of `others`."""
-    return all(abs(value - o) > Decimal(gap) for o in others)
-
-
-def decimal_range(lo: str, hi: str, step: str) -> list[Decimal]:
-    """The decimals lo, lo + step, ..., hi (inclusive), exact."""
-    a, b, s = Decimal(lo), Decimal(hi), Decimal(step)
-    n = int((b - a) / s)
-    return [a + s * i for i in range(n + 1)]

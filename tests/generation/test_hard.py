@@ -7,15 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from sdebench.generation.hard import (
-    HARD,
-    HardStory,
-    Step,
-    decimal_range,
-    decimal_spellings,
-    far_from,
-    non_round,
-)
+from sdebench.generation.facts import decimal_range, decimal_spellings, far_from, non_round
+from sdebench.generation.hard import HARD, HardStory, Step
 from sdebench.generation.kit import CONVENTIONS, assemble
 from sdebench.generation.validate import check_placement
 from sdebench.tasks.artifacts import COMPETENCIES, PREFERENCES, SOURCES
