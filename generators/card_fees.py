@@ -183,17 +183,13 @@ def test_hidden_settlement(observe):
         h_files={module: fees_v0("early", rate, note=True)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[contract], competency="conflict", tags=("money", "fees"),
         **hard_versions(lambda p, bug, later: fees_v0("head" if bug else "fixed" if later else "early", p), old, rate),
         base_files=package_files(pkg, f"{pkg}: settles card payments for merchants.",
                                  f"# {pkg}\n\nSettles card payments for merchants: fees, daily reports.\n",
                                  {f"{pkg}/settlement.py": settlement(pkg), "tests/test_fees.py": base_tests}),
-        repro_tests={"tests/test_repro_fees.py": repro},
-        hidden_tests={"tests/test_hidden_fees.py": hidden},
+        repro_tests={"tests/test_repro_fees.py": repro}, hidden_tests={"tests/test_hidden_fees.py": hidden},
         decoys=decoys,
-        before=[contract],
-        competency="conflict",
-        tags=("money", "fees"),
         **hard_prose(f"""
         -- statement
         Merchants are charged more in fees than they paid: a card payment of 40.00 shows a processing fee of
@@ -323,16 +319,13 @@ def test_hidden_old_payments_keep_their_tariff(observe):
         h_files={module: fees_v1(rows_new, False).replace("    current = None", guarded)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[days, row], competency="validity",
         **hard_versions(lambda rows, bug, later: fees_v1(rows, later), rows_old, rows_new,
                         [(first, old), (date(2024, 1, 1), Decimal("3.00"))]),
         base_files=package_files(pkg, f"{pkg}: prices card payments by the tariff of their day.",
                                  f"# {pkg}\n\nPrices card payments by the tariff in force on their day.\n",
                                  {f"{pkg}/calendar.py": calendar(pkg, False), "tests/test_fees.py": base_tests}),
-        repro_tests={"tests/test_repro_fees.py": repro},
-        hidden_tests={"tests/test_hidden_fees.py": hidden},
-        before=[days, row],
-        competency="validity",
+        repro_tests={"tests/test_repro_fees.py": repro}, hidden_tests={"tests/test_hidden_fees.py": hidden},
         tags=("money", "fees", "dates"),
         **hard_prose(f"""
         -- statement

@@ -155,16 +155,12 @@ def test_hidden_purge_run(observe):
         h_files={module: retention_v0(HEADLINE, late=False, helper=False, checked=True, eu=n)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[eu_step], competency="scope", tags=("privacy", "dates"),
         **hard_versions(lambda eu, bug, later: retention_v0(HEADLINE, late=bug, helper=later, eu=eu), None, n),
         base_files=package_files(pkg, f"{pkg}: deletes customer records after their retention period.",
                                  f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
                                  {"tests/test_retention.py": base_tests}),
-        repro_tests={"tests/test_repro_purge.py": repro},
-        hidden_tests={"tests/test_hidden_purge.py": hidden},
-        before=[eu_step],
-        competency="scope",
-        tags=("privacy", "dates"),
+        repro_tests={"tests/test_repro_purge.py": repro}, hidden_tests={"tests/test_hidden_purge.py": hidden},
         **hard_prose(f"""
         -- statement
         The nightly purge keeps customer records one day past their retention period: a record is still there
@@ -316,17 +312,13 @@ def test_hidden_purge_run(observe):
         h_files={module: retention_v1(rows_new, False, checked=True)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[row], competency="validity", tags=("privacy", "dates"),
         **hard_versions(lambda rows, bug, later: retention_v1(rows, later), rows_old, rows_new,
                         [(first, OLD), (date(2024, 1, 1), HEADLINE)]),
         base_files=package_files(pkg, f"{pkg}: deletes customer records after their retention period.",
                                  f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
                                  {"tests/test_retention.py": base_tests}),
-        repro_tests={"tests/test_repro_purge.py": repro},
-        hidden_tests={"tests/test_hidden_purge.py": hidden},
-        before=[row],
-        competency="validity",
-        tags=("privacy", "dates"),
+        repro_tests={"tests/test_repro_purge.py": repro}, hidden_tests={"tests/test_hidden_purge.py": hidden},
         **hard_prose(f"""
         -- statement
         Customer records created since the policy change early this year are still scheduled for deletion two

@@ -210,7 +210,7 @@ def test_hidden_percent_by_month(observe):
         h_files={module: surcharge_v0(windowed, False, checked=True)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[window_step], competency="validity",
         **hard_versions(lambda rows, bug, later: surcharge_v0(rows, later), usual, windowed,
                         [(first, USUAL), (date(2024, 4, 1), Decimal("15.00"))]),
         base_files=package_files(pkg, f"{pkg}: freight quotes for a haulier.",
@@ -219,8 +219,6 @@ def test_hidden_percent_by_month(observe):
                                   "tests/test_quote.py": base_tests}),
         repro_tests={"tests/test_repro_surcharge.py": repro},
         hidden_tests={"tests/test_hidden_surcharge.py": hidden},
-        before=[window_step],
-        competency="validity",
         tags=("logistics", "money", "dates"),
         **hard_prose(f"""
         -- statement
@@ -390,7 +388,7 @@ def test_hidden_quotes(observe):
                  module: surcharge_v1(both, as_amount=False, helper=False, zone_note=True)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[fuel_step, toll_step], competency="synthesis",
         **hard_versions(lambda line, bug, later: surcharge_v1(line, as_amount=bug, helper=later), legacy,
                         f'SURCHARGE_PERCENT = Decimal("{p:.2f}")'),
         base_files=package_files(pkg, f"{pkg}: freight quotes for a haulier.",
@@ -399,9 +397,7 @@ def test_hidden_quotes(observe):
                                   "tests/test_quote.py": base_tests}),
         repro_tests={"tests/test_repro_surcharge.py": repro},
         hidden_tests={"tests/test_hidden_surcharge.py": hidden},
-        before=[fuel_step, toll_step],
         fact_tokens=(*spell(1, p), *spell(1, fuel), *spell(1, TOLL)),
-        competency="synthesis",
         tags=("logistics", "money"),
         **hard_prose(f"""
         -- statement

@@ -16,7 +16,7 @@ from itertools import combinations, permutations
 from sdebench.generation.facts import space, uniform
 from sdebench.generation.family import Family
 from sdebench.generation.kit import Story, pick_distinct
-from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.parts import package_files, state_versions
 from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
 
@@ -335,8 +335,7 @@ def test_hidden_merge_helper_directly(observe):
     return Story(
         package=pkg,
         module=f"{pkg}/merge.py",
-        **rule_versions(lambda state, later: merge(s, state, helper=later), "correct", "buggy",
-                        "conventional"),
+        **state_versions(merge, s),
         base_files=package_files(
             pkg, f"{s.project}: layered application settings.",
             f"# {s.project}\n\nLoads settings from built-in defaults, a site-wide config file, a per-user "

@@ -144,16 +144,13 @@ def test_hidden_mixed_receipt(observe):
         h_files={module: earn_v0(HEADLINE, cents=True, helper=False, checked=True, fuel=r)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[fuel_step], competency="scope", tags=("retail", "loyalty"),
         **hard_versions(lambda fuel, bug, later: earn_v0(HEADLINE, cents=not bug, helper=later, fuel=fuel), None, r),
         base_files=package_files(pkg, f"{pkg}: a loyalty programme's points.",
                                  f"# {pkg}\n\nLoyalty points earned at the till.\n",
                                  {"tests/test_earn.py": base_tests}),
         repro_tests={"tests/test_repro_points.py": repro},
         hidden_tests={"tests/test_hidden_points.py": hidden},
-        before=[fuel_step],
-        competency="scope",
-        tags=("retail", "loyalty"),
         **hard_prose(f"""
         -- statement
         Cents are ignored when points are earned: a purchase of 9.99 earns the same points as one of 9.00.
@@ -314,7 +311,7 @@ def test_hidden_balance(observe):
     reset = Step(message="earn: reword the module docstring", files={module: retitled(USUAL, True, False)},
                  h_message="earn: reword the module docstring; the rate from the pilot sheet")
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[rate_step, reset], competency="implicit",
         early=earn_v1(USUAL, refunds=True, helper=False),
         head_buggy=retitled(USUAL, False, True),
         oracle=retitled(r, True, True),
@@ -324,8 +321,6 @@ def test_hidden_balance(observe):
                                  {"tests/test_earn.py": base_tests}),
         repro_tests={"tests/test_repro_refund.py": repro},
         hidden_tests={"tests/test_hidden_points.py": hidden},
-        before=[rate_step, reset],
-        competency="implicit",
         tags=("retail", "loyalty"),
         **hard_prose(f"""
         -- statement

@@ -183,17 +183,13 @@ def test_hidden_supplement_by_month(observe):
         h_files={module: pay_v0(pkg, rows_new, False, checked=True)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[row], competency="validity", tags=("payroll", "money", "dates"),
         **hard_versions(lambda rows, bug, later: pay_v0(pkg, rows, later), rows_old, rows_new,
                         [(first, old), (date(2024, 7, 1), Decimal("3.00"))]),
         base_files=package_files(pkg, f"{pkg}: pays shifts, with night supplements.",
                                  f"# {pkg}\n\nPays shifts: wage plus the night supplement of the shift's day.\n",
                                  {f"{pkg}/hours.py": hours_module(False), "tests/test_pay.py": base_tests}),
-        repro_tests={"tests/test_repro_pay.py": repro},
-        hidden_tests={"tests/test_hidden_pay.py": hidden},
-        before=[row],
-        competency="validity",
-        tags=("payroll", "money", "dates"),
+        repro_tests={"tests/test_repro_pay.py": repro}, hidden_tests={"tests/test_hidden_pay.py": hidden},
         **hard_prose(f"""
         -- statement
         Night shifts worked this summer are still paid the old night supplement on the payslips.
@@ -342,20 +338,17 @@ def test_hidden_long_night_shifts(observe):
         h_files={module: pay_v1(pkg, p, False, noted=True)},
     )
     return HardStory(
-        package=pkg, module=hours,
+        package=pkg, module=hours, competency="conflict", tags=("payroll", "money"),
         **hard_versions(lambda _, bug, later: hours_module(bug, helper=later), None, None),
         base_files=package_files(pkg, f"{pkg}: pays shifts, with night supplements.",
                                  f"# {pkg}\n\nPays shifts: wage plus the night supplement.\n",
                                  {"tests/test_pay.py": base_tests}),
-        repro_tests={"tests/test_repro_pay.py": repro},
-        hidden_tests={"tests/test_hidden_pay.py": hidden},
+        repro_tests={"tests/test_repro_pay.py": repro}, hidden_tests={"tests/test_hidden_pay.py": hidden},
         before=[Step(message=f"pay: {eur(old)} per night hour, as in the handbook", files={module: pay_v1(pkg, old, False)}),
                 signed],
         after=[Step(message="pay: add payslip_line()", files={module: pay_v1(pkg, old, True, noted=True)},
                     h_files={module: pay_v1(pkg, old, True, noted=True)},
                     h_message="pay: add payslip_line(); take the supplement from the handbook again")],
-        competency="conflict",
-        tags=("payroll", "money"),
         # The fix touches two modules: the hours (the repro's bug) and the supplement (the fact).
         extra_oracle={f"{pkg}/pay.py": pay_v1(pkg, p, True, noted=True)},
         **hard_prose(f"""

@@ -165,7 +165,7 @@ def tell_v0(price: Decimal, source: str) -> HardStory:
         h_files={module: barrier(HEADLINE, floor=False, helper=False, checked=True, riverside=price)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[sites_step], competency="scope", tags=("money", "tariff"),
         **hard_versions(lambda site, bug, later: barrier(HEADLINE, floor=bug, helper=later, riverside=site), None,
                         price),
         base_files=package_files(pkg, f"{pkg}: prices stays at the garage barrier.",
@@ -173,10 +173,7 @@ def tell_v0(price: Decimal, source: str) -> HardStory:
                                  {"tests/test_barrier.py": base}),
         repro_tests={"tests/test_repro_barrier.py": repro},
         hidden_tests={"tests/test_hidden_barrier.py": hidden},
-        before=[sites_step],
         statement=STATEMENT,
-        competency="scope",
-        tags=("money", "tariff"),
         **hard_prose(f"""
         -- fact
         Riverside charges {money(price)} per started hour; the other sites keep the company tariff.
@@ -261,19 +258,16 @@ def tell_v1(price: Decimal, source: str) -> HardStory:
         h_files={module: module_with(both, True).replace("GRACE_MINUTES = 10\n", "GRACE_MINUTES = 10  # minutes\n")},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[contract, levy], competency="synthesis", tags=("money", "tariff"),
         **hard_versions(lambda rate, bug, later: barrier(rate, floor=bug, helper=later), POSTED_2021, price),
         base_files=package_files(pkg, f"{pkg}: prices stays at the garage barrier.",
                                  f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
                                  {"tests/test_barrier.py": base}),
         repro_tests={"tests/test_repro_barrier.py": repro},
         hidden_tests={"tests/test_hidden_barrier.py": hidden},
-        before=[contract, levy],
         statement=STATEMENT.replace("reproduces it.", "reproduces it. Drivers also say the hourly price on the "
                                     "receipt is not the one posted at the entrance."),
         fact_tokens=(*spell(1, price), *spell(1, operator), *spell(1, LEVY)),
-        competency="synthesis",
-        tags=("money", "tariff"),
         **hard_prose(f"""
         -- fact
         A started hour costs {money(price)}: the operator's rate plus the council levy.

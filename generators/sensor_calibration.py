@@ -181,14 +181,11 @@ def tell_v0(vref: Decimal, source: str) -> HardStory:
         h_files={module: probe(vref, offset=True, helper=False, scale_note=True)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[calibrate], competency="implicit",
         **hard_versions(lambda v, bug, later: probe(v, offset=not bug, helper=later), NOMINAL, vref),
         base_files=base_files(pkg, "logs the temperature of cold rooms"),
-        repro_tests={"tests/test_repro_probe.py": repro},
-        hidden_tests={"tests/test_hidden_probe.py": hidden},
-        before=[calibrate],
+        repro_tests={"tests/test_repro_probe.py": repro}, hidden_tests={"tests/test_hidden_probe.py": hidden},
         statement=STATEMENT,
-        competency="implicit",
         tags=("embedded", "calibration"),
         **hard_prose(f"""
         -- fact
@@ -260,15 +257,11 @@ def tell_v1(vref: Decimal, source: str) -> HardStory:
         f"{volts(REV_2)} stays with revision 2.",
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[rev_c], competency="conflict", tags=("embedded", "calibration"),
         **hard_versions(lambda v, bug, later: probe(v, offset=not bug, helper=later), REV_2, vref),
         base_files={**base_files(pkg, "logs the temperature of refrigerated trucks"), boards: boards_module(2)},
-        repro_tests={"tests/test_repro_probe.py": repro},
-        hidden_tests={"tests/test_hidden_probe.py": hidden},
-        before=[rev_c],
+        repro_tests={"tests/test_repro_probe.py": repro}, hidden_tests={"tests/test_hidden_probe.py": hidden},
         statement=STATEMENT.replace("cold-room logger", "truck logger"),
-        competency="conflict",
-        tags=("embedded", "calibration"),
         **hard_prose(f"""
         -- fact
         Revision 3 boards (the ones shipped) have an ADC reference of {volts(vref)}.

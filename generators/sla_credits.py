@@ -172,15 +172,13 @@ def tell_v0(n: int, source: str) -> HardStory:
         h_files={module: credits(n, guard=True, helper=False, noted=True, comment="schedule B of the contract")},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[schedule], competency="implicit",
         **hard_versions(lambda m, bug, later: credits(m, guard=not bug, helper=later, cap="max" if bug else "min"),
                         USUAL, n),
         base_files=base_files(pkg),
         repro_tests={"tests/test_repro_credits.py": repro},
         hidden_tests={"tests/test_hidden_credits.py": hidden},
-        before=[schedule],
         statement=STATEMENT,
-        competency="implicit",
         tags=("hosting", "sla", "money"),
         **hard_prose(f"""
         -- fact
@@ -256,7 +254,7 @@ def tell_v1(n: int, source: str) -> HardStory:
             f"ALLOWED_DOWNTIME_MINUTES = {USUAL}", both)},
     )
     return HardStory(
-        package=pkg, module=module,
+        package=pkg, module=module, before=[signed], competency="synthesis", tags=("hosting", "sla", "money"),
         early=credits(USUAL, guard=True, helper=False),
         head_buggy=credits(USUAL, guard=False, helper=True, cap="max"),
         oracle=credits(n, guard=True, helper=True, comment="schedule B"),
@@ -264,11 +262,8 @@ def tell_v1(n: int, source: str) -> HardStory:
         base_files=base_files(pkg),
         repro_tests={"tests/test_repro_credits.py": repro},
         hidden_tests={"tests/test_hidden_credits.py": hidden},
-        before=[signed],
         statement=STATEMENT,
         fact_tokens=(*spell(1, n), *spell(1, MAINTENANCE), *spell(1, unplanned)),
-        competency="synthesis",
-        tags=("hosting", "sla", "money"),
         **hard_prose(f"""
         -- fact
         Customers tolerate {mins(n)} of downtime a month (the maintenance window plus the unplanned allowance)
