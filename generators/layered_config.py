@@ -333,7 +333,7 @@ def test_hidden_merge_helper_directly(observe):
         '    assert dump({"b": "2", "a": "1"}) == "a = 1\\nb = 2"\n',
     }
     return Story(
-        package=pkg,
+        package=pkg, fact_tokens=tokens(s), tags=("config", "precedence"), project=s.project,
         module=f"{pkg}/merge.py",
         **state_versions(merge, s),
         base_files=package_files(
@@ -346,9 +346,6 @@ def test_hidden_merge_helper_directly(observe):
         repro_tests={"tests/test_repro_file_ignored.py": repro},
         hidden_tests={"tests/test_hidden_precedence.py": hidden},
         filler=[Commit("dump: render merged settings", filler_files)],
-        fact_tokens=tokens(s),
-        tags=("config", "precedence"),
-        project=s.project,
         **prose(f"""
         -- statement
         Settings from the config file are ignored: we set `workers = 8` and the service still starts with the

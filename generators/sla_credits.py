@@ -157,6 +157,20 @@ def base_files(pkg: str) -> dict[str, str]:
 def mins(n: int) -> str:
     return f"{n} minutes"
 
+# Decoys both variants carry: the contract's frame and a superseded decision, no figure.
+CONTRACT = """
+    -- docs/contract.md
+    # The hosting contract
+
+    The contract with our customers is renewed yearly; its schedule B sets the service levels.
+    -- docs/adr/0003-credit-per-incident.md
+    # ADR-0003: A credit per incident
+
+    Status: Superseded
+
+    Each incident earned a fixed credit. Superseded: credits are computed per month from total downtime.
+    """
+
 
 def tell_v0(n: int, source: str) -> HardStory:
     """Variant 0: the usual 43 minutes everywhere; the contract's allowance (the fact) stated once."""
@@ -210,16 +224,6 @@ def tell_v0(n: int, source: str) -> HardStory:
 
         The external monitor probes every minute; an incident's downtime is counted in whole minutes from its
         first failed probe to its first good one.
-        -- docs/contract.md
-        # The hosting contract
-
-        The contract with our customers is renewed yearly; its schedule B sets the service levels.
-        -- docs/adr/0003-credit-per-incident.md
-        # ADR-0003: A credit per incident
-
-        Status: Superseded
-
-        Each incident earned a fixed credit. Superseded: credits are computed per month from total downtime.
         -- .agent/preferences.md
         - (review of #610, 2023-01-17) The usual 99.9% means {mins(USUAL)} a month; keep the constant in
         minutes, not as a percentage.
@@ -233,7 +237,7 @@ def tell_v0(n: int, source: str) -> HardStory:
         ## Partner outage credited twice (2024-08-19)
         Symptom: the partner's own SLA credit was added to ours. Fix: the partner's contract
         tolerates {mins(PARTNER)} and credits separately; ours ignores it.
-        """),
+        """, CONTRACT),
     )
 
 
@@ -304,16 +308,6 @@ def tell_v1(n: int, source: str) -> HardStory:
         # Planned maintenance
 
         Maintenance is announced a week ahead and runs on Sunday nights.
-        -- docs/contract.md
-        # The hosting contract
-
-        The contract with our customers is renewed yearly; its schedule B sets the service levels.
-        -- docs/adr/0003-credit-per-incident.md
-        # ADR-0003: A credit per incident
-
-        Status: Superseded
-
-        Each incident earned a fixed credit. Superseded: credits are computed per month from total downtime.
         -- .agent/preferences.md
         - (review of #710, 2022-09-05) Start from the usual {mins(USUAL)} (99.9%) until legal sends the signed
         schedule.
@@ -327,7 +321,7 @@ def tell_v1(n: int, source: str) -> HardStory:
         ## Old invoices reprinted (2024-06-24)
         Symptom: reprints of 2022 invoices used today's allowance. Fix: a reprint uses its own month's
         allowance ({mins(USUAL)} back then).
-        """),
+        """, CONTRACT),
     )
 
 

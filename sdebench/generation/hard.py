@@ -124,15 +124,24 @@ class HardStory:
         )
 
 
-def hard_prose(sheet: str) -> dict[str, Any]:
-    """The `HardStory` fields a prose sheet fills (`prose.prose`): its text fields, the fact's entries
-    and the decoys (the sheet's distractors). The module's first commit states no fact in a hard
-    story, so its message is the sheet's `intro_msg_plain`."""
-    fields = prose(sheet)
-    if "intro_msg_fact" in fields:
-        raise ValueError("hard_prose: a hard story's first commit is the same in every placement (intro_msg_plain)")
-    names = {"intro_msg_plain": "intro_msg", "distractors": "decoys"}
-    return {names.get(k, k): v for k, v in fields.items()}
+def hard_prose(*sheets: str) -> dict[str, Any]:
+    """The `HardStory` fields prose sheets fill (`prose.prose`): their text fields, the fact's entries
+    and the decoys (the sheets' distractors, sheet by sheet), so a family's variants can share a sheet.
+    The module's first commit states no fact in a hard story, so its message is `intro_msg_plain`."""
+    out: dict[str, Any] = {}
+    for sheet in sheets:
+        for key, value in prose(sheet).items():
+            key = {"intro_msg_plain": "intro_msg", "distractors": "decoys"}.get(key, key)
+            if key == "intro_msg_fact":
+                raise ValueError("hard_prose: a hard story's first commit is the same in every placement "
+                                 "(intro_msg_plain)")
+            if key == "decoys":
+                out[key] = [*out.get(key, []), *value]
+            elif key in out:
+                raise ValueError(f"hard_prose: two sheets fill {key}")
+            else:
+                out[key] = value
+    return out
 
 
 def hard_family(family: str, description: str, draw: Draw, tells: Sequence[Callable[[Any, str], HardStory]],
