@@ -102,7 +102,7 @@ def draw_integer(key: str, lo: int, hi: int, accept: Callable[[int], bool]) -> i
             return n
 
 
-# --- numeric facts: spellings, draws by rejection, and their spaces ----------------------------
+# --- numeric facts: their spellings, uniform draws and spaces ------------------------------------
 
 
 def decimal_spellings(value: Decimal, places: int, *, percent: bool = False, comma: bool = True,
@@ -140,7 +140,7 @@ def decimal_range(lo: str, hi: str, step: str) -> list[Decimal]:
 
 @dataclass(frozen=True)
 class Draw:
-    """A hard family's numeric fact: the values its draw may return, and its fact space (rule 7)."""
+    """A numeric fact: the values its draw picks from (uniformly, keyed by variant) and its space (rule 7)."""
 
     key: str  # the draw of variant `v` is keyed by `{key}-{v}`
     values: tuple[Any, ...]
