@@ -17,18 +17,10 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    decimal_range,
-    decimal_spellings,
-    far_from,
-    iso,
-    non_round,
-)
-from sdebench.generation.kit import ADR_DIR, pick
+from sdebench.generation.facts import decimal_draw, decimal_spellings
+from sdebench.generation.hard import HardStory, Step, dated_table, hard_family, hard_prose, hard_versions, iso
+from sdebench.generation.kit import ADR_DIR
+from sdebench.generation.parts import package_files
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 FAMILY = "card-fees"
@@ -38,23 +30,10 @@ CONVENTIONAL = tuple(Decimal(x) for x in ("2.9", "2.5", "3.0", "1.5", "2.0", "1.
                                           "2.4", "2.75"))
 SWITCH = date(2024, 3, 18)  # v1: the day the 2024 tariff starts (told with the fact only)
 LO, HI = "1.51", "4.49"
-
-
-def drawable(p: Decimal) -> bool:
-    """A fee the draw may return: not a multiple of 0.05 %, away from conventional and decoy rates."""
-    return non_round(p) and far_from(p, (*CONVENTIONAL, *OLD.values(), ANNOUNCED), "0.03")
-
-
-DRAWN = [p for p in decimal_range(LO, HI, "0.01") if drawable(p)]
-# Conventional and decoy rates first (the decoys are what memory repeats), then every hundredth of a
-# percent of the draw's range and its neighbours.
-SPACE = space({p: CONVENTIONAL_WEIGHT for p in (*CONVENTIONAL, *OLD.values(), ANNOUNCED)}, DRAWN,
-              decimal_range("1.40", "4.60", "0.01"), draw=uniform(DRAWN))
-
-
-def fact_rate(variant: int) -> Decimal:
-    """The variant's current fee in percent."""
-    return pick(f"{FAMILY}-rate-{variant}", [p for p in DRAWN if p != OLD[variant]])
+# The variant's current fee in percent: not a multiple of 0.05 %, away from conventional and decoy
+# rates (the decoys are what memory repeats), never the rate the variant's memory repeats.
+DRAW = decimal_draw(f"{FAMILY}-rate", LO, HI, "0.01", (*CONVENTIONAL, *OLD.values(), ANNOUNCED), "0.11",
+                    exclude=lambda variant: (OLD[variant],))
 
 
 def spell(variant: int, rate: Decimal) -> tuple[str, ...]:
@@ -194,16 +173,6 @@ def test_hidden_settlement(observe):
          f"Fix: their firmware already deducts its built-in {pct(old)}; the upload path no longer re-prices "
          "them."),
     ]
-    entries = {
-        "K": (adr, f"Charge per transaction: the {pct(old)} the code applies is the 2021 contract's; this "
-              f"contract charges {pct(rate)} of the amount, and {pct(old)} applies to nothing we price."),
-        "F": (PREFERENCES, f"- (review of #402, 2024-02-09, finance) The pricing page's {pct(old)} is the 2021 "
-              f"contract's: since the 2024 acquirer contract the charge per transaction is {pct(rate)} of the "
-              f"amount, and {pct(old)} applies to nothing we price."),
-        "X": (PAST_FIXES, "## Fee totals off against the acquirer's statement (2024-03-04)\nSymptom: the monthly "
-              f"fee total differed from the acquirer's invoice. Fix: docs/pricing.md shows {pct(old)}, the 2021 "
-              f"contract's; the 2024 contract charges {pct(rate)} per transaction, not {pct(old)}."),
-    }
     module = f"{pkg}/fees.py"
     contract = Step(
         message="fees: say when the fee is charged",
@@ -214,30 +183,38 @@ def test_hidden_settlement(observe):
         h_files={module: fees_v0("early", rate, note=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=fees_v0("early", old),
-        head_buggy=fees_v0("head", old),
-        oracle=fees_v0("fixed", rate),
-        conventional=fees_v0("fixed", old),
-        intro_msg=f"fees: a {pct(old)} processing fee on card payments",
-        refactor_msg="fees: keep the rate as a percentage, like the pricing page; add net_of_fee()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: settles card payments for merchants."""\n',
-            f"{pkg}/settlement.py": settlement(pkg),
-            "tests/test_fees.py": base_tests,
-            "README.md": f"# {pkg}\n\nSettles card payments for merchants: fees, daily reports.\n",
-        },
-        repro_tests={"tests/test_repro_fees.py": repro},
-        hidden_tests={"tests/test_hidden_fees.py": hidden},
-        fact_entries=entries, decoys=decoys,
-        before=[contract],
-        statement=("Merchants are charged more in fees than they paid: a card payment of 40.00 shows a "
-                   "processing fee of 110.00 on the settlement report. tests/test_repro_fees.py reproduces it."),
-        fact=f"The processing fee is {pct(rate)} of each card payment (the 2024 acquirer contract).",
-        fact_tokens=spell(0, rate),
-        conventional_guess=f"FEE_PERCENT = {old} divided by 100 (the pricing page's rate)",
-        competency="conflict",
-        tags=("money", "fees"),
+        package=pkg, module=module, before=[contract], competency="conflict", tags=("money", "fees"),
+        **hard_versions(lambda p, bug, later: fees_v0("head" if bug else "fixed" if later else "early", p), old, rate),
+        base_files=package_files(pkg, f"{pkg}: settles card payments for merchants.",
+                                 f"# {pkg}\n\nSettles card payments for merchants: fees, daily reports.\n",
+                                 {f"{pkg}/settlement.py": settlement(pkg), "tests/test_fees.py": base_tests}),
+        repro_tests={"tests/test_repro_fees.py": repro}, hidden_tests={"tests/test_hidden_fees.py": hidden},
+        decoys=decoys,
+        **hard_prose(f"""
+        -- statement
+        Merchants are charged more in fees than they paid: a card payment of 40.00 shows a processing fee of
+        110.00 on the settlement report. tests/test_repro_fees.py reproduces it.
+        -- fact
+        The processing fee is {pct(rate)} of each card payment (the 2024 acquirer contract).
+        -- conventional_guess
+        FEE_PERCENT = {old} divided by 100 (the pricing page's rate)
+        -- intro_msg_plain
+        fees: a {pct(old)} processing fee on card payments
+        -- refactor_msg
+        fees: keep the rate as a percentage, like the pricing page; add net_of_fee()
+        -- K docs/adr/0004-acquirer-contract-2024.md
+        Charge per transaction: the {pct(old)} the code applies is the 2021 contract's; this contract
+        charges {pct(rate)} of the amount, and {pct(old)} applies to nothing we price.
+        -- F
+        - (review of #402, 2024-02-09, finance) The pricing page's {pct(old)} is the 2021 contract's: since
+        the 2024 acquirer contract the charge per transaction is {pct(rate)} of the amount,
+        and {pct(old)} applies to nothing we price.
+        -- X
+        ## Fee totals off against the acquirer's statement (2024-03-04)
+        Symptom: the monthly fee total differed from the acquirer's invoice. Fix: docs/pricing.md
+        shows {pct(old)}, the 2021 contract's; the 2024 contract charges {pct(rate)} per transaction,
+        not {pct(old)}.
+        """),
     )
 
 
@@ -246,7 +223,8 @@ def test_hidden_settlement(observe):
 
 def fees_v1(rows: list[tuple[date, Decimal]], head: bool) -> str:
     """The fees module priced by a dated tariff; `head` adds the refactor's helper."""
-    table = "\n".join(f'    (date({d.year}, {d.month}, {d.day}), Decimal("{p:.2f}")),' for d, p in rows)
+    lookup = dated_table("TARIFF", rows, "percent_on", "day", "The fee percentage in force on `day`.", "percent",
+                         "no tariff in force on")
     text = f'''"""Processing fees on card payments, by the day the payment was made."""
 
 from datetime import date
@@ -255,21 +233,7 @@ from decimal import ROUND_HALF_UP, Decimal
 CENT = Decimal("0.01")
 HUNDRED = Decimal("100")
 # (in force from, percent of the amount): a payment is priced by the last row not after its day.
-TARIFF = (
-{table}
-)
-
-
-def percent_on(day):
-    """The fee percentage in force on `day`."""
-    current = None
-    for start, percent in TARIFF:
-        if start <= day:
-            current = percent
-    if current is None:
-        raise ValueError(f"no tariff in force on {{day}}")
-    return current
-
+{lookup}
 
 def fee(amount, day):
     """The processing fee on a card payment of `amount` made on `day`, to the cent (half-up)."""
@@ -341,36 +305,6 @@ def test_hidden_old_payments_keep_their_tariff(observe):
     observe([fee(Decimal("999.99"), date(2022, m, 15)) for m in range(1, 13)])
     observe(percent_on(date(2023, 12, 31)))
 '''
-    decoys = [
-        ("docs/pricing.md", f"# Pricing for merchants\n\nSince {iso(first)} card payments carry a processing fee "
-         f"of {pct(old)} of the payment amount, rounded half-up to the cent."),
-        ("docs/pricing.md", "A payment is priced by the tariff in force on the day it was made, also when it "
-         "settles later; refunds return the fee of the original payment."),
-        ("docs/pricing.md", f"Announced on 2024-09-30: for card payments made from 2025-04-01 on, the processing "
-         f"fee on the settlement report becomes {pct(ANNOUNCED)}."),
-        (f"{ADR_DIR}/0003-flat-fee.md", "# ADR-0003: A flat fee per payment\n\nStatus: Superseded\n\nEach "
-         "payment carried a flat fee of 0.35. Superseded by percentage tariffs."),
-        (f"{ADR_DIR}/0004-tariff-table.md", "# ADR-0004: One dated tariff table\n\nStatus: Accepted\n\n"
-         "Tariffs are rows (in force from, percent) in the fees module, never edited in place: a change "
-         "is a new row, so old payments keep the fee of their day."),
-        (PREFERENCES, f"- (review of #77, {iso(first)}) The {pct(old)} tariff applies from the first of July; "
-         "don't backdate it."),
-        (PREFERENCES, "- (review of #93) Money is Decimal end to end; never build a Decimal from a float."),
-        (PAST_FIXES, "## Refund of a 2022 payment at the wrong fee (2023-04-11)\nSymptom: a refund returned "
-         f"less than the fee charged. Fix: the refund reads the tariff of the payment's day ({pct(old)} then), "
-         "not of the refund's."),
-        (PAST_FIXES, "## Settlement report showed two tariffs for one day (2024-10-02)\nSymptom: payments "
-         "made just before midnight UTC. Fix: the payment day is the merchant's local date."),
-    ]
-    entries = {
-        "K": (f"{ADR_DIR}/0004-tariff-table.md", f"Row added 2024-02-20 for payments made from {iso(SWITCH)} on: "
-              f"instead of {pct(old)} they are charged {pct(rate)}; earlier payments keep {pct(old)}."),
-        "F": (PREFERENCES, f"- (review of #214, finance) For payments made from {iso(SWITCH)} on, the 2024 tariff "
-              f"replaces {pct(old)} with {pct(rate)}; older payments keep {pct(old)}."),
-        "X": (PAST_FIXES, f"## Spring payments at last year's fee ({iso(SWITCH)})\nSymptom: payments made from "
-              f"this day on were still priced by the 2021 tariff. Fix: a row from that day replaces {pct(old)} "
-              f"with {pct(rate)}; earlier payments keep {pct(old)}."),
-    }
     rows_old = [(first, old)]
     rows_new = [(first, old), (SWITCH, rate)]
     guarded = "    if not isinstance(day, date):\n        raise TypeError(\"day must be a date\")\n    current = None"
@@ -385,30 +319,74 @@ def test_hidden_old_payments_keep_their_tariff(observe):
         h_files={module: fees_v1(rows_new, False).replace("    current = None", guarded)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=fees_v1(rows_old, False),
-        head_buggy=fees_v1(rows_old, True),
-        oracle=fees_v1(rows_new, True),
-        conventional=fees_v1([(first, old), (date(2024, 1, 1), Decimal("3.00"))], True),
-        intro_msg=f"fees: the {pct(old)} tariff from {iso(first)}",
-        refactor_msg="fees: one loop over the tariff; add fee_breakdown() for the settlement report",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: prices card payments by the tariff of their day."""\n',
-            f"{pkg}/calendar.py": calendar(pkg, False),
-            "tests/test_fees.py": base_tests,
-            "README.md": f"# {pkg}\n\nPrices card payments by the tariff in force on their day.\n",
-        },
-        repro_tests={"tests/test_repro_fees.py": repro},
-        hidden_tests={"tests/test_hidden_fees.py": hidden},
-        fact_entries=entries, decoys=decoys,
-        before=[days, row],
-        statement=("Card payments made since the spring are still charged the old processing fee on the "
-                   "settlement report. tests/test_repro_fees.py reproduces it."),
-        fact=f"Card payments made from {iso(SWITCH)} on are charged {pct(rate)} (earlier payments keep the 2021 tariff).",
-        fact_tokens=spell(1, rate),
-        conventional_guess="a new tariff row of 3.00% from 2024-01-01",
-        competency="validity",
+        package=pkg, module=module, before=[days, row], competency="validity",
+        **hard_versions(lambda rows, bug, later: fees_v1(rows, later), rows_old, rows_new,
+                        [(first, old), (date(2024, 1, 1), Decimal("3.00"))]),
+        base_files=package_files(pkg, f"{pkg}: prices card payments by the tariff of their day.",
+                                 f"# {pkg}\n\nPrices card payments by the tariff in force on their day.\n",
+                                 {f"{pkg}/calendar.py": calendar(pkg, False), "tests/test_fees.py": base_tests}),
+        repro_tests={"tests/test_repro_fees.py": repro}, hidden_tests={"tests/test_hidden_fees.py": hidden},
         tags=("money", "fees", "dates"),
+        **hard_prose(f"""
+        -- statement
+        Card payments made since the spring are still charged the old processing fee on the settlement report.
+        tests/test_repro_fees.py reproduces it.
+        -- fact
+        Card payments made from {iso(SWITCH)} on are charged {pct(rate)} (earlier payments keep the 2021
+        tariff).
+        -- conventional_guess
+        a new tariff row of 3.00% from 2024-01-01
+        -- intro_msg_plain
+        fees: the {pct(old)} tariff from {iso(first)}
+        -- refactor_msg
+        fees: one loop over the tariff; add fee_breakdown() for the settlement report
+        -- K docs/adr/0004-tariff-table.md
+        Row added 2024-02-20 for payments made from {iso(SWITCH)} on: instead of {pct(old)} they are
+        charged {pct(rate)}; earlier payments keep {pct(old)}.
+        -- F
+        - (review of #214, finance) For payments made from {iso(SWITCH)} on, the 2024 tariff
+        replaces {pct(old)} with {pct(rate)}; older payments keep {pct(old)}.
+        -- X
+        ## Spring payments at last year's fee ({iso(SWITCH)})
+        Symptom: payments made from this day on were still priced by the 2021 tariff. Fix: a row from that day
+        replaces {pct(old)} with {pct(rate)}; earlier payments keep {pct(old)}.
+        -- docs/pricing.md
+        # Pricing for merchants
+
+        Since {iso(first)} card payments carry a processing fee of {pct(old)} of the payment amount, rounded
+        half-up to the cent.
+        -- docs/pricing.md
+        A payment is priced by the tariff in force on the day it was made, also when it settles later; refunds
+        return the fee of the original payment.
+        -- docs/pricing.md
+        Announced on 2024-09-30: for card payments made from 2025-04-01 on, the processing fee on the
+        settlement report becomes {pct(ANNOUNCED)}.
+        -- docs/adr/0003-flat-fee.md
+        # ADR-0003: A flat fee per payment
+
+        Status: Superseded
+
+        Each payment carried a flat fee of 0.35. Superseded by percentage tariffs.
+        -- docs/adr/0004-tariff-table.md
+        # ADR-0004: One dated tariff table
+
+        Status: Accepted
+
+        Tariffs are rows (in force from, percent) in the fees module, never edited in place: a change is a new
+        row, so old payments keep the fee of their day.
+        -- .agent/preferences.md
+        - (review of #77, {iso(first)}) The {pct(old)} tariff applies from the first of July; don't backdate
+        it.
+        -- .agent/preferences.md
+        - (review of #93) Money is Decimal end to end; never build a Decimal from a float.
+        -- .agent/past_fixes.md
+        ## Refund of a 2022 payment at the wrong fee (2023-04-11)
+        Symptom: a refund returned less than the fee charged. Fix: the refund reads the tariff of the
+        payment's day ({pct(old)} then), not of the refund's.
+        -- .agent/past_fixes.md
+        ## Settlement report showed two tariffs for one day (2024-10-02)
+        Symptom: payments made just before midnight UTC. Fix: the payment day is the merchant's local date.
+        """),
     )
 
 
@@ -429,21 +407,7 @@ def local_day(moment_utc, offset_hours):
 '''
 
 
-def tell(variant: int, rate: Decimal, source: str):
-    """The story of one variant whose current fee is `rate`, placed in `source`."""
-    hard = tell_v0(rate, source) if variant == 0 else tell_v1(rate, source)
-    return hard.story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the processing fee on card payments in force now or on a payment's day (a non-round percentage), "
+GENERATOR = hard_family(
+    FAMILY, "the processing fee on card payments in force now or on a payment's day (a non-round percentage), "
     "among older and announced rates in memory",
-    variants=(0, 1),
-    draw=fact_rate,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import HardStory, Step, iso
-from sdebench.generation.kit import ADR_DIR, pick
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.facts import integer_draw
+from sdebench.generation.hard import HardStory, Step, dated_table, hard_family, hard_prose, hard_versions, iso
+from sdebench.generation.parts import package_files
 
 FAMILY = "data-retention"
 HEADLINE = 365  # v0: days kept in every region but one (decoy)
@@ -36,14 +34,8 @@ def drawable(n: int) -> bool:
     return n % 5 != 0 and n % 7 != 0 and all(abs(n - c) > 3 for c in CONVENTIONAL)
 
 
-DRAWN = [n for n in range(LO, HI + 1) if drawable(n)]
-# Usual and decoy periods first, then every day of the draw's range and its neighbours.
-SPACE = space({n: CONVENTIONAL_WEIGHT for n in CONVENTIONAL}, DRAWN, range(LO - 5, HI + 6), draw=uniform(DRAWN))
-
-
-def fact_days(variant: int) -> int:
-    """v0: the EU period; v1: the 2024 policy's period."""
-    return pick(f"{FAMILY}-days-{variant}", DRAWN)
+# v0: the EU period; v1: the 2024 policy's period.
+DRAW = integer_draw(f"{FAMILY}-days", LO, HI, CONVENTIONAL, drawable)
 
 
 def spell(variant: int, n: int) -> tuple[str, ...]:
@@ -154,33 +146,6 @@ def test_hidden_purge_run(observe):
     records = [(f"r{{k}}", BASE + timedelta(days=731 + 11 * k), r) for k in range(90) for r in REGIONS]
     observe(expired(records, BASE + timedelta(days=1642)))
 '''
-    regions = "docs/regions.md"
-    decoys = [
-        ("docs/retention.md", f"# Data retention\n\nCustomer records are kept {days(HEADLINE)} after they were "
-         "created; the nightly purge job deletes a record on its purge date, never later."),
-        ("docs/retention.md", "Backups follow the same period; restored records are purged again by the next run."),
-        (regions, "# Regions\n\nCustomers are served from three regions: us, eu and apac. A record stays in the "
-         "region of the customer who created it."),
-        (f"{ADR_DIR}/0003-soft-delete.md", "# ADR-0003: Soft delete\n\nStatus: Superseded\n\nExpired records were "
-         "flagged, not deleted. Superseded: the purge deletes them."),
-        (PREFERENCES, f"- (review of #1301, 2023-01-16) Records are kept {days(HEADLINE)}; the purge must delete "
-         "on the purge date itself."),
-        (PREFERENCES, f"- (review of #1388, 2024-09-23, compliance) The yearly audit confirmed {days(HEADLINE)} "
-         "as our retention period; don't change it in refactors."),
-        (PAST_FIXES, "## Purge skipped leap days (2024-03-04)\nSymptom: records created on 2020-02-29 were never "
-         f"purged. Fix: the purge date is creation plus {days(HEADLINE)} as a timedelta, not a calendar year."),
-        (PAST_FIXES, "## Purge ran twice (2023-08-08)\nSymptom: the job deleted nothing on its second run and "
-         "alerted. Fix: an empty run is fine; the alert only fires on errors."),
-    ]
-    entries = {
-        "K": (regions, f"Legal's ruling of 2023-05-22: EU records are not on the general {days(HEADLINE)}; "
-              f"they are kept {days(n)} after creation, while us and apac keep {days(HEADLINE)}."),
-        "F": (PREFERENCES, f"- (review of #1342, 2023-05-24, legal) EU customers' records are not on the "
-              f"general {days(HEADLINE)}: they are kept {days(n)}; us and apac keep {days(HEADLINE)}."),
-        "X": (PAST_FIXES, "## EU records purged too early (2023-06-05)\nSymptom: a regulator's request found EU "
-              f"records already deleted. Fix: not the general {days(HEADLINE)}: EU records are kept {days(n)}, "
-              f"per legal's ruling; the other regions keep {days(HEADLINE)}."),
-    }
     eu_step = Step(
         message="retention: name the regions in the error",
         files={module: retention_v0(HEADLINE, late=False, helper=False, checked=True)},
@@ -190,28 +155,68 @@ def test_hidden_purge_run(observe):
         h_files={module: retention_v0(HEADLINE, late=False, helper=False, checked=True, eu=n)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=retention_v0(HEADLINE, late=False, helper=False),
-        head_buggy=retention_v0(HEADLINE, late=True, helper=True),
-        oracle=retention_v0(HEADLINE, late=False, helper=True, eu=n),
-        conventional=retention_v0(HEADLINE, late=False, helper=True),
-        intro_msg=f"retention: keep records {days(HEADLINE)}",
-        refactor_msg="retention: one period for every region; add expired() for the purge run",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: deletes customer records after their retention period."""\n',
-            "tests/test_retention.py": base_tests,
-            "README.md": f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
-        },
-        repro_tests={"tests/test_repro_purge.py": repro},
-        hidden_tests={"tests/test_hidden_purge.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[eu_step],
-        statement=("The nightly purge keeps customer records one day past their retention period: a record is "
-                   "still there on its purge date. tests/test_repro_purge.py reproduces it."),
-        fact=f"EU customers' records are kept {days(n)}; the other regions keep the general period.",
-        fact_tokens=spell(0, n),
-        conventional_guess=f"purge on the purge date, {days(HEADLINE)} in every region",
-        competency="scope",
-        tags=("privacy", "dates"),
+        package=pkg, module=module, before=[eu_step], competency="scope", tags=("privacy", "dates"),
+        **hard_versions(lambda eu, bug, later: retention_v0(HEADLINE, late=bug, helper=later, eu=eu), None, n),
+        base_files=package_files(pkg, f"{pkg}: deletes customer records after their retention period.",
+                                 f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
+                                 {"tests/test_retention.py": base_tests}),
+        repro_tests={"tests/test_repro_purge.py": repro}, hidden_tests={"tests/test_hidden_purge.py": hidden},
+        **hard_prose(f"""
+        -- statement
+        The nightly purge keeps customer records one day past their retention period: a record is still there
+        on its purge date. tests/test_repro_purge.py reproduces it.
+        -- fact
+        EU customers' records are kept {days(n)}; the other regions keep the general period.
+        -- conventional_guess
+        purge on the purge date, {days(HEADLINE)} in every region
+        -- intro_msg_plain
+        retention: keep records {days(HEADLINE)}
+        -- refactor_msg
+        retention: one period for every region; add expired() for the purge run
+        -- K docs/regions.md
+        Legal's ruling of 2023-05-22: EU records are not on the general {days(HEADLINE)}; they are
+        kept {days(n)} after creation, while us and apac keep {days(HEADLINE)}.
+        -- F
+        - (review of #1342, 2023-05-24, legal) EU customers' records are not on the general {days(HEADLINE)}:
+        they are kept {days(n)}; us and apac keep {days(HEADLINE)}.
+        -- X
+        ## EU records purged too early (2023-06-05)
+        Symptom: a regulator's request found EU records already deleted. Fix: not the
+        general {days(HEADLINE)}: EU records are kept {days(n)}, per legal's ruling; the other regions
+        keep {days(HEADLINE)}.
+        -- docs/retention.md
+        # Data retention
+
+        Customer records are kept {days(HEADLINE)} after they were created; the nightly purge job deletes a
+        record on its purge date, never later.
+        -- docs/retention.md
+        Backups follow the same period; restored records are purged again by the next run.
+        -- docs/regions.md
+        # Regions
+
+        Customers are served from three regions: us, eu and apac. A record stays in the region of the customer
+        who created it.
+        -- docs/adr/0003-soft-delete.md
+        # ADR-0003: Soft delete
+
+        Status: Superseded
+
+        Expired records were flagged, not deleted. Superseded: the purge deletes them.
+        -- .agent/preferences.md
+        - (review of #1301, 2023-01-16) Records are kept {days(HEADLINE)}; the purge must delete on the purge
+        date itself.
+        -- .agent/preferences.md
+        - (review of #1388, 2024-09-23, compliance) The yearly audit confirmed {days(HEADLINE)} as our
+        retention period; don't change it in refactors.
+        -- .agent/past_fixes.md
+        ## Purge skipped leap days (2024-03-04)
+        Symptom: records created on 2020-02-29 were never purged. Fix: the purge date is creation
+        plus {days(HEADLINE)} as a timedelta, not a calendar year.
+        -- .agent/past_fixes.md
+        ## Purge ran twice (2023-08-08)
+        Symptom: the job deleted nothing on its second run and alerted. Fix: an empty run is fine; the alert
+        only fires on errors.
+        """),
     )
 
 
@@ -220,29 +225,14 @@ def test_hidden_purge_run(observe):
 
 def retention_v1(rows: list[tuple[date, int]], helper: bool, checked: bool = False) -> str:
     """The retention module of variant 1: policies by creation day."""
-    table = "\n".join(f"    (date({d.year}, {d.month}, {d.day}), {k})," for d, k in rows)
-    guard = ('    if not isinstance(created, date):\n        raise TypeError("created must be a date")\n'
-             if checked else "")
+    lookup = dated_table("POLICIES", rows, "retention_days", "created", "Days a record created on `created` is kept.",
+                         "kept", "no policy for records created on", checked=checked)
     text = f'''"""How long customer records are kept: the policy in force on the day a record was created."""
 
 from datetime import date, timedelta
 
 # (records created from, days kept): a record keeps the last policy not after its creation day.
-POLICIES = (
-{table}
-)
-
-
-def retention_days(created):
-    """Days a record created on `created` is kept."""
-{guard}    current = None
-    for start, kept in POLICIES:
-        if start <= created:
-            current = kept
-    if current is None:
-        raise ValueError(f"no policy for records created on {{created}}")
-    return current
-
+{lookup}
 
 def purge_date(created):
     """The first day the record may be deleted."""
@@ -314,36 +304,6 @@ def test_hidden_purge_run(observe):
     records = [(f"r{{k}}", BASE + timedelta(days=731 + 9 * k)) for k in range(135)]
     observe(expired(records, BASE + timedelta(days=1978)))
 '''
-    decoys = [
-        ("docs/retention.md", f"# Data retention\n\nSince {iso(first)} customer records are kept {days(OLD)} "
-         "(two years) after creation; the nightly purge deletes a record on its purge date."),
-        ("docs/retention.md", "A record keeps the policy in force on the day it was created, whatever changes "
-         "later: new policies apply to new records."),
-        ("docs/retention.md", f"Announced on 2024-12-02: records created from 2025-07-01 on are scheduled for "
-         f"deletion {days(ANNOUNCED)} after creation."),
-        (f"{ADR_DIR}/0003-soft-delete.md", "# ADR-0003: Soft delete\n\nStatus: Superseded\n\nExpired records were "
-         "flagged, not deleted. Superseded: the purge deletes them."),
-        (f"{ADR_DIR}/0004-policy-table.md", "# ADR-0004: Retention policies as dated rows\n\nStatus: Accepted\n\n"
-         "Policies are rows (records created from, days kept) in the retention module; a new policy adds a "
-         "row and never changes the purge date of existing records."),
-        (PREFERENCES, f"- (review of #1401, {iso(first)}) Records are kept {days(OLD)}; don't shorten it for "
-         "records that already exist."),
-        (PREFERENCES, "- (review of #1415) Dates are dates: never compare a record's creation as a string."),
-        (PAST_FIXES, "## Purge skipped leap days (2022-03-07)\nSymptom: records created on 2020-02-29 were never "
-         f"purged. Fix: the purge date is creation plus {days(OLD)} as a timedelta."),
-        (PAST_FIXES, "## Purge report mislabelled (2024-10-14)\nSymptom: the weekly report named the wrong "
-         "policy for some records. Fix: the report reads the policy of each record's creation day."),
-    ]
-    entries = {
-        "K": (f"{ADR_DIR}/0004-policy-table.md", f"Row added 2024-01-15 for records created from {iso(SWITCH)} "
-              f"on: instead of {days(OLD)} they are kept {days(n)} (the 2024 policy); older records keep "
-              f"{days(OLD)}."),
-        "F": (PREFERENCES, f"- (review of #1433, legal) For records created from {iso(SWITCH)} on, the 2024 "
-              f"policy replaces {days(OLD)} with {days(n)}; older records keep {days(OLD)}."),
-        "X": (PAST_FIXES, f"## New records on the old period ({iso(SWITCH)})\nSymptom: records created from this "
-              f"day on were still given the old period. Fix: for records created from this day, {days(OLD)} "
-              f"becomes {days(n)} (the 2024 policy); older records keep {days(OLD)}."),
-    }
     row = Step(
         message="retention: check that creation days are dates",
         files={module: retention_v1(rows_old, False, checked=True)},
@@ -352,45 +312,77 @@ def test_hidden_purge_run(observe):
         h_files={module: retention_v1(rows_new, False, checked=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=retention_v1(rows_old, False),
-        head_buggy=retention_v1(rows_old, True),
-        oracle=retention_v1(rows_new, True),
-        conventional=retention_v1([(first, OLD), (date(2024, 1, 1), HEADLINE)], True),
-        intro_msg=f"retention: keep records {days(OLD)}",
-        refactor_msg="retention: one loop over the policies; add expired() for the purge run",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: deletes customer records after their retention period."""\n',
-            "tests/test_retention.py": base_tests,
-            "README.md": f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
-        },
-        repro_tests={"tests/test_repro_purge.py": repro},
-        hidden_tests={"tests/test_hidden_purge.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[row],
-        statement=("Customer records created since the policy change early this year are still scheduled for "
-                   "deletion two years after creation. tests/test_repro_purge.py reproduces it."),
-        fact=f"Records created from {iso(SWITCH)} on are kept {days(n)}; older ones keep their two years.",
-        fact_tokens=spell(1, n),
-        conventional_guess=f"a new policy row of {days(HEADLINE)} from 2024-01-01",
-        competency="validity",
-        tags=("privacy", "dates"),
+        package=pkg, module=module, before=[row], competency="validity", tags=("privacy", "dates"),
+        **hard_versions(lambda rows, bug, later: retention_v1(rows, later), rows_old, rows_new,
+                        [(first, OLD), (date(2024, 1, 1), HEADLINE)]),
+        base_files=package_files(pkg, f"{pkg}: deletes customer records after their retention period.",
+                                 f"# {pkg}\n\nThe nightly purge of customer records past their retention period.\n",
+                                 {"tests/test_retention.py": base_tests}),
+        repro_tests={"tests/test_repro_purge.py": repro}, hidden_tests={"tests/test_hidden_purge.py": hidden},
+        **hard_prose(f"""
+        -- statement
+        Customer records created since the policy change early this year are still scheduled for deletion two
+        years after creation. tests/test_repro_purge.py reproduces it.
+        -- fact
+        Records created from {iso(SWITCH)} on are kept {days(n)}; older ones keep their two years.
+        -- conventional_guess
+        a new policy row of {days(HEADLINE)} from 2024-01-01
+        -- intro_msg_plain
+        retention: keep records {days(OLD)}
+        -- refactor_msg
+        retention: one loop over the policies; add expired() for the purge run
+        -- K docs/adr/0004-policy-table.md
+        Row added 2024-01-15 for records created from {iso(SWITCH)} on: instead of {days(OLD)} they are
+        kept {days(n)} (the 2024 policy); older records keep {days(OLD)}.
+        -- F
+        - (review of #1433, legal) For records created from {iso(SWITCH)} on, the 2024 policy
+        replaces {days(OLD)} with {days(n)}; older records keep {days(OLD)}.
+        -- X
+        ## New records on the old period ({iso(SWITCH)})
+        Symptom: records created from this day on were still given the old period. Fix: for records created
+        from this day, {days(OLD)} becomes {days(n)} (the 2024 policy); older records keep {days(OLD)}.
+        -- docs/retention.md
+        # Data retention
+
+        Since {iso(first)} customer records are kept {days(OLD)} (two years) after creation; the nightly purge
+        deletes a record on its purge date.
+        -- docs/retention.md
+        A record keeps the policy in force on the day it was created, whatever changes later: new policies
+        apply to new records.
+        -- docs/retention.md
+        Announced on 2024-12-02: records created from 2025-07-01 on are scheduled for
+        deletion {days(ANNOUNCED)} after creation.
+        -- docs/adr/0003-soft-delete.md
+        # ADR-0003: Soft delete
+
+        Status: Superseded
+
+        Expired records were flagged, not deleted. Superseded: the purge deletes them.
+        -- docs/adr/0004-policy-table.md
+        # ADR-0004: Retention policies as dated rows
+
+        Status: Accepted
+
+        Policies are rows (records created from, days kept) in the retention module; a new policy adds a row
+        and never changes the purge date of existing records.
+        -- .agent/preferences.md
+        - (review of #1401, {iso(first)}) Records are kept {days(OLD)}; don't shorten it for records that
+        already exist.
+        -- .agent/preferences.md
+        - (review of #1415) Dates are dates: never compare a record's creation as a string.
+        -- .agent/past_fixes.md
+        ## Purge skipped leap days (2022-03-07)
+        Symptom: records created on 2020-02-29 were never purged. Fix: the purge date is creation
+        plus {days(OLD)} as a timedelta.
+        -- .agent/past_fixes.md
+        ## Purge report mislabelled (2024-10-14)
+        Symptom: the weekly report named the wrong policy for some records. Fix: the report reads the policy
+        of each record's creation day.
+        """),
     )
 
 
-def tell(variant: int, n: int, source: str):
-    """The story of one variant whose period is `n` days, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(n, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="how many days customer records are kept: one region's own period stated apart (v0) or the "
+GENERATOR = hard_family(
+    FAMILY, "how many days customer records are kept: one region's own period stated apart (v0) or the "
     "period of the policy in force on a record's creation day (v1)",
-    variants=(0, 1),
-    draw=fact_days,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -17,19 +17,9 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    decimal_range,
-    decimal_spellings,
-    far_from,
-    iso,
-    non_round,
-)
-from sdebench.generation.kit import ADR_DIR, pick
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.facts import decimal_draw, decimal_spellings, far_from, non_round
+from sdebench.generation.hard import HardStory, Step, dated_table, hard_family, hard_prose, hard_versions, iso
+from sdebench.generation.parts import package_files
 
 FAMILY = "freight-surcharge"
 USUAL = Decimal("11.40")  # v0: the surcharge outside the window (decoy)
@@ -49,15 +39,8 @@ def drawable(p: Decimal) -> bool:
             and far_from(fuel, CONVENTIONAL, "0.03"))
 
 
-DRAWN = [p for p in decimal_range(LO, HI, "0.01") if drawable(p)]
-# Round and decoy surcharges first, then every hundredth of a percent of the draw's range and its neighbours.
-SPACE = space({p: CONVENTIONAL_WEIGHT for p in CONVENTIONAL}, DRAWN, decimal_range("7.40", "14.60", "0.01"),
-              draw=uniform(DRAWN))
-
-
-def fact_surcharge(variant: int) -> Decimal:
-    """v0: the surcharge inside the 2024 window; v1: the surcharge (fuel component + toll)."""
-    return pick(f"{FAMILY}-surcharge-{variant}", DRAWN)
+# v0: the surcharge inside the 2024 window; v1: the surcharge (fuel component + toll).
+DRAW = decimal_draw(f"{FAMILY}-surcharge", LO, HI, "0.01", CONVENTIONAL, "0.11", accept=drawable)
 
 
 def spell(variant: int, p: Decimal) -> tuple[str, ...]:
@@ -96,9 +79,9 @@ def base_freight(weight_kg, zone):
 
 def surcharge_v0(rows: list[tuple[date, Decimal]], helper: bool, checked: bool = False) -> str:
     """The surcharge module priced by a dated table."""
-    table = "\n".join(f'    (date({d.year}, {d.month}, {d.day}), Decimal("{p:.2f}")),' for d, p in rows)
-    guard = ('    if not isinstance(pickup, date):\n        raise TypeError("pickup must be a date")\n'
-             if checked else "")
+    lookup = dated_table("SURCHARGE_TABLE", rows, "surcharge_percent", "pickup",
+                         "The fuel surcharge in force on `pickup`, in percent.", "percent", "no surcharge in force on",
+                         checked=checked)
     text = f'''"""The fuel surcharge on freight, by pickup day."""
 
 from datetime import date
@@ -107,21 +90,7 @@ from decimal import ROUND_HALF_UP, Decimal
 CENT = Decimal("0.01")
 HUNDRED = Decimal("100")
 # (in force from, percent): a shipment pays the last row not after its pickup day.
-SURCHARGE_TABLE = (
-{table}
-)
-
-
-def surcharge_percent(pickup):
-    """The fuel surcharge in force on `pickup`, in percent."""
-{guard}    current = None
-    for start, percent in SURCHARGE_TABLE:
-        if start <= pickup:
-            current = percent
-    if current is None:
-        raise ValueError(f"no surcharge in force on {{pickup}}")
-    return current
-
+{lookup}
 
 def with_surcharge(amount, pickup):
     """`amount` plus the fuel surcharge of its pickup day, to the cent."""
@@ -232,36 +201,6 @@ def test_hidden_amounts_in_spring(observe):
 def test_hidden_percent_by_month(observe):
     observe([str(surcharge_percent(date(2024, m, 1))) for m in range(1, 13)])
 '''
-    decoys = [
-        ("docs/surcharge.md", f"# Fuel surcharge\n\nEvery quote carries a fuel surcharge of {pct(USUAL)} on the "
-         "base freight, applied by pickup day; it is reviewed when the diesel index moves by more than 10%."),
-        ("docs/surcharge.md", "A shipment is priced by the surcharge in force on its pickup day, also when it "
-         "is delivered later."),
-        (f"{ADR_DIR}/0003-weekly-surcharge.md", "# ADR-0003: A weekly surcharge\n\nStatus: Superseded\n\nThe "
-         "surcharge was recomputed every week from the diesel index. Superseded: it changes only when "
-         "announced, by a dated row."),
-        (f"{ADR_DIR}/0004-surcharge-table.md", "# ADR-0004: One dated surcharge table\n\nStatus: Accepted\n\n"
-         "Surcharges are rows (in force from, percent) in the surcharge module; a change is a new row, never "
-         "an edit, so past quotes can be reproduced."),
-        (PREFERENCES, f"- (review of #412, {iso(first)}) The fuel surcharge is {pct(USUAL)} of the base "
-         "freight, by pickup day; don't apply it to the minimum charge twice."),
-        (PREFERENCES, "- (review of #430) Money is Decimal end to end; quotes round to the cent once."),
-        (PAST_FIXES, "## Quotes for delivery day instead of pickup (2023-09-14)\nSymptom: late deliveries got "
-         f"a different surcharge. Fix: the pickup day picks the row ({pct(USUAL)} then)."),
-        (PAST_FIXES, "## Fuel surcharge back to normal (2024-07-08)\nSymptom: customers asked whether the "
-         "spring surcharge stays. Fix: nothing to change in code; shipments picked up since the first of July "
-         f"are quoted the fuel surcharge of {pct(USUAL)} again, the same as in winter."),
-    ]
-    entries = {
-        "K": (f"{ADR_DIR}/0004-surcharge-table.md", f"Row added 2024-03-04: from {iso(start)} the usual "
-              f"{pct(USUAL)} gives way to {pct(p)} while diesel is high, and {iso(end)} restores "
-              f"{pct(USUAL)}."),
-        "F": (PREFERENCES, f"- (review of #455, operations) From {iso(start)} the usual {pct(USUAL)} gives way to "
-              f"{pct(p)} while diesel is high; on {iso(end)} it is {pct(USUAL)} again."),
-        "X": (PAST_FIXES, f"## Diesel price jump ({iso(start)})\nSymptom: margins vanished on long hauls. Fix: "
-              f"from this day the usual {pct(USUAL)} gives way to {pct(p)}, until {pct(USUAL)} returns on "
-              f"{iso(end)}."),
-    }
     window_step = Step(
         message="surcharge: check that pickups are dates",
         files={module: surcharge_v0(usual, False, checked=True)},
@@ -271,31 +210,75 @@ def test_hidden_percent_by_month(observe):
         h_files={module: surcharge_v0(windowed, False, checked=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=surcharge_v0(usual, False),
-        head_buggy=surcharge_v0(usual, True),
-        oracle=surcharge_v0(windowed, True),
-        conventional=surcharge_v0([(first, USUAL), (date(2024, 4, 1), Decimal("15.00"))], True),
-        intro_msg=f"surcharge: {pct(USUAL)} fuel surcharge by pickup day",
-        refactor_msg="surcharge: one loop over the table; add surcharge_line() for quotes",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: freight quotes for a haulier."""\n',
-            f"{pkg}/rates.py": rates_module(pkg),
-            f"{pkg}/quote.py": quote_module(pkg, True),
-            "tests/test_quote.py": base_tests,
-            "README.md": f"# {pkg}\n\nFreight quotes: base freight by weight and zone, plus the fuel surcharge.\n",
-        },
+        package=pkg, module=module, before=[window_step], competency="validity",
+        **hard_versions(lambda rows, bug, later: surcharge_v0(rows, later), usual, windowed,
+                        [(first, USUAL), (date(2024, 4, 1), Decimal("15.00"))]),
+        base_files=package_files(pkg, f"{pkg}: freight quotes for a haulier.",
+                                 f"# {pkg}\n\nFreight quotes: base freight by weight and zone, plus the fuel surcharge.\n",
+                                 {f"{pkg}/rates.py": rates_module(pkg), f"{pkg}/quote.py": quote_module(pkg, True),
+                                  "tests/test_quote.py": base_tests}),
         repro_tests={"tests/test_repro_surcharge.py": repro},
         hidden_tests={"tests/test_hidden_surcharge.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[window_step],
-        statement=("Shipments picked up this spring are quoted with the same fuel surcharge as in winter. "
-                   "tests/test_repro_surcharge.py reproduces it."),
-        fact=(f"Pickups from {iso(start)} to the day before {iso(end)} pay a fuel surcharge of {pct(p)}; the "
-              "usual rate applies before and after."),
-        fact_tokens=spell(0, p),
-        conventional_guess="a new row of 15% from 2024-04-01",
-        competency="validity",
         tags=("logistics", "money", "dates"),
+        **hard_prose(f"""
+        -- statement
+        Shipments picked up this spring are quoted with the same fuel surcharge as in winter.
+        tests/test_repro_surcharge.py reproduces it.
+        -- fact
+        Pickups from {iso(start)} to the day before {iso(end)} pay a fuel surcharge of {pct(p)}; the usual
+        rate applies before and after.
+        -- conventional_guess
+        a new row of 15% from 2024-04-01
+        -- intro_msg_plain
+        surcharge: {pct(USUAL)} fuel surcharge by pickup day
+        -- refactor_msg
+        surcharge: one loop over the table; add surcharge_line() for quotes
+        -- K docs/adr/0004-surcharge-table.md
+        Row added 2024-03-04: from {iso(start)} the usual {pct(USUAL)} gives way to {pct(p)} while diesel is
+        high, and {iso(end)} restores {pct(USUAL)}.
+        -- F
+        - (review of #455, operations) From {iso(start)} the usual {pct(USUAL)} gives way to {pct(p)} while
+        diesel is high; on {iso(end)} it is {pct(USUAL)} again.
+        -- X
+        ## Diesel price jump ({iso(start)})
+        Symptom: margins vanished on long hauls. Fix: from this day the usual {pct(USUAL)} gives way
+        to {pct(p)}, until {pct(USUAL)} returns on {iso(end)}.
+        -- docs/surcharge.md
+        # Fuel surcharge
+
+        Every quote carries a fuel surcharge of {pct(USUAL)} on the base freight, applied by pickup day; it is
+        reviewed when the diesel index moves by more than 10%.
+        -- docs/surcharge.md
+        A shipment is priced by the surcharge in force on its pickup day, also when it is delivered later.
+        -- docs/adr/0003-weekly-surcharge.md
+        # ADR-0003: A weekly surcharge
+
+        Status: Superseded
+
+        The surcharge was recomputed every week from the diesel index. Superseded: it changes only when
+        announced, by a dated row.
+        -- docs/adr/0004-surcharge-table.md
+        # ADR-0004: One dated surcharge table
+
+        Status: Accepted
+
+        Surcharges are rows (in force from, percent) in the surcharge module; a change is a new row, never an
+        edit, so past quotes can be reproduced.
+        -- .agent/preferences.md
+        - (review of #412, {iso(first)}) The fuel surcharge is {pct(USUAL)} of the base freight, by pickup
+        day; don't apply it to the minimum charge twice.
+        -- .agent/preferences.md
+        - (review of #430) Money is Decimal end to end; quotes round to the cent once.
+        -- .agent/past_fixes.md
+        ## Quotes for delivery day instead of pickup (2023-09-14)
+        Symptom: late deliveries got a different surcharge. Fix: the pickup day picks the row
+        ({pct(USUAL)} then).
+        -- .agent/past_fixes.md
+        ## Fuel surcharge back to normal (2024-07-08)
+        Symptom: customers asked whether the spring surcharge stays. Fix: nothing to change in code; shipments
+        picked up since the first of July are quoted the fuel surcharge of {pct(USUAL)} again, the same as in
+        winter.
+        """),
     )
 
 
@@ -384,39 +367,6 @@ def test_hidden_amount_sweep(observe):
 def test_hidden_quotes(observe):
     observe([quote(w, z) for z in ("local", "regional", "national") for w in (1, 80, 500, 2750)])
 '''
-    decoys = [
-        ("docs/surcharge.md", "# Fuel surcharge\n\nEvery quote carries a surcharge on the base freight, in "
-         "percent, the same for every zone. It is made of components that are set by different parties."),
-        ("docs/fuel.md", "# Fuel component\n\nThe carrier sets the fuel component of the surcharge from the "
-         "diesel index and announces it to us in writing."),
-        ("docs/tolls.md", "# Emission-zone toll\n\nSince 2023 the city's emission zone charges hauliers a toll; "
-         "we pass it on to customers as a component of the surcharge."),
-        (f"{ADR_DIR}/0003-weekly-surcharge.md", "# ADR-0003: A weekly surcharge\n\nStatus: Superseded\n\nThe "
-         "surcharge was recomputed every week from the diesel index. Superseded: it changes only when the "
-         "carrier or the city announce a change."),
-        (PREFERENCES, f"- (review of #512, 2022-05-03) Keep the surcharge at {pct(LEGACY)} until the carrier "
-         "confirms the new index."),
-        (PREFERENCES, "- (review of #530) Money is Decimal end to end; quotes round to the cent once."),
-        (PAST_FIXES, "## Minimum charge surcharged twice (2022-08-30)\nSymptom: small parcels paid the "
-         f"surcharge on top of the minimum and again on the total. Fix: {pct(LEGACY)} once, on the base freight."),
-        (PAST_FIXES, f"## Archive quotes reprinted (2024-05-06)\nSymptom: reprints of 2022 quotes showed "
-         f"today's surcharge. Fix: a reprint shows its own day's surcharge ({pct(LEGACY)} back then)."),
-    ]
-    fuel_item = {
-        "K": ("docs/fuel.md", f"Since 2023-02-01 the carrier's fuel component is {pct(fuel)} of the base freight."),
-        "F": (PREFERENCES, f"- (review of #560, 2023-02-03) The carrier's fuel component is {pct(fuel)} now."),
-        "X": (PAST_FIXES, f"## Carrier invoice above our quotes (2023-03-08)\nSymptom: the carrier billed more "
-              f"fuel than we quoted. Fix: its fuel component is {pct(fuel)} since 2023-02-01."),
-    }
-    toll_item = {
-        "K": ("docs/tolls.md", f"The toll component is {pct(TOLL)} of the base freight, added to the carrier's "
-              "fuel component in the one surcharge customers see."),
-        "F": (PREFERENCES, f"- (review of #571, 2023-04-12, finance) The emission-zone toll adds {pct(TOLL)} "
-              "to the surcharge, on top of the carrier's fuel component."),
-        "X": (PAST_FIXES, "## Toll not passed on (2023-05-22)\nSymptom: we paid the city's toll ourselves. Fix: "
-              f"the surcharge carries the toll component of {pct(TOLL)} on top of the fuel component."),
-    }
-    entries = {k: [fuel_item[k], toll_item[k]] for k in fuel_item}
     fuel_line = f'FUEL_PERCENT = Decimal("{fuel:.2f}")\nSURCHARGE_PERCENT = FUEL_PERCENT'
     both = (f'FUEL_PERCENT = Decimal("{fuel:.2f}")\nTOLL_PERCENT = Decimal("{TOLL:.2f}")\n'
             "SURCHARGE_PERCENT = FUEL_PERCENT + TOLL_PERCENT")
@@ -438,47 +388,87 @@ def test_hidden_quotes(observe):
                  module: surcharge_v1(both, as_amount=False, helper=False, zone_note=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=surcharge_v1(legacy, as_amount=False, helper=False),
-        head_buggy=surcharge_v1(legacy, as_amount=True, helper=True),
-        oracle=surcharge_v1(f'SURCHARGE_PERCENT = Decimal("{p:.2f}")', as_amount=False, helper=True),
-        conventional=surcharge_v1(legacy, as_amount=False, helper=True),
-        intro_msg=f"surcharge: {pct(LEGACY)} fuel surcharge on every quote",
-        refactor_msg="surcharge: one constant for the whole surcharge; add surcharge_line()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: freight quotes for a haulier."""\n',
-            f"{pkg}/rates.py": rates_module(pkg),
-            f"{pkg}/quote.py": quote_module(pkg, False),
-            "tests/test_quote.py": base_tests,
-            "README.md": f"# {pkg}\n\nFreight quotes: base freight by weight and zone, plus the surcharge.\n",
-        },
+        package=pkg, module=module, before=[fuel_step, toll_step], competency="synthesis",
+        **hard_versions(lambda line, bug, later: surcharge_v1(line, as_amount=bug, helper=later), legacy,
+                        f'SURCHARGE_PERCENT = Decimal("{p:.2f}")'),
+        base_files=package_files(pkg, f"{pkg}: freight quotes for a haulier.",
+                                 f"# {pkg}\n\nFreight quotes: base freight by weight and zone, plus the surcharge.\n",
+                                 {f"{pkg}/rates.py": rates_module(pkg), f"{pkg}/quote.py": quote_module(pkg, False),
+                                  "tests/test_quote.py": base_tests}),
         repro_tests={"tests/test_repro_surcharge.py": repro},
         hidden_tests={"tests/test_hidden_surcharge.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[fuel_step, toll_step],
-        statement=("The surcharge on freight quotes does not grow with the freight: a 1000.00 shipment is quoted "
-                   "1008.00 and a 2000.00 one 2008.00. tests/test_repro_surcharge.py reproduces it."),
-        fact=f"The surcharge is {pct(p)} of the base freight (the carrier's fuel component plus the toll).",
         fact_tokens=(*spell(1, p), *spell(1, fuel), *spell(1, TOLL)),
-        conventional_guess=f"apply the code's {pct(LEGACY)} as a percentage",
-        competency="synthesis",
         tags=("logistics", "money"),
+        **hard_prose(f"""
+        -- statement
+        The surcharge on freight quotes does not grow with the freight: a 1000.00 shipment is quoted 1008.00
+        and a 2000.00 one 2008.00. tests/test_repro_surcharge.py reproduces it.
+        -- fact
+        The surcharge is {pct(p)} of the base freight (the carrier's fuel component plus the toll).
+        -- conventional_guess
+        apply the code's {pct(LEGACY)} as a percentage
+        -- intro_msg_plain
+        surcharge: {pct(LEGACY)} fuel surcharge on every quote
+        -- refactor_msg
+        surcharge: one constant for the whole surcharge; add surcharge_line()
+        -- K docs/fuel.md
+        Since 2023-02-01 the carrier's fuel component is {pct(fuel)} of the base freight.
+        -- K docs/tolls.md
+        The toll component is {pct(TOLL)} of the base freight, added to the carrier's fuel component in the
+        one surcharge customers see.
+        -- F
+        - (review of #560, 2023-02-03) The carrier's fuel component is {pct(fuel)} now.
+        -- F
+        - (review of #571, 2023-04-12, finance) The emission-zone toll adds {pct(TOLL)} to the surcharge, on
+        top of the carrier's fuel component.
+        -- X
+        ## Carrier invoice above our quotes (2023-03-08)
+        Symptom: the carrier billed more fuel than we quoted. Fix: its fuel component is {pct(fuel)} since
+        2023-02-01.
+        -- X
+        ## Toll not passed on (2023-05-22)
+        Symptom: we paid the city's toll ourselves. Fix: the surcharge carries the toll component
+        of {pct(TOLL)} on top of the fuel component.
+        -- docs/surcharge.md
+        # Fuel surcharge
+
+        Every quote carries a surcharge on the base freight, in percent, the same for every zone. It is made
+        of components that are set by different parties.
+        -- docs/fuel.md
+        # Fuel component
+
+        The carrier sets the fuel component of the surcharge from the diesel index and announces it to us in
+        writing.
+        -- docs/tolls.md
+        # Emission-zone toll
+
+        Since 2023 the city's emission zone charges hauliers a toll; we pass it on to customers as a component
+        of the surcharge.
+        -- docs/adr/0003-weekly-surcharge.md
+        # ADR-0003: A weekly surcharge
+
+        Status: Superseded
+
+        The surcharge was recomputed every week from the diesel index. Superseded: it changes only when the
+        carrier or the city announce a change.
+        -- .agent/preferences.md
+        - (review of #512, 2022-05-03) Keep the surcharge at {pct(LEGACY)} until the carrier confirms the new
+        index.
+        -- .agent/preferences.md
+        - (review of #530) Money is Decimal end to end; quotes round to the cent once.
+        -- .agent/past_fixes.md
+        ## Minimum charge surcharged twice (2022-08-30)
+        Symptom: small parcels paid the surcharge on top of the minimum and again on the total.
+        Fix: {pct(LEGACY)} once, on the base freight.
+        -- .agent/past_fixes.md
+        ## Archive quotes reprinted (2024-05-06)
+        Symptom: reprints of 2022 quotes showed today's surcharge. Fix: a reprint shows its own day's
+        surcharge ({pct(LEGACY)} back then).
+        """),
     )
 
 
-def tell(variant: int, p: Decimal, source: str):
-    """The story of one variant whose surcharge is `p`, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(p, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the fuel surcharge on freight quotes in percent: a temporary rate inside a dated window (v0) or "
+GENERATOR = hard_family(
+    FAMILY, "the fuel surcharge on freight quotes in percent: a temporary rate inside a dated window (v0) or "
     "the sum of two components stated apart (v1)",
-    variants=(0, 1),
-    draw=fact_surcharge,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -132,9 +132,7 @@ def suggest_orders(items):
 def story(variant: int, pct: int) -> Story:
     """The story of one variant whose margin is `pct`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
-    pkg = s.package
-    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
-    dotted = mod.removesuffix(".py").replace("/", ".")
+    pkg, mod, dotted = SIZED.layout(variant, s.rule_module)
     item = f'from {pkg}.service import Item, suggest_orders\n'
     base_tests = f'''{item}
 
@@ -191,7 +189,6 @@ def test_hidden_margin_setting():
                                   "tests/test_service.py": base_tests}),
         repro_tests={"tests/test_repro_stockout.py": repro},
         hidden_tests={"tests/test_hidden_reorder_point.py": hidden},
-        fact_tokens=tokens(pct),
         tags=("inventory", "magic-number", "large-repo"),
         **prose(f"""
         -- statement
@@ -256,8 +253,8 @@ def test_hidden_margin_setting():
     )
 
 
-SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
-                   sizes=SIZES, avoid=lambda v: tokens(fact_margin(v)))
+SIZED = SizedStory.shaped(FAMILY, story, SHAPES, HOMES, sizes=SIZES, avoid=lambda v: tokens(fact_margin(v)),
+                          tokens=lambda v, pct: tokens(pct))
 GENERATOR = Family(FAMILY, "exploration-heavy", "the safety margin a stock service adds on top of "
                    "lead-time demand (a non-round percentage)", variants=(0, 1, 2), draw=fact_margin,
                    tell=SIZED.tell, tell_sized=SIZED.tell_sized, space=SPACE)

@@ -174,10 +174,7 @@ class FakeTransport:
 def story(variant: int, n: int) -> Story:
     """The story of one variant whose limit is `n`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
-    toks = tokens(n)
-    pkg = s.package
-    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
-    dotted = mod.removesuffix(".py").replace("/", ".")
+    pkg, mod, dotted = SIZED.layout(variant, s.rule_module)
     imp = f"from {pkg}.client import {s.client}\n"
     fake = fake_transport()
     base_tests = f'''{imp}{fake}
@@ -254,7 +251,6 @@ def test_hidden_connections_opened_for_a_batch():
                                   "tests/test_client.py": base_tests}),
         repro_tests={"tests/test_repro_resets.py": repro},
         hidden_tests={"tests/test_hidden_keepalive.py": hidden},
-        fact_tokens=toks,
         tags=("http", "connection-pool", "magic-number", "large-repo"),
         **prose(f"""
         -- statement
@@ -319,8 +315,8 @@ def test_hidden_connections_opened_for_a_batch():
     )
 
 
-SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
-                   sizes=SIZES, avoid=lambda v: tokens(fact_limit(v)))
+SIZED = SizedStory.shaped(FAMILY, story, SHAPES, HOMES, sizes=SIZES, avoid=lambda v: tokens(fact_limit(v)),
+                          tokens=lambda v, n: tokens(n))
 GENERATOR = Family(FAMILY, "exploration-heavy", "how many requests an HTTP client sends over one pooled "
                    "keep-alive connection (a non-round count)", variants=(0, 1), draw=fact_limit,
                    tell=SIZED.tell, tell_sized=SIZED.tell_sized, space=SPACE)

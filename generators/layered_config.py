@@ -16,7 +16,7 @@ from itertools import combinations, permutations
 from sdebench.generation.facts import space, uniform
 from sdebench.generation.family import Family
 from sdebench.generation.kit import Story, pick_distinct
-from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.parts import package_files, state_versions
 from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
 
@@ -333,10 +333,9 @@ def test_hidden_merge_helper_directly(observe):
         '    assert dump({"b": "2", "a": "1"}) == "a = 1\\nb = 2"\n',
     }
     return Story(
-        package=pkg,
+        package=pkg, fact_tokens=tokens(s), tags=("config", "precedence"), project=s.project,
         module=f"{pkg}/merge.py",
-        **rule_versions(lambda state, later: merge(s, state, helper=later), "correct", "buggy",
-                        "conventional"),
+        **state_versions(merge, s),
         base_files=package_files(
             pkg, f"{s.project}: layered application settings.",
             f"# {s.project}\n\nLoads settings from built-in defaults, a site-wide config file, a per-user "
@@ -347,9 +346,6 @@ def test_hidden_merge_helper_directly(observe):
         repro_tests={"tests/test_repro_file_ignored.py": repro},
         hidden_tests={"tests/test_hidden_precedence.py": hidden},
         filler=[Commit("dump: render merged settings", filler_files)],
-        fact_tokens=tokens(s),
-        tags=("config", "precedence"),
-        project=s.project,
         **prose(f"""
         -- statement
         Settings from the config file are ignored: we set `workers = 8` and the service still starts with the

@@ -135,10 +135,7 @@ class {s.shipper}:
 def story(variant: int, n: int) -> Story:
     """The story of one variant keeping one debug record in `n`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
-    toks = tokens(n)
-    pkg = s.package
-    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
-    dotted = mod.removesuffix(".py").replace("/", ".")
+    pkg, mod, dotted = SIZED.layout(variant, s.rule_module)
     imp = f"from {pkg}.shipping import {s.shipper}\n"
     helper = ('\n\ndef debug(i, logger="app.db"):\n    return {"level": "DEBUG", "logger": logger, "seq": i}\n')
     base_tests = f'''{imp}{helper}
@@ -217,7 +214,6 @@ def test_hidden_setting():
             {f"{pkg}/shipping.py": shipper_module(s, dotted), "tests/test_shipping.py": base_tests}),
         repro_tests={"tests/test_repro_debug_volume.py": repro},
         hidden_tests={"tests/test_hidden_sampling.py": hidden},
-        fact_tokens=toks,
         tags=("logging", "sampling", "magic-number", "large-repo"),
         **prose(f"""
         -- statement
@@ -285,8 +281,8 @@ def test_hidden_setting():
     )
 
 
-SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
-                   sizes=SIZES, avoid=lambda v: tokens(fact_one_in(v)))
+SIZED = SizedStory.shaped(FAMILY, story, SHAPES, HOMES, sizes=SIZES, avoid=lambda v: tokens(fact_one_in(v)),
+                          tokens=lambda v, n: tokens(n))
 GENERATOR = Family(FAMILY, "exploration-heavy", "the N of a log shipper that keeps one debug record in N "
                    "per logger (a non-round count)", variants=(0, 1), draw=fact_one_in, tell=SIZED.tell,
                    tell_sized=SIZED.tell_sized, space=SPACE)

@@ -17,18 +17,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    decimal_range,
-    decimal_spellings,
-    far_from,
-    non_round,
-)
-from sdebench.generation.kit import ADR_DIR, pick
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.facts import decimal_draw, decimal_spellings
+from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, hard_versions
+from sdebench.generation.parts import package_files
 
 FAMILY = "loyalty-points"
 HEADLINE = Decimal("2.00")  # v0: points per euro in every category but one (decoy)
@@ -37,22 +28,9 @@ PARTNER_RATE = Decimal("1.50")  # v1: the partner airline's rate, the latest-dat
 CONVENTIONAL = tuple(Decimal(x) for x in ("2.00", "1.00", "1.50", "0.50", "2.50", "3.00", "0.75", "1.25", "1.75",
                                           "2.25", "0.60", "1.20"))
 LO, HI = "0.51", "2.99"
-
-
-def drawable(r: Decimal) -> bool:
-    """An earn rate the draw may return: non-round, away from round and decoy rates."""
-    return non_round(r) and far_from(r, CONVENTIONAL, "0.03")
-
-
-DRAWN = [r for r in decimal_range(LO, HI, "0.01") if drawable(r)]
-# Round and decoy rates first, then every hundredth of the draw's range and its neighbours.
-SPACE = space({r: CONVENTIONAL_WEIGHT for r in CONVENTIONAL}, DRAWN, decimal_range("0.40", "3.10", "0.01"),
-              draw=uniform(DRAWN))
-
-
-def fact_rate(variant: int) -> Decimal:
-    """v0: the fuel partners' points per euro; v1: the programme's points per euro."""
-    return pick(f"{FAMILY}-rate-{variant}", DRAWN)
+# v0: the fuel partners' points per euro; v1: the programme's points per euro (non-round, away from
+# round and decoy rates).
+DRAW = decimal_draw(f"{FAMILY}-rate", LO, HI, "0.01", CONVENTIONAL, "0.11")
 
 
 def spell(variant: int, r: Decimal) -> tuple[str, ...]:
@@ -157,36 +135,6 @@ def test_hidden_mixed_receipt(observe):
     lines = [(Decimal(k) / 10, c) for k in (99, 250, 1234, 4999) for c in CATEGORIES]
     observe(receipt_points(lines))
 '''
-    partners = "docs/partners.md"
-    decoys = [
-        ("docs/programme.md", f"# The loyalty programme\n\nEvery purchase earns points: {per_euro(HEADLINE)}, "
-         "cents included, rounded down to a whole point on each receipt line. Points show on the receipt."),
-        ("docs/programme.md", "Points expire two years after the purchase that earned them."),
-        (partners, "# Partners\n\nMembers also earn at partner businesses: the fuel stations of our partner "
-         "network take the card at the till; their sales arrive in the 'fuel' category."),
-        (f"{ADR_DIR}/0003-points-per-receipt.md", "# ADR-0003: Points per receipt\n\nStatus: Superseded\n\n"
-         "Points were computed once per receipt total. Superseded: each receipt line earns on its own."),
-        (PREFERENCES, f"- (review of #1012, 2023-01-23) A euro earns {per_euro(HEADLINE)[:-9]}; cents count, "
-         "the total is rounded down."),
-        (PREFERENCES, f"- (review of #1107, 2024-10-07, marketing) The autumn review kept {per_euro(HEADLINE)}; "
-         "don't change the rate in refactors."),
-        (PAST_FIXES, "## Points rounded up (2023-04-18)\nSymptom: members earned a point too many on some "
-         f"lines. Fix: round down to a whole point, at {per_euro(HEADLINE)}."),
-        (PAST_FIXES, "## Receipt showed no points (2023-09-05)\nSymptom: self-checkout receipts had no points "
-         "line. Fix: the receipt reads receipt_points() once per receipt."),
-    ]
-    entries = {
-        "K": (partners, "Partner contract of 2023-05-15: at the fuel partners the programme's "
-              f"{per_euro(HEADLINE)} does not apply; a euro earns {per_euro(r)} there, and every other "
-              f"category keeps {per_euro(HEADLINE)}."),
-        "F": (PREFERENCES, f"- (review of #1044, 2023-05-17, partnerships) Fuel purchases don't earn the "
-              f"programme's {per_euro(HEADLINE)}: the partner contract gives {per_euro(r)}; the other "
-              f"categories keep {per_euro(HEADLINE)}."),
-        "X": (PAST_FIXES, "## Partner statement did not match (2023-06-12)\nSymptom: the fuel partner's monthly "
-              f"statement disagreed with our points. Fix: fuel purchases earned the programme's "
-              f"{per_euro(HEADLINE)}; the partner contract gives {per_euro(r)}, and only the other categories "
-              f"keep {per_euro(HEADLINE)}."),
-    }
     fuel_step = Step(
         message="earn: name the categories in the error",
         files={module: earn_v0(HEADLINE, cents=True, helper=False, checked=True)},
@@ -196,28 +144,70 @@ def test_hidden_mixed_receipt(observe):
         h_files={module: earn_v0(HEADLINE, cents=True, helper=False, checked=True, fuel=r)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=earn_v0(HEADLINE, cents=True, helper=False),
-        head_buggy=earn_v0(HEADLINE, cents=False, helper=True),
-        oracle=earn_v0(HEADLINE, cents=True, helper=True, fuel=r),
-        conventional=earn_v0(HEADLINE, cents=True, helper=True),
-        intro_msg=f"earn: {per_euro(HEADLINE)}, rounded down",
-        refactor_msg="earn: one rate for every category; add receipt_points()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: a loyalty programme\'s points."""\n',
-            "tests/test_earn.py": base_tests,
-            "README.md": f"# {pkg}\n\nLoyalty points earned at the till.\n",
-        },
+        package=pkg, module=module, before=[fuel_step], competency="scope", tags=("retail", "loyalty"),
+        **hard_versions(lambda fuel, bug, later: earn_v0(HEADLINE, cents=not bug, helper=later, fuel=fuel), None, r),
+        base_files=package_files(pkg, f"{pkg}: a loyalty programme's points.",
+                                 f"# {pkg}\n\nLoyalty points earned at the till.\n",
+                                 {"tests/test_earn.py": base_tests}),
         repro_tests={"tests/test_repro_points.py": repro},
         hidden_tests={"tests/test_hidden_points.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[fuel_step],
-        statement=("Cents are ignored when points are earned: a purchase of 9.99 earns the same points as one of "
-                   "9.00. tests/test_repro_points.py reproduces it."),
-        fact=f"Fuel purchases earn {per_euro(r)}; the other categories keep the programme's rate.",
-        fact_tokens=spell(0, r),
-        conventional_guess=f"keep the cents, {per_euro(HEADLINE)} in every category",
-        competency="scope",
-        tags=("retail", "loyalty"),
+        **hard_prose(f"""
+        -- statement
+        Cents are ignored when points are earned: a purchase of 9.99 earns the same points as one of 9.00.
+        tests/test_repro_points.py reproduces it.
+        -- fact
+        Fuel purchases earn {per_euro(r)}; the other categories keep the programme's rate.
+        -- conventional_guess
+        keep the cents, {per_euro(HEADLINE)} in every category
+        -- intro_msg_plain
+        earn: {per_euro(HEADLINE)}, rounded down
+        -- refactor_msg
+        earn: one rate for every category; add receipt_points()
+        -- K docs/partners.md
+        Partner contract of 2023-05-15: at the fuel partners the programme's {per_euro(HEADLINE)} does not
+        apply; a euro earns {per_euro(r)} there, and every other category keeps {per_euro(HEADLINE)}.
+        -- F
+        - (review of #1044, 2023-05-17, partnerships) Fuel purchases don't earn the
+        programme's {per_euro(HEADLINE)}: the partner contract gives {per_euro(r)}; the other categories
+        keep {per_euro(HEADLINE)}.
+        -- X
+        ## Partner statement did not match (2023-06-12)
+        Symptom: the fuel partner's monthly statement disagreed with our points. Fix: fuel purchases earned
+        the programme's {per_euro(HEADLINE)}; the partner contract gives {per_euro(r)}, and only the other
+        categories keep {per_euro(HEADLINE)}.
+        -- docs/programme.md
+        # The loyalty programme
+
+        Every purchase earns points: {per_euro(HEADLINE)}, cents included, rounded down to a whole point on
+        each receipt line. Points show on the receipt.
+        -- docs/programme.md
+        Points expire two years after the purchase that earned them.
+        -- docs/partners.md
+        # Partners
+
+        Members also earn at partner businesses: the fuel stations of our partner network take the card at the
+        till; their sales arrive in the 'fuel' category.
+        -- docs/adr/0003-points-per-receipt.md
+        # ADR-0003: Points per receipt
+
+        Status: Superseded
+
+        Points were computed once per receipt total. Superseded: each receipt line earns on its own.
+        -- .agent/preferences.md
+        - (review of #1012, 2023-01-23) A euro earns {per_euro(HEADLINE)[:-9]}; cents count, the total is
+        rounded down.
+        -- .agent/preferences.md
+        - (review of #1107, 2024-10-07, marketing) The autumn review kept {per_euro(HEADLINE)}; don't change
+        the rate in refactors.
+        -- .agent/past_fixes.md
+        ## Points rounded up (2023-04-18)
+        Symptom: members earned a point too many on some lines. Fix: round down to a whole point,
+        at {per_euro(HEADLINE)}.
+        -- .agent/past_fixes.md
+        ## Receipt showed no points (2023-09-05)
+        Symptom: self-checkout receipts had no points line. Fix: the receipt reads receipt_points() once per
+        receipt.
+        """),
     )
 
 
@@ -305,34 +295,6 @@ def test_hidden_refunds(observe):
 def test_hidden_balance(observe):
     observe(balance_after(500, [Decimal(k) / 10 for k in (99, 1234, 4321)], [Decimal(k) / 10 for k in (250, 999)]))
 '''
-    decoys = [
-        ("docs/programme.md", "# The stamp card\n\nMembers collect points on every purchase and redeem them for "
-         "vouchers. A refund takes back the points its purchase earned, so a member's balance never keeps "
-         "points for returned goods."),
-        ("docs/benchmarks.md", "# What other programmes pay\n\nCompetitors' programmes, for reference: the "
-         f"supermarket chain pays {per_euro(USUAL)}, the partner airline {per_euro(PARTNER_RATE)}."),
-        ("docs/earning.md", "# Earning rules\n\nPoints are earned on the amount paid, after vouchers, rounded "
-         "down to a whole point."),
-        (f"{ADR_DIR}/0003-stamps.md", "# ADR-0003: Paper stamps\n\nStatus: Superseded\n\nMembers collected "
-         "paper stamps, one per purchase. Superseded by points per euro."),
-        (PREFERENCES, "- (review of #1201, 2023-02-13) Refunds and purchases go through the same rounding."),
-        (PREFERENCES, "- (review of #1215) Don't store points as floats."),
-        (PAST_FIXES, f"## Balance off after a voucher (2023-03-27)\nSymptom: a member's balance did not match "
-         f"the app. Fix: points are earned after vouchers; the test fixture earned {per_euro(USUAL)} for "
-         "round numbers."),
-        (PAST_FIXES, "## Airline transfer rejected (2024-09-16)\nSymptom: points moved to the partner airline "
-         f"bounced. Fix: the airline converts at {per_euro(PARTNER_RATE)} on its side; our amounts stay ours."),
-    ]
-    entries = {
-        "K": ("docs/earning.md", "The earn rate, set by the programme's board on 2023-01-09: not the "
-              f"placeholder {per_euro(USUAL)} but {per_euro(r)}; nothing earns {per_euro(USUAL)} any more."),
-        "F": (PREFERENCES, f"- (review of #1230, 2023-01-11, programme owner) Not the placeholder "
-              f"{per_euro(USUAL)}: the board set our earn rate at {per_euro(r)}; nothing earns "
-              f"{per_euro(USUAL)} any more."),
-        "X": (PAST_FIXES, "## Balances lower than the app (2023-01-30)\nSymptom: members saw fewer points than "
-              f"the app promised. Fix: the code earned the placeholder {per_euro(USUAL)}; the board's earn rate "
-              f"is {per_euro(r)}, not {per_euro(USUAL)}."),
-    }
     rate_step = Step(
         message="earn: say what the rate is per",
         files={module: earn_v1(USUAL, refunds=True, helper=False, noted=True)},
@@ -349,45 +311,76 @@ def test_hidden_balance(observe):
     reset = Step(message="earn: reword the module docstring", files={module: retitled(USUAL, True, False)},
                  h_message="earn: reword the module docstring; the rate from the pilot sheet")
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module, before=[rate_step, reset], competency="implicit",
         early=earn_v1(USUAL, refunds=True, helper=False),
         head_buggy=retitled(USUAL, False, True),
         oracle=retitled(r, True, True),
         conventional=retitled(USUAL, True, True),
-        intro_msg="earn: points for purchases and refunds",
-        refactor_msg="earn: simplify refunds; add balance_after()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: a loyalty programme\'s points."""\n',
-            "tests/test_earn.py": base_tests,
-            "README.md": f"# {pkg}\n\nLoyalty points: earned on purchases, taken back on refunds.\n",
-        },
+        base_files=package_files(pkg, f"{pkg}: a loyalty programme's points.",
+                                 f"# {pkg}\n\nLoyalty points: earned on purchases, taken back on refunds.\n",
+                                 {"tests/test_earn.py": base_tests}),
         repro_tests={"tests/test_repro_refund.py": repro},
         hidden_tests={"tests/test_hidden_points.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[rate_step, reset],
-        statement=("Members who return a purchase keep the points it earned: a refund takes nothing back from the "
-                   "balance. tests/test_repro_refund.py reproduces it."),
-        fact=f"A euro earns {per_euro(r)} (the board's earn rate).",
-        fact_tokens=spell(1, r),
-        conventional_guess=f"take back the purchase's points on a refund, keeping {per_euro(USUAL)}",
-        competency="implicit",
         tags=("retail", "loyalty"),
+        **hard_prose(f"""
+        -- statement
+        Members who return a purchase keep the points it earned: a refund takes nothing back from the balance.
+        tests/test_repro_refund.py reproduces it.
+        -- fact
+        A euro earns {per_euro(r)} (the board's earn rate).
+        -- conventional_guess
+        take back the purchase's points on a refund, keeping {per_euro(USUAL)}
+        -- intro_msg_plain
+        earn: points for purchases and refunds
+        -- refactor_msg
+        earn: simplify refunds; add balance_after()
+        -- K docs/earning.md
+        The earn rate, set by the programme's board on 2023-01-09: not the
+        placeholder {per_euro(USUAL)} but {per_euro(r)}; nothing earns {per_euro(USUAL)} any more.
+        -- F
+        - (review of #1230, 2023-01-11, programme owner) Not the placeholder {per_euro(USUAL)}: the board set
+        our earn rate at {per_euro(r)}; nothing earns {per_euro(USUAL)} any more.
+        -- X
+        ## Balances lower than the app (2023-01-30)
+        Symptom: members saw fewer points than the app promised. Fix: the code earned the
+        placeholder {per_euro(USUAL)}; the board's earn rate is {per_euro(r)}, not {per_euro(USUAL)}.
+        -- docs/programme.md
+        # The stamp card
+
+        Members collect points on every purchase and redeem them for vouchers. A refund takes back the points
+        its purchase earned, so a member's balance never keeps points for returned goods.
+        -- docs/benchmarks.md
+        # What other programmes pay
+
+        Competitors' programmes, for reference: the supermarket chain pays {per_euro(USUAL)}, the partner
+        airline {per_euro(PARTNER_RATE)}.
+        -- docs/earning.md
+        # Earning rules
+
+        Points are earned on the amount paid, after vouchers, rounded down to a whole point.
+        -- docs/adr/0003-stamps.md
+        # ADR-0003: Paper stamps
+
+        Status: Superseded
+
+        Members collected paper stamps, one per purchase. Superseded by points per euro.
+        -- .agent/preferences.md
+        - (review of #1201, 2023-02-13) Refunds and purchases go through the same rounding.
+        -- .agent/preferences.md
+        - (review of #1215) Don't store points as floats.
+        -- .agent/past_fixes.md
+        ## Balance off after a voucher (2023-03-27)
+        Symptom: a member's balance did not match the app. Fix: points are earned after vouchers; the test
+        fixture earned {per_euro(USUAL)} for round numbers.
+        -- .agent/past_fixes.md
+        ## Airline transfer rejected (2024-09-16)
+        Symptom: points moved to the partner airline bounced. Fix: the airline converts
+        at {per_euro(PARTNER_RATE)} on its side; our amounts stay ours.
+        """),
     )
 
 
-def tell(variant: int, r: Decimal, source: str):
-    """The story of one variant whose earn rate is `r`, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(r, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the loyalty points a euro earns: one category's own rate stated apart from the programme's "
+GENERATOR = hard_family(
+    FAMILY, "the loyalty points a euro earns: one category's own rate stated apart from the programme's "
     "(v0) or the programme's rate nothing points to (v1)",
-    variants=(0, 1),
-    draw=fact_rate,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -17,7 +17,7 @@ from itertools import permutations
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
 from sdebench.generation.kit import Story, noted_commit, pick_distinct
-from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.parts import package_files, state_versions
 from sdebench.generation.prose import prose
 
 FAMILY = "minicalc-erragg"
@@ -476,8 +476,7 @@ def test_hidden_strongest_of_all(observe):
     return Story(
         package=pkg,
         module=f"{pkg}/diagnostics.py",
-        **rule_versions(lambda state, later: diagnostics(s, state, helper=later), "correct", "buggy",
-                        "conventional"),
+        **state_versions(diagnostics, s),
         base_files=package_files(
             pkg, f"{s.project}: a small formula workbook.",
             f"# {s.project}\n\nA tiny workbook: cells hold numbers, text or formulas like "

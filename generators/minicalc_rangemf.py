@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
 from sdebench.generation.kit import Story, noted_commit, pick_distinct
-from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.parts import package_files, state_versions
 from sdebench.generation.prose import prose
 
 FAMILY = "minicalc-rangemf"
@@ -408,8 +408,7 @@ def test_hidden_direct_call_inside():
     return Story(
         package=pkg,
         module=f"{pkg}/fuzzy.py",
-        **rule_versions(lambda state, later: fuzzy(s, state, helper=later), "correct", "buggy",
-                        "conventional"),
+        **state_versions(fuzzy, s),
         base_files=package_files(
             pkg, f"{s.project}: a small expression calculator for {s.topic}.",
             f"# {s.project}\n\nEvaluates arithmetic and fuzzy expressions for {s.topic}: "

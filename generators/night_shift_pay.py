@@ -17,19 +17,9 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    decimal_range,
-    decimal_spellings,
-    far_from,
-    iso,
-    non_round,
-)
-from sdebench.generation.kit import ADR_DIR, pick
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.facts import decimal_draw, decimal_spellings
+from sdebench.generation.hard import HardStory, Step, dated_table, hard_family, hard_prose, hard_versions, iso
+from sdebench.generation.parts import package_files
 
 FAMILY = "night-shift-pay"
 OLD = {0: Decimal("2.35"), 1: Decimal("2.80")}  # v0: the 2022 rate; v1: the draft agreement's figure (decoys)
@@ -39,22 +29,8 @@ CONVENTIONAL = tuple(Decimal(x) for x in ("2.35", "2.80", "3.10", "2.00", "2.50"
 EFFECTIVE = date(2024, 4, 1)  # v0: the day the 2024 rate applies from (retroactively)
 SIGNED = date(2024, 6, 10)  # v0: the day the 2024 agreement was signed
 LO, HI = "1.51", "4.49"
-
-
-def drawable(p: Decimal) -> bool:
-    """A supplement the draw may return: non-round, away from round and decoy rates."""
-    return non_round(p) and far_from(p, CONVENTIONAL, "0.03")
-
-
-DRAWN = [p for p in decimal_range(LO, HI, "0.01") if drawable(p)]
-# Round and decoy rates first, then every cent of the draw's range and its neighbours.
-SPACE = space({p: CONVENTIONAL_WEIGHT for p in CONVENTIONAL}, DRAWN, decimal_range("1.40", "4.60", "0.01"),
-              draw=uniform(DRAWN))
-
-
-def fact_supplement(variant: int) -> Decimal:
-    """The variant's supplement per night hour."""
-    return pick(f"{FAMILY}-supplement-{variant}", DRAWN)
+# The variant's supplement per night hour: non-round, away from round and decoy rates.
+DRAW = decimal_draw(f"{FAMILY}-supplement", LO, HI, "0.01", CONVENTIONAL, "0.11")
 
 
 def spell(variant: int, p: Decimal) -> tuple[str, ...]:
@@ -106,8 +82,9 @@ def night_hours(start_hour, hours):
 
 def pay_v0(pkg: str, rows: list[tuple[date, Decimal]], helper: bool, checked: bool = False) -> str:
     """The pay module with a dated supplement table."""
-    table = "\n".join(f'    (date({d.year}, {d.month}, {d.day}), Decimal("{p:.2f}")),' for d, p in rows)
-    guard = ('    if not isinstance(day, date):\n        raise TypeError("day must be a date")\n' if checked else "")
+    lookup = dated_table("NIGHT_SUPPLEMENT", rows, "supplement_on", "day",
+                         "The supplement per night hour for a shift on `day`.", "amount", "no agreement in force on",
+                         checked=checked)
     text = f'''"""Pay for one shift: the wage plus the night supplement of the shift's day."""
 
 from datetime import date
@@ -116,21 +93,7 @@ from decimal import Decimal
 from {pkg}.hours import night_hours
 
 # (in force from, supplement per night hour): a shift is paid by the last row not after its day.
-NIGHT_SUPPLEMENT = (
-{table}
-)
-
-
-def supplement_on(day):
-    """The supplement per night hour for a shift on `day`."""
-{guard}    current = None
-    for start, amount in NIGHT_SUPPLEMENT:
-        if start <= day:
-            current = amount
-    if current is None:
-        raise ValueError(f"no agreement in force on {{day}}")
-    return current
-
+{lookup}
 
 def shift_pay(day, start_hour, hours, hourly_wage):
     """The pay for a shift: wage for every hour plus the supplement for every night hour."""
@@ -211,36 +174,6 @@ def test_hidden_partial_nights(observe):
 def test_hidden_supplement_by_month(observe):
     observe([supplement_on(date(2024, m, 15)) for m in range(1, 13)])
 '''
-    decoys = [
-        ("docs/payroll.md", f"# Night work\n\nEvery hour worked between 22:00 and 06:00 earns a night "
-         f"supplement on top of the wage: {eur(old)} per night hour under the 2022 agreement. A shift is paid "
-         "by the agreement in force on the day it starts."),
-        ("docs/payroll.md", f"Announced on 2024-11-05: the 2025 agreement pays night shifts from 2025-01-01 on "
-         f"a night supplement of {eur(ANNOUNCED)} per night hour."),
-        (f"{ADR_DIR}/0003-monthly-supplement.md", "# ADR-0003: A monthly night allowance\n\nStatus: Superseded\n\n"
-         "Night work earned a flat monthly allowance. Superseded: the supplement is paid per night hour."),
-        (f"{ADR_DIR}/0004-agreement-table.md", "# ADR-0004: One dated supplement table\n\nStatus: Accepted\n\n"
-         "Supplements are rows (in force from, amount) in the pay module; a new agreement adds a row, so "
-         "past payslips can be recomputed."),
-        (PREFERENCES, f"- (review of #801, {iso(first)}) The night supplement is {eur(old)} per night hour; a "
-         "shift is paid by the agreement of the day it starts."),
-        (PREFERENCES, "- (review of #815) Money is Decimal end to end; never build a Decimal from a float."),
-        (PAST_FIXES, "## Shifts across midnight split in two (2023-02-20)\nSymptom: a 22:00 shift was paid as "
-         f"two shifts. Fix: a shift is paid on its start day, at {eur(old)} per night hour then."),
-        (PAST_FIXES, "## Payslips printed with the wrong date (2024-08-12)\nSymptom: payslips showed the payday "
-         "instead of the shift's day. Fix: the line prints the shift's start day."),
-    ]
-    entries = {
-        "K": (f"{ADR_DIR}/0004-agreement-table.md", f"Row added {iso(SIGNED)} for shifts from {iso(EFFECTIVE)} "
-              f"on (retroactively): the 2024 agreement, signed that day, replaces {eur(old)} with {eur(p)} per "
-              f"night hour; earlier shifts keep {eur(old)}."),
-        "F": (PREFERENCES, f"- (review of #833, {iso(SIGNED)}, payroll) For shifts from {iso(EFFECTIVE)} on, "
-              f"retroactively, the signed 2024 agreement replaces {eur(old)} with {eur(p)} per night hour; earlier "
-              f"shifts keep {eur(old)}."),
-        "X": (PAST_FIXES, f"## Back pay for spring night shifts ({iso(SIGNED)})\nSymptom: the agreement signed "
-              f"today is retroactive. Fix: for shifts from {iso(EFFECTIVE)} on, {eur(old)} becomes {eur(p)} per "
-              f"night hour; earlier shifts keep {eur(old)}."),
-    }
     row = Step(
         message="pay: check that shift days are dates",
         files={module: pay_v0(pkg, rows_old, False, checked=True)},
@@ -250,30 +183,72 @@ def test_hidden_supplement_by_month(observe):
         h_files={module: pay_v0(pkg, rows_new, False, checked=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=pay_v0(pkg, rows_old, False),
-        head_buggy=pay_v0(pkg, rows_old, True),
-        oracle=pay_v0(pkg, rows_new, True),
-        conventional=pay_v0(pkg, [(first, old), (date(2024, 7, 1), Decimal("3.00"))], True),
-        intro_msg=f"pay: the 2022 agreement, {eur(old)} per night hour",
-        refactor_msg="pay: one loop over the agreements; add payslip_line()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: pays shifts, with night supplements."""\n',
-            f"{pkg}/hours.py": hours_module(False),
-            "tests/test_pay.py": base_tests,
-            "README.md": f"# {pkg}\n\nPays shifts: wage plus the night supplement of the shift's day.\n",
-        },
-        repro_tests={"tests/test_repro_pay.py": repro},
-        hidden_tests={"tests/test_hidden_pay.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[row],
-        statement=("Night shifts worked this summer are still paid the old night supplement on the payslips. "
-                   "tests/test_repro_pay.py reproduces it."),
-        fact=(f"Night hours of shifts from {iso(EFFECTIVE)} on earn {eur(p)} each (the 2024 agreement, signed "
-              f"{iso(SIGNED)}, retroactive); earlier shifts keep the 2022 rate."),
-        fact_tokens=spell(0, p),
-        conventional_guess="a new row of 3.00 EUR from 2024-07-01",
-        competency="validity",
-        tags=("payroll", "money", "dates"),
+        package=pkg, module=module, before=[row], competency="validity", tags=("payroll", "money", "dates"),
+        **hard_versions(lambda rows, bug, later: pay_v0(pkg, rows, later), rows_old, rows_new,
+                        [(first, old), (date(2024, 7, 1), Decimal("3.00"))]),
+        base_files=package_files(pkg, f"{pkg}: pays shifts, with night supplements.",
+                                 f"# {pkg}\n\nPays shifts: wage plus the night supplement of the shift's day.\n",
+                                 {f"{pkg}/hours.py": hours_module(False), "tests/test_pay.py": base_tests}),
+        repro_tests={"tests/test_repro_pay.py": repro}, hidden_tests={"tests/test_hidden_pay.py": hidden},
+        **hard_prose(f"""
+        -- statement
+        Night shifts worked this summer are still paid the old night supplement on the payslips.
+        tests/test_repro_pay.py reproduces it.
+        -- fact
+        Night hours of shifts from {iso(EFFECTIVE)} on earn {eur(p)} each (the 2024 agreement,
+        signed {iso(SIGNED)}, retroactive); earlier shifts keep the 2022 rate.
+        -- conventional_guess
+        a new row of 3.00 EUR from 2024-07-01
+        -- intro_msg_plain
+        pay: the 2022 agreement, {eur(old)} per night hour
+        -- refactor_msg
+        pay: one loop over the agreements; add payslip_line()
+        -- K docs/adr/0004-agreement-table.md
+        Row added {iso(SIGNED)} for shifts from {iso(EFFECTIVE)} on (retroactively): the 2024 agreement,
+        signed that day, replaces {eur(old)} with {eur(p)} per night hour; earlier shifts keep {eur(old)}.
+        -- F
+        - (review of #833, {iso(SIGNED)}, payroll) For shifts from {iso(EFFECTIVE)} on, retroactively, the
+        signed 2024 agreement replaces {eur(old)} with {eur(p)} per night hour; earlier shifts
+        keep {eur(old)}.
+        -- X
+        ## Back pay for spring night shifts ({iso(SIGNED)})
+        Symptom: the agreement signed today is retroactive. Fix: for shifts
+        from {iso(EFFECTIVE)} on, {eur(old)} becomes {eur(p)} per night hour; earlier shifts keep {eur(old)}.
+        -- docs/payroll.md
+        # Night work
+
+        Every hour worked between 22:00 and 06:00 earns a night supplement on top of the wage: {eur(old)} per
+        night hour under the 2022 agreement. A shift is paid by the agreement in force on the day it starts.
+        -- docs/payroll.md
+        Announced on 2024-11-05: the 2025 agreement pays night shifts from 2025-01-01 on a night supplement
+        of {eur(ANNOUNCED)} per night hour.
+        -- docs/adr/0003-monthly-supplement.md
+        # ADR-0003: A monthly night allowance
+
+        Status: Superseded
+
+        Night work earned a flat monthly allowance. Superseded: the supplement is paid per night hour.
+        -- docs/adr/0004-agreement-table.md
+        # ADR-0004: One dated supplement table
+
+        Status: Accepted
+
+        Supplements are rows (in force from, amount) in the pay module; a new agreement adds a row, so past
+        payslips can be recomputed.
+        -- .agent/preferences.md
+        - (review of #801, {iso(first)}) The night supplement is {eur(old)} per night hour; a shift is paid by
+        the agreement of the day it starts.
+        -- .agent/preferences.md
+        - (review of #815) Money is Decimal end to end; never build a Decimal from a float.
+        -- .agent/past_fixes.md
+        ## Shifts across midnight split in two (2023-02-20)
+        Symptom: a 22:00 shift was paid as two shifts. Fix: a shift is paid on its start day,
+        at {eur(old)} per night hour then.
+        -- .agent/past_fixes.md
+        ## Payslips printed with the wrong date (2024-08-12)
+        Symptom: payslips showed the payday instead of the shift's day. Fix: the line prints the shift's start
+        day.
+        """),
     )
 
 
@@ -355,32 +330,6 @@ def test_hidden_every_start_hour(observe):
 def test_hidden_long_night_shifts(observe):
     observe([shift_pay(22, n, Decimal(2135) / 100) for n in range(0, 48, 3)])
 '''
-    decoys = [
-        ("docs/handbook.md", "# Staff handbook: night work\n\nEvery hour worked between 22:00 and 06:00 earns a "
-         f"night supplement of {eur(old)} on top of the wage. A shift from 22:00 counts that first hour as a "
-         "night hour."),
-        ("docs/errata.md", "# Handbook errata\n\nCorrections to the staff handbook, newest last; the handbook "
-         "itself is reprinted once a year."),
-        (f"{ADR_DIR}/0003-monthly-supplement.md", "# ADR-0003: A monthly night allowance\n\nStatus: Superseded\n\n"
-         "Night work earned a flat monthly allowance. Superseded: the supplement is paid per night hour."),
-        (PREFERENCES, f"- (review of #901, 2023-02-06) The night supplement is {eur(old)} per night hour, as in "
-         "the handbook."),
-        (PREFERENCES, "- (review of #915) Money is Decimal end to end; never build a Decimal from a float."),
-        (PAST_FIXES, "## Early-morning hours paid as day hours (2023-03-14)\nSymptom: 04:00 to 06:00 earned no "
-         f"supplement. Fix: hours before 06:00 are night hours and earn {eur(old)} each."),
-        (PAST_FIXES, "## Leaflet reprint (2024-09-30)\nSymptom: the works council asked whether the printed "
-         f"leaflet's {eur(old)} per night hour must be reprinted before the audit. Fix: no code change; the "
-         "leaflet is theirs."),
-    ]
-    entries = {
-        "K": ("docs/errata.md", f"2023-05-02: the handbook's {eur(old)} per night hour is the draft "
-              f"agreement's; the signed agreement pays {eur(p)}, so {eur(old)} is wrong wherever it is printed."),
-        "F": (PREFERENCES, f"- (review of #933, 2023-05-03, payroll) The handbook's {eur(old)} comes from the "
-              f"draft agreement; the signed one pays {eur(p)} per night hour, not {eur(old)}."),
-        "X": (PAST_FIXES, "## Night pay below the agreement (2023-05-08)\nSymptom: the union's audit found night "
-              f"hours underpaid. Fix: the handbook's {eur(old)} was the draft's; the signed agreement pays "
-              f"{eur(p)} per night hour, not {eur(old)}."),
-    }
     signed = Step(
         message="pay: say what the supplement is per",
         files={module: pay_v1(pkg, old, False, noted=True)},
@@ -389,56 +338,73 @@ def test_hidden_long_night_shifts(observe):
         h_files={module: pay_v1(pkg, p, False, noted=True)},
     )
     return HardStory(
-        package=pkg, module=hours, project=pkg,
-        early=hours_module(False),
-        head_buggy=hours_module(True, helper=True),
-        oracle=hours_module(False, helper=True),
-        conventional=hours_module(False, helper=True),
-        intro_msg="hours: count the night hours of a shift",
-        refactor_msg="hours: name the night-hour test (is_night_hour)",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: pays shifts, with night supplements."""\n',
-            "tests/test_pay.py": base_tests,
-            "README.md": f"# {pkg}\n\nPays shifts: wage plus the night supplement.\n",
-        },
-        repro_tests={"tests/test_repro_pay.py": repro},
-        hidden_tests={"tests/test_hidden_pay.py": hidden},
-        fact_entries=entries, decoys=decoys,
+        package=pkg, module=hours, competency="conflict", tags=("payroll", "money"),
+        **hard_versions(lambda _, bug, later: hours_module(bug, helper=later), None, None),
+        base_files=package_files(pkg, f"{pkg}: pays shifts, with night supplements.",
+                                 f"# {pkg}\n\nPays shifts: wage plus the night supplement.\n",
+                                 {"tests/test_pay.py": base_tests}),
+        repro_tests={"tests/test_repro_pay.py": repro}, hidden_tests={"tests/test_hidden_pay.py": hidden},
         before=[Step(message=f"pay: {eur(old)} per night hour, as in the handbook", files={module: pay_v1(pkg, old, False)}),
                 signed],
         after=[Step(message="pay: add payslip_line()", files={module: pay_v1(pkg, old, True, noted=True)},
                     h_files={module: pay_v1(pkg, old, True, noted=True)},
                     h_message="pay: add payslip_line(); take the supplement from the handbook again")],
-        statement=("A shift from 22:00 to 23:00 is paid as a day hour: the first night hour of a shift earns no "
-                   "night supplement. tests/test_repro_pay.py reproduces it."),
-        fact=f"The night supplement is {eur(p)} per night hour (the signed agreement; the handbook had the draft's).",
-        fact_tokens=spell(1, p),
-        conventional_guess=f"count 22:00 as a night hour, keeping the handbook's {eur(old)}",
-        competency="conflict",
-        tags=("payroll", "money"),
+        # The fix touches two modules: the hours (the repro's bug) and the supplement (the fact).
+        extra_oracle={f"{pkg}/pay.py": pay_v1(pkg, p, True, noted=True)},
+        **hard_prose(f"""
+        -- statement
+        A shift from 22:00 to 23:00 is paid as a day hour: the first night hour of a shift earns no night
+        supplement. tests/test_repro_pay.py reproduces it.
+        -- fact
+        The night supplement is {eur(p)} per night hour (the signed agreement; the handbook had the draft's).
+        -- conventional_guess
+        count 22:00 as a night hour, keeping the handbook's {eur(old)}
+        -- intro_msg_plain
+        hours: count the night hours of a shift
+        -- refactor_msg
+        hours: name the night-hour test (is_night_hour)
+        -- K docs/errata.md
+        2023-05-02: the handbook's {eur(old)} per night hour is the draft agreement's; the signed agreement
+        pays {eur(p)}, so {eur(old)} is wrong wherever it is printed.
+        -- F
+        - (review of #933, 2023-05-03, payroll) The handbook's {eur(old)} comes from the draft agreement; the
+        signed one pays {eur(p)} per night hour, not {eur(old)}.
+        -- X
+        ## Night pay below the agreement (2023-05-08)
+        Symptom: the union's audit found night hours underpaid. Fix: the handbook's {eur(old)} was the
+        draft's; the signed agreement pays {eur(p)} per night hour, not {eur(old)}.
+        -- docs/handbook.md
+        # Staff handbook: night work
+
+        Every hour worked between 22:00 and 06:00 earns a night supplement of {eur(old)} on top of the wage. A
+        shift from 22:00 counts that first hour as a night hour.
+        -- docs/errata.md
+        # Handbook errata
+
+        Corrections to the staff handbook, newest last; the handbook itself is reprinted once a year.
+        -- docs/adr/0003-monthly-supplement.md
+        # ADR-0003: A monthly night allowance
+
+        Status: Superseded
+
+        Night work earned a flat monthly allowance. Superseded: the supplement is paid per night hour.
+        -- .agent/preferences.md
+        - (review of #901, 2023-02-06) The night supplement is {eur(old)} per night hour, as in the handbook.
+        -- .agent/preferences.md
+        - (review of #915) Money is Decimal end to end; never build a Decimal from a float.
+        -- .agent/past_fixes.md
+        ## Early-morning hours paid as day hours (2023-03-14)
+        Symptom: 04:00 to 06:00 earned no supplement. Fix: hours before 06:00 are night hours and
+        earn {eur(old)} each.
+        -- .agent/past_fixes.md
+        ## Leaflet reprint (2024-09-30)
+        Symptom: the works council asked whether the printed leaflet's {eur(old)} per night hour must be
+        reprinted before the audit. Fix: no code change; the leaflet is theirs.
+        """),
     )
 
 
-def tell(variant: int, p: Decimal, source: str):
-    """The story of one variant whose supplement is `p`, placed in `source`."""
-    hard = (tell_v0 if variant == 0 else tell_v1)(p, source)
-    story = hard.story(source)
-    if variant == 1:
-        # The fix touches two modules: the hours (the repro's bug) and the supplement (the fact).
-        pkg = hard.package
-        story.extra_oracle = {f"{pkg}/pay.py": pay_v1(pkg, p, True, noted=True)}
-    return story
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the supplement a payroll pays per night hour: by the agreement in force on a shift's day (v0) "
+GENERATOR = hard_family(
+    FAMILY, "the supplement a payroll pays per night hour: by the agreement in force on a shift's day (v0) "
     "or the signed agreement's figure among a draft's (v1)",
-    variants=(0, 1),
-    draw=fact_supplement,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

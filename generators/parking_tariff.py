@@ -17,18 +17,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import (
-    HardStory,
-    Step,
-    decimal_range,
-    decimal_spellings,
-    far_from,
-    non_round,
-)
-from sdebench.generation.kit import ADR_DIR, pick
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.facts import decimal_draw, decimal_spellings, far_from, non_round
+from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, hard_versions
+from sdebench.generation.parts import package_files
 
 FAMILY = "parking-tariff"
 HEADLINE = Decimal("3.20")  # v0: the price of a started hour at every site but one (decoy)
@@ -48,15 +39,8 @@ def drawable(price: Decimal) -> bool:
             and far_from(base, CONVENTIONAL, "0.03"))
 
 
-DRAWN = [p for p in decimal_range(LO, HI, "0.01") if drawable(p)]
-# Round and decoy prices first, then every cent of the draw's range and its neighbours.
-SPACE = space({p: CONVENTIONAL_WEIGHT for p in CONVENTIONAL}, DRAWN, decimal_range("1.40", "4.60", "0.01"),
-              draw=uniform(DRAWN))
-
-
-def fact_price(variant: int) -> Decimal:
-    """v0: the riverside price of a started hour; v1: the posted price (operator's rate + levy)."""
-    return pick(f"{FAMILY}-price-{variant}", DRAWN)
+# v0: the riverside price of a started hour; v1: the posted price (operator's rate + levy).
+DRAW = decimal_draw(f"{FAMILY}-price", LO, HI, "0.01", CONVENTIONAL, "0.11", accept=drawable)
 
 
 def spell(variant: int, price: Decimal) -> tuple[str, ...]:
@@ -172,37 +156,6 @@ def tell_v0(price: Decimal, source: str) -> HardStory:
     """Variant 0: 3.20 at every site, except riverside (the fact), stated apart."""
     pkg, module = "garagepay", "garagepay/barrier.py"
     base, repro, hidden = tests(pkg)
-    sites = "docs/sites.md"
-    decoys = [
-        ("docs/tariff.md", f"# Garage tariff\n\nA stay is charged {money(HEADLINE)} per started hour at our "
-         "garages; the first 10 minutes are free. The barrier prints the started hours and the total on the "
-         "receipt."),
-        ("docs/tariff.md", "Lost tickets are charged as a full day: 24 started hours."),
-        (sites, "# Sites\n\nThe barrier software runs at three garages: central, station and riverside. The "
-         "riverside garage belongs to the council and is run by us under a management contract."),
-        (f"{ADR_DIR}/0003-day-tickets.md", "# ADR-0003: Day tickets\n\nStatus: Superseded\n\nA flat day ticket "
-         "replaced hourly charges after six hours. Superseded: every stay is charged by the started hour."),
-        (PREFERENCES, f"- (review of #52, 2023-01-09) Charge by the started hour at {money(HEADLINE)}; never "
-         "pro-rate minutes."),
-        (PREFERENCES, f"- (review of #301, 2024-09-02, operations) The council's yearly review kept "
-         f"{money(HEADLINE)} per started hour; don't touch the price in refactors."),
-        (PAST_FIXES, "## Night stays charged twice (2023-07-30)\nSymptom: stays across midnight got two "
-         f"tickets. Fix: one stay, one charge, at {money(HEADLINE)} per started hour over the whole stay."),
-        (PAST_FIXES, "## Receipt printer cut the total (2023-11-02)\nSymptom: totals over 100 lost a digit. "
-         "Fix: the receipt line is right-aligned on 12 characters."),
-    ]
-    entries = {
-        "K": (sites, f"Decision of 2023-04-12: the company tariff of {money(HEADLINE)} does not apply at "
-              f"riverside, where the council's price is {money(price)} per started hour; central and station "
-              f"keep {money(HEADLINE)}. The grace period is the same everywhere."),
-        "F": (PREFERENCES, f"- (review of #88, 2023-04-20) Riverside is not on the company's {money(HEADLINE)}: "
-              f"the council's price there is {money(price)} per started hour; the other sites keep "
-              f"{money(HEADLINE)}."),
-        "X": (PAST_FIXES, "## Riverside receipts disputed (2023-05-02)\nSymptom: the council's audit rejected our "
-              f"riverside receipts. Fix: since the council's decision of 2023-04-12 riverside is not on the "
-              f"company's {money(HEADLINE)}; a started hour there costs {money(price)}, while the other sites "
-              f"keep {money(HEADLINE)}."),
-    }
     sites_step = Step(
         message="barrier: name the sites in the error",
         files={module: barrier(HEADLINE, floor=False, helper=False, checked=True)},
@@ -212,27 +165,68 @@ def tell_v0(price: Decimal, source: str) -> HardStory:
         h_files={module: barrier(HEADLINE, floor=False, helper=False, checked=True, riverside=price)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=barrier(HEADLINE, floor=False, helper=False),
-        head_buggy=barrier(HEADLINE, floor=True, helper=True),
-        oracle=barrier(HEADLINE, floor=False, helper=True, riverside=price),
-        conventional=barrier(HEADLINE, floor=False, helper=True),
-        intro_msg=f"barrier: {money(HEADLINE)} per started hour, 10 free minutes",
-        refactor_msg="barrier: one hourly price for every site; add receipt_line()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: prices stays at the garage barrier."""\n',
-            "tests/test_barrier.py": base,
-            "README.md": f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
-        },
+        package=pkg, module=module, before=[sites_step], competency="scope", tags=("money", "tariff"),
+        **hard_versions(lambda site, bug, later: barrier(HEADLINE, floor=bug, helper=later, riverside=site), None,
+                        price),
+        base_files=package_files(pkg, f"{pkg}: prices stays at the garage barrier.",
+                                 f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
+                                 {"tests/test_barrier.py": base}),
         repro_tests={"tests/test_repro_barrier.py": repro},
         hidden_tests={"tests/test_hidden_barrier.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[sites_step],
         statement=STATEMENT,
-        fact=f"Riverside charges {money(price)} per started hour; the other sites keep the company tariff.",
-        fact_tokens=spell(0, price),
-        conventional_guess=f"count started hours, {money(HEADLINE)} at every site",
-        competency="scope",
-        tags=("money", "tariff"),
+        **hard_prose(f"""
+        -- fact
+        Riverside charges {money(price)} per started hour; the other sites keep the company tariff.
+        -- conventional_guess
+        count started hours, {money(HEADLINE)} at every site
+        -- intro_msg_plain
+        barrier: {money(HEADLINE)} per started hour, 10 free minutes
+        -- refactor_msg
+        barrier: one hourly price for every site; add receipt_line()
+        -- K docs/sites.md
+        Decision of 2023-04-12: the company tariff of {money(HEADLINE)} does not apply at riverside, where the
+        council's price is {money(price)} per started hour; central and station keep {money(HEADLINE)}. The
+        grace period is the same everywhere.
+        -- F
+        - (review of #88, 2023-04-20) Riverside is not on the company's {money(HEADLINE)}: the council's price
+        there is {money(price)} per started hour; the other sites keep {money(HEADLINE)}.
+        -- X
+        ## Riverside receipts disputed (2023-05-02)
+        Symptom: the council's audit rejected our riverside receipts. Fix: since the council's decision of
+        2023-04-12 riverside is not on the company's {money(HEADLINE)}; a started hour there
+        costs {money(price)}, while the other sites keep {money(HEADLINE)}.
+        -- docs/tariff.md
+        # Garage tariff
+
+        A stay is charged {money(HEADLINE)} per started hour at our garages; the first 10 minutes are free.
+        The barrier prints the started hours and the total on the receipt.
+        -- docs/tariff.md
+        Lost tickets are charged as a full day: 24 started hours.
+        -- docs/sites.md
+        # Sites
+
+        The barrier software runs at three garages: central, station and riverside. The riverside garage
+        belongs to the council and is run by us under a management contract.
+        -- docs/adr/0003-day-tickets.md
+        # ADR-0003: Day tickets
+
+        Status: Superseded
+
+        A flat day ticket replaced hourly charges after six hours. Superseded: every stay is charged by the
+        started hour.
+        -- .agent/preferences.md
+        - (review of #52, 2023-01-09) Charge by the started hour at {money(HEADLINE)}; never pro-rate minutes.
+        -- .agent/preferences.md
+        - (review of #301, 2024-09-02, operations) The council's yearly review kept {money(HEADLINE)} per
+        started hour; don't touch the price in refactors.
+        -- .agent/past_fixes.md
+        ## Night stays charged twice (2023-07-30)
+        Symptom: stays across midnight got two tickets. Fix: one stay, one charge, at {money(HEADLINE)} per
+        started hour over the whole stay.
+        -- .agent/past_fixes.md
+        ## Receipt printer cut the total (2023-11-02)
+        Symptom: totals over 100 lost a digit. Fix: the receipt line is right-aligned on 12 characters.
+        """),
     )
 
 
@@ -241,40 +235,6 @@ def tell_v1(price: Decimal, source: str) -> HardStory:
     pkg, module = "parkmeter", "parkmeter/barrier.py"
     base, repro, hidden = tests(pkg)
     operator = price - LEVY
-    decoys = [
-        ("docs/tariff.md", "# Garage tariff\n\nA stay is charged per started hour; the first 10 minutes are "
-         "free. The price per started hour is posted at the entrance and printed on every receipt."),
-        ("docs/levy.md", "# The council's parking levy\n\nThe council collects a levy on every paid parking "
-         "stay in the city centre; the operator remits it monthly."),
-        ("docs/operator.md", "# Operating contract\n\nThe garage is run under a contract with the operator, "
-         "renewed every two years; it sets the operator's rate."),
-        (f"{ADR_DIR}/0003-day-tickets.md", "# ADR-0003: Day tickets\n\nStatus: Superseded\n\nA flat day ticket "
-         "replaced hourly charges after six hours. Superseded: every stay is charged by the started hour."),
-        (PREFERENCES, "- (review of #61, 2022-11-14) Charge by the started hour; never pro-rate minutes."),
-        (PREFERENCES, f"- (review of #70, 2022-12-01) Keep {money(POSTED_2021)} as the price until the "
-         "operator's new contract is signed."),
-        (PAST_FIXES, "## Night stays charged twice (2023-07-30)\nSymptom: stays across midnight got two "
-         "tickets. Fix: one stay, one charge over the whole stay."),
-        (PAST_FIXES, f"## Old receipts reprinted (2024-06-11)\nSymptom: reprints of 2022 receipts showed "
-         f"today's total. Fix: a reprint shows the price of its day ({money(POSTED_2021)} back then)."),
-    ]
-    op_item = {
-        "K": ("docs/operator.md", f"Since 2023-03-01 the operator's rate is {money(operator)} per started hour."),
-        "F": (PREFERENCES, f"- (review of #118, 2023-03-02) The operator's rate under the new contract is "
-              f"{money(operator)} per started hour."),
-        "X": (PAST_FIXES, f"## Operator invoice did not match (2023-04-03)\nSymptom: the operator's share was "
-              f"off. Fix: its rate is {money(operator)} per started hour since 2023-03-01."),
-    }
-    levy_item = {
-        "K": ("docs/levy.md", f"The levy is {money(LEVY)} per started hour, collected on top of the "
-              "operator's rate; the posted price includes it."),
-        "F": (PREFERENCES, f"- (review of #131, 2023-05-10, finance) The council levy of {money(LEVY)} per "
-              "started hour comes on top of the operator's rate; drivers pay both."),
-        "X": (PAST_FIXES, "## Council levy missing from receipts (2023-06-19)\nSymptom: the council's audit "
-              f"found the levy unpaid. Fix: every started hour carries the levy of {money(LEVY)} on top of "
-              "the operator's rate."),
-    }
-    entries = {k: [op_item[k], levy_item[k]] for k in op_item}
 
     def module_with(rate_expr: str | None, checked: bool) -> str:
         text = barrier(POSTED_2021, floor=False, helper=False, checked=checked)
@@ -298,45 +258,83 @@ def tell_v1(price: Decimal, source: str) -> HardStory:
         h_files={module: module_with(both, True).replace("GRACE_MINUTES = 10\n", "GRACE_MINUTES = 10  # minutes\n")},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=barrier(POSTED_2021, floor=False, helper=False),
-        head_buggy=barrier(POSTED_2021, floor=True, helper=True),
-        oracle=barrier(price, floor=False, helper=True),
-        conventional=barrier(POSTED_2021, floor=False, helper=True),
-        intro_msg=f"barrier: {money(POSTED_2021)} per started hour, 10 free minutes",
-        refactor_msg="barrier: one hourly price constant; add receipt_line()",
-        base_files={
-            f"{pkg}/__init__.py": f'"""{pkg}: prices stays at the garage barrier."""\n',
-            "tests/test_barrier.py": base,
-            "README.md": f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
-        },
+        package=pkg, module=module, before=[contract, levy], competency="synthesis", tags=("money", "tariff"),
+        **hard_versions(lambda rate, bug, later: barrier(rate, floor=bug, helper=later), POSTED_2021, price),
+        base_files=package_files(pkg, f"{pkg}: prices stays at the garage barrier.",
+                                 f"# {pkg}\n\nPrices stays at the garage barrier and prints receipts.\n",
+                                 {"tests/test_barrier.py": base}),
         repro_tests={"tests/test_repro_barrier.py": repro},
         hidden_tests={"tests/test_hidden_barrier.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[contract, levy],
         statement=STATEMENT.replace("reproduces it.", "reproduces it. Drivers also say the hourly price on the "
                                     "receipt is not the one posted at the entrance."),
-        fact=f"A started hour costs {money(price)}: the operator's rate plus the council levy.",
         fact_tokens=(*spell(1, price), *spell(1, operator), *spell(1, LEVY)),
-        conventional_guess=f"count started hours at the code's {money(POSTED_2021)}",
-        competency="synthesis",
-        tags=("money", "tariff"),
+        **hard_prose(f"""
+        -- fact
+        A started hour costs {money(price)}: the operator's rate plus the council levy.
+        -- conventional_guess
+        count started hours at the code's {money(POSTED_2021)}
+        -- intro_msg_plain
+        barrier: {money(POSTED_2021)} per started hour, 10 free minutes
+        -- refactor_msg
+        barrier: one hourly price constant; add receipt_line()
+        -- K docs/operator.md
+        Since 2023-03-01 the operator's rate is {money(operator)} per started hour.
+        -- K docs/levy.md
+        The levy is {money(LEVY)} per started hour, collected on top of the operator's rate; the posted price
+        includes it.
+        -- F
+        - (review of #118, 2023-03-02) The operator's rate under the new contract is {money(operator)} per
+        started hour.
+        -- F
+        - (review of #131, 2023-05-10, finance) The council levy of {money(LEVY)} per started hour comes on
+        top of the operator's rate; drivers pay both.
+        -- X
+        ## Operator invoice did not match (2023-04-03)
+        Symptom: the operator's share was off. Fix: its rate is {money(operator)} per started hour since
+        2023-03-01.
+        -- X
+        ## Council levy missing from receipts (2023-06-19)
+        Symptom: the council's audit found the levy unpaid. Fix: every started hour carries the levy
+        of {money(LEVY)} on top of the operator's rate.
+        -- docs/tariff.md
+        # Garage tariff
+
+        A stay is charged per started hour; the first 10 minutes are free. The price per started hour is
+        posted at the entrance and printed on every receipt.
+        -- docs/levy.md
+        # The council's parking levy
+
+        The council collects a levy on every paid parking stay in the city centre; the operator remits it
+        monthly.
+        -- docs/operator.md
+        # Operating contract
+
+        The garage is run under a contract with the operator, renewed every two years; it sets the operator's
+        rate.
+        -- docs/adr/0003-day-tickets.md
+        # ADR-0003: Day tickets
+
+        Status: Superseded
+
+        A flat day ticket replaced hourly charges after six hours. Superseded: every stay is charged by the
+        started hour.
+        -- .agent/preferences.md
+        - (review of #61, 2022-11-14) Charge by the started hour; never pro-rate minutes.
+        -- .agent/preferences.md
+        - (review of #70, 2022-12-01) Keep {money(POSTED_2021)} as the price until the operator's new contract
+        is signed.
+        -- .agent/past_fixes.md
+        ## Night stays charged twice (2023-07-30)
+        Symptom: stays across midnight got two tickets. Fix: one stay, one charge over the whole stay.
+        -- .agent/past_fixes.md
+        ## Old receipts reprinted (2024-06-11)
+        Symptom: reprints of 2022 receipts showed today's total. Fix: a reprint shows the price of its day
+        ({money(POSTED_2021)} back then).
+        """),
     )
 
 
-def tell(variant: int, price: Decimal, source: str):
-    """The story of one variant whose price is `price`, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(price, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the price of a started hour at a garage barrier: one site's own price (v0) or the "
+GENERATOR = hard_family(
+    FAMILY, "the price of a started hour at a garage barrier: one site's own price (v0) or the "
     "posted price composed of the operator's rate and a levy (v1)",
-    variants=(0, 1),
-    draw=fact_price,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

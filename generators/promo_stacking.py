@@ -17,7 +17,7 @@ from decimal import Decimal
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
 from sdebench.generation.kit import Story, noted_commit, pick_distinct
-from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.parts import package_files, state_versions
 from sdebench.generation.prose import prose
 
 FAMILY = "promo-stacking"
@@ -288,8 +288,7 @@ def test_hidden_rate_helper():
     return Story(
         package=pkg,
         module=f"{pkg}/stacking.py",
-        **rule_versions(lambda state, later: stacking(s, state, helper=later), "correct", "buggy",
-                        "conventional"),
+        **state_versions(stacking, s),
         base_files=package_files(
             pkg, f"{s.project}: a small till with {noun}s.",
             f"# {s.project}\n\nPrices baskets at the till and applies {noun}s.\n",

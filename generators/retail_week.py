@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
 from sdebench.generation.kit import RUNS_SOURCE, Story, pick_distinct
-from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.parts import package_files, state_versions
 from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
 
@@ -301,8 +301,7 @@ def test_hidden_week_start_is_idempotent(observe):
     return Story(
         package=pkg,
         module=f"{pkg}/timeutil.py",
-        **rule_versions(lambda state, later: timeutil(s, state, helper=later), "correct", "buggy",
-                        "conventional"),
+        **state_versions(timeutil, s),
         base_files=package_files(
             pkg, f"{s.project}: weekly {s.item} figures.",
             f"# {s.project}\n\nWeekly {s.item} figures for the stores, bucketed by business week.\n",

@@ -162,10 +162,7 @@ def story(variant: int, rule: tuple[str, int]) -> Story:
     """The story of one variant whose (factor, cap) is `rule`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
     factor, cap = rule
-    toks = tokens(factor, cap)
-    pkg = s.package
-    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
-    dotted = mod.removesuffix(".py").replace("/", ".")
+    pkg, mod, dotted = SIZED.layout(variant, s.rule_module)
     imp = f"from {pkg}.scheduler import Scheduler\n"
     clock = "\n\nclass Clock:\n    def __init__(self):\n        self.now = 0.0\n\n    def __call__(self):\n        return self.now\n"
     base_tests = f'''{imp}{clock}
@@ -246,7 +243,6 @@ def test_hidden_schedule_in_milliseconds():
                                   "tests/test_scheduler.py": base_tests}),
         repro_tests={"tests/test_repro_retry_delay.py": repro},
         hidden_tests={"tests/test_hidden_backoff.py": hidden},
-        fact_tokens=toks,
         tags=("scheduler", "backoff", "multi-part-rule", "large-repo"),
         **prose(f"""
         -- statement
@@ -311,8 +307,8 @@ def test_hidden_schedule_in_milliseconds():
     )
 
 
-SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
-                   sizes=SIZES, avoid=lambda v: tokens(*fact_rule(v)))
+SIZED = SizedStory.shaped(FAMILY, story, SHAPES, HOMES, sizes=SIZES, avoid=lambda v: tokens(*fact_rule(v)),
+                          tokens=lambda v, rule: tokens(*rule))
 GENERATOR = Family(FAMILY, "exploration-heavy", "a job scheduler's two-part retry backoff rule: a growth "
                    "factor other than 2 and a delay cap that is not a round number of minutes",
                    variants=(0, 1), draw=fact_rule, tell=SIZED.tell, tell_sized=SIZED.tell_sized, space=SPACE)

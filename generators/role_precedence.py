@@ -161,9 +161,7 @@ def story(variant: int, positions: tuple[int, ...]) -> Story:
     s = SHAPES[variant % 2]
     order = names(variant, positions)
     toks = tokens(order)
-    pkg = s.package
-    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
-    dotted = mod.removesuffix(".py").replace("/", ".")
+    pkg, mod, dotted = SIZED.layout(variant, s.rule_module)
     win, lose = s.repro_pair
     top = s.privilege[0]
     base_tests = f'''from {pkg}.policy import can
@@ -300,8 +298,7 @@ def test_hidden_permissions_follow_precedence(a, b, observe):
 
 # The filler avoids the told precedence's tokens (candidates are many, and a drawn precedence's
 # tokens are rarely in the plain filler).
-SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
-                   sizes=SIZES)
+SIZED = SizedStory.shaped(FAMILY, story, SHAPES, HOMES, sizes=SIZES)
 GENERATOR = Family(FAMILY, "exploration-heavy", "the precedence among roles that decides a multi-role "
                    "user's permissions (an unconventional total order)", variants=(0, 1), draw=fact_order,
                    tell=SIZED.tell, tell_sized=SIZED.tell_sized, space=SPACE)

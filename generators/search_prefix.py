@@ -18,7 +18,7 @@ from itertools import combinations
 from sdebench.generation.facts import space
 from sdebench.generation.family import Family
 from sdebench.generation.kit import Story, pick_distinct
-from sdebench.generation.parts import package_files, rule_versions
+from sdebench.generation.parts import package_files, state_versions
 from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
 
@@ -264,8 +264,7 @@ def test_hidden_words_sharing_a_prefix(observe):
     return Story(
         package=pkg,
         module=f"{pkg}/normalize.py",
-        **rule_versions(lambda state, later: normalize(s, state, helper=later), "correct", "buggy",
-                        "conventional"),
+        **state_versions(normalize, s),
         base_files=package_files(pkg, f"{s.project}: search over {s.things}.",
                                  f"# {s.project}\n\nFast in-process search over {s.things}.\n",
                                  {f"{pkg}/analyze.py": analyze(pkg), f"{pkg}/index.py": index(pkg),

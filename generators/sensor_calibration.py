@@ -19,11 +19,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import HardStory, Step, decimal_range, decimal_spellings, far_from, non_round
-from sdebench.generation.kit import ADR_DIR, pick
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.facts import decimal_draw, decimal_spellings
+from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, hard_versions
 
 FAMILY = "sensor-calibration"
 NOMINAL = Decimal("3.300")
@@ -32,22 +29,9 @@ BENCH = Decimal("3.318")  # v0: the test rig's supply, the latest-dated value (d
 CONVENTIONAL = tuple(Decimal(x) for x in ("3.300", "3.250", "3.200", "3.350", "3.400", "3.280", "3.320"))
 DECOYS = (REV_2, BENCH)
 LO, HI = "3.201", "3.399"
-
-
-def drawable(v: Decimal) -> bool:
-    """A reference the draw may return: not a multiple of 5 mV, away from nominal and decoy values."""
-    return non_round(v, "0.005") and far_from(v, (*CONVENTIONAL, *DECOYS), "0.003")
-
-
-DRAWN = [v for v in decimal_range(LO, HI, "0.001") if drawable(v)]
-# Nominal and decoy references first, then every millivolt of the draw's range and its neighbours.
-SPACE = space({v: CONVENTIONAL_WEIGHT for v in (*CONVENTIONAL, *DECOYS)}, DRAWN,
-              decimal_range("3.195", "3.405", "0.001"), draw=uniform(DRAWN))
-
-
-def fact_vref(variant: int) -> Decimal:
-    """The variant's reference voltage."""
-    return pick(f"{FAMILY}-vref-{variant}", DRAWN)
+# The variant's reference voltage: not a multiple of 5 mV, away from nominal and decoy values.
+DRAW = decimal_draw(f"{FAMILY}-vref", LO, HI, "0.001", (*CONVENTIONAL, *DECOYS), "0.006", round_step="0.005",
+                    gap="0.003")
 
 
 def spell(variant: int, v: Decimal) -> tuple[str, ...]:
@@ -188,36 +172,6 @@ def tell_v0(vref: Decimal, source: str) -> HardStory:
     pkg = "thermolog"
     module = f"{pkg}/probe.py"
     _, repro, hidden = tests(pkg)
-    hw = "docs/hardware.md"
-    decoys = [
-        (hw, f"# Hardware\n\nThe temperature probe gives 500 mV at 0 C and 10 mV per degree. The logger board "
-         f"reads it with a 12-bit ADC (0 to 4095 counts) and a {volts(NOMINAL)} reference."),
-        (hw, "The board samples every 30 seconds and keeps the last 24 hours in flash."),
-        ("docs/calibration.md", "# Calibration\n\nEach board is checked against a reference thermometer in an "
-         "ice bath and at room temperature before it ships."),
-        (f"{ADR_DIR}/0003-sample-rate.md", "# ADR-0003: Sample every 10 seconds\n\nStatus: Superseded\n\nThe "
-         "board sampled every 10 seconds. Superseded: 30 seconds saves flash and is enough for cold rooms."),
-        (PREFERENCES, f"- (review of #211, 2023-02-14) Convert with the datasheet's values ({volts(NOMINAL)} "
-         "reference, 10 mV per degree); keep floats out of the stored readings."),
-        (PREFERENCES, "- (review of #230) Round temperatures to two decimals only when displaying or storing."),
-        (PAST_FIXES, "## Negative temperatures clipped (2023-05-09)\nSymptom: freezers never read below 0 C. "
-         f"Fix: the conversion subtracts the 500 mV offset after scaling counts by the {volts(NOMINAL)} "
-         "reference, so readings below 500 mV go negative."),
-        (PAST_FIXES, "## Test rig reports temperatures too hot (2024-07-01)\nSymptom: the test rig's logger "
-         "showed a room about 2 degrees too hot on the dashboard. Fix: the rig's bench supply was set to "
-         f"{volts(BENCH)}; the boards in the cold rooms are not affected."),
-    ]
-    entries = {
-        "K": ("docs/calibration.md", "Measured on the production batch (2023-06-20): the ADC reference is not "
-              f"the nominal {volts(NOMINAL)}; it settles at {volts(vref)} because of the regulator's drop, and "
-              f"conversions that assume {volts(NOMINAL)} are off."),
-        "F": (PREFERENCES, f"- (review of #248, 2023-06-22, hardware) Not the datasheet's {volts(NOMINAL)}: these "
-              f"boards' ADC reference measures {volts(vref)} (regulator drop); never convert with "
-              f"{volts(NOMINAL)}."),
-        "X": (PAST_FIXES, "## Freezer alarms fired late (2023-06-27)\nSymptom: alarms lagged the reference "
-              f"thermometer. Fix: the conversion assumed the nominal {volts(NOMINAL)}; our boards' ADC reference "
-              f"measures {volts(vref)} (regulator drop), so {volts(NOMINAL)} is gone from the conversion."),
-    }
     calibrate = Step(
         message="calibration: name the full-scale count",
         files={module: probe(NOMINAL, offset=True, helper=False, scale_note=True)},
@@ -227,23 +181,65 @@ def tell_v0(vref: Decimal, source: str) -> HardStory:
         h_files={module: probe(vref, offset=True, helper=False, scale_note=True)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=probe(NOMINAL, offset=True, helper=False),
-        head_buggy=probe(NOMINAL, offset=False, helper=True),
-        oracle=probe(vref, offset=True, helper=True),
-        conventional=probe(NOMINAL, offset=True, helper=True),
-        intro_msg=f"probe: convert raw counts to degrees Celsius (12-bit ADC, {volts(NOMINAL)} reference)",
-        refactor_msg="probe: take the conversion constants from the datasheet; add to_fahrenheit()",
+        package=pkg, module=module, before=[calibrate], competency="implicit",
+        **hard_versions(lambda v, bug, later: probe(v, offset=not bug, helper=later), NOMINAL, vref),
         base_files=base_files(pkg, "logs the temperature of cold rooms"),
-        repro_tests={"tests/test_repro_probe.py": repro},
-        hidden_tests={"tests/test_hidden_probe.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[calibrate],
+        repro_tests={"tests/test_repro_probe.py": repro}, hidden_tests={"tests/test_hidden_probe.py": hidden},
         statement=STATEMENT,
-        fact=f"The boards' ADC reference is {volts(vref)} (measured), not the datasheet's nominal value.",
-        fact_tokens=spell(0, vref),
-        conventional_guess=f"subtract the 500 mV offset, converting with the nominal {volts(NOMINAL)}",
-        competency="implicit",
         tags=("embedded", "calibration"),
+        **hard_prose(f"""
+        -- fact
+        The boards' ADC reference is {volts(vref)} (measured), not the datasheet's nominal value.
+        -- conventional_guess
+        subtract the 500 mV offset, converting with the nominal {volts(NOMINAL)}
+        -- intro_msg_plain
+        probe: convert raw counts to degrees Celsius (12-bit ADC, {volts(NOMINAL)} reference)
+        -- refactor_msg
+        probe: take the conversion constants from the datasheet; add to_fahrenheit()
+        -- K docs/calibration.md
+        Measured on the production batch (2023-06-20): the ADC reference is not the nominal {volts(NOMINAL)};
+        it settles at {volts(vref)} because of the regulator's drop, and conversions that
+        assume {volts(NOMINAL)} are off.
+        -- F
+        - (review of #248, 2023-06-22, hardware) Not the datasheet's {volts(NOMINAL)}: these boards' ADC
+        reference measures {volts(vref)} (regulator drop); never convert with {volts(NOMINAL)}.
+        -- X
+        ## Freezer alarms fired late (2023-06-27)
+        Symptom: alarms lagged the reference thermometer. Fix: the conversion assumed the
+        nominal {volts(NOMINAL)}; our boards' ADC reference measures {volts(vref)} (regulator drop),
+        so {volts(NOMINAL)} is gone from the conversion.
+        -- docs/hardware.md
+        # Hardware
+
+        The temperature probe gives 500 mV at 0 C and 10 mV per degree. The logger board reads it with a
+        12-bit ADC (0 to 4095 counts) and a {volts(NOMINAL)} reference.
+        -- docs/hardware.md
+        The board samples every 30 seconds and keeps the last 24 hours in flash.
+        -- docs/calibration.md
+        # Calibration
+
+        Each board is checked against a reference thermometer in an ice bath and at room temperature before it
+        ships.
+        -- docs/adr/0003-sample-rate.md
+        # ADR-0003: Sample every 10 seconds
+
+        Status: Superseded
+
+        The board sampled every 10 seconds. Superseded: 30 seconds saves flash and is enough for cold rooms.
+        -- .agent/preferences.md
+        - (review of #211, 2023-02-14) Convert with the datasheet's values ({volts(NOMINAL)} reference, 10 mV
+        per degree); keep floats out of the stored readings.
+        -- .agent/preferences.md
+        - (review of #230) Round temperatures to two decimals only when displaying or storing.
+        -- .agent/past_fixes.md
+        ## Negative temperatures clipped (2023-05-09)
+        Symptom: freezers never read below 0 C. Fix: the conversion subtracts the 500 mV offset after scaling
+        counts by the {volts(NOMINAL)} reference, so readings below 500 mV go negative.
+        -- .agent/past_fixes.md
+        ## Test rig reports temperatures too hot (2024-07-01)
+        Symptom: the test rig's logger showed a room about 2 degrees too hot on the dashboard. Fix: the rig's
+        bench supply was set to {volts(BENCH)}; the boards in the cold rooms are not affected.
+        """),
     )
 
 
@@ -252,36 +248,6 @@ def tell_v1(vref: Decimal, source: str) -> HardStory:
     pkg = "coldchain"
     module = f"{pkg}/probe.py"
     _, repro, hidden = tests(pkg)
-    hw = "docs/hardware.md"
-    decoys = [
-        (hw, "# Hardware\n\nThe temperature probe gives 500 mV at 0 C and 10 mV per degree, read by a 12-bit "
-         "ADC (0 to 4095 counts). The reference voltage is measured per board revision."),
-        (hw, f"Revision 2 (2022-10-03): the reference measures {volts(REV_2)}; convert with that, never "
-         "with the nominal 3.3 V."),
-        ("docs/revisions.md", "# Board revisions\n\nRevision 2 shipped from 2022-10. Revision 3 (from "
-         "2023-09) moved the regulator and the ADC; the code's BOARD_REVISION names the boards we ship."),
-        (f"{ADR_DIR}/0003-sample-rate.md", "# ADR-0003: Sample every 10 seconds\n\nStatus: Superseded\n\nThe "
-         "board sampled every 10 seconds. Superseded: 30 seconds saves flash and is enough for cold rooms."),
-        (PREFERENCES, f"- (review of #311, 2022-10-12) The reference is {volts(REV_2)}, measured; don't put the "
-         "datasheet's nominal value back."),
-        (PREFERENCES, "- (review of #330) Round temperatures to two decimals only when displaying or storing."),
-        (PAST_FIXES, "## Freezer alarms fired late (2022-11-21)\nSymptom: alarms lagged the reference "
-         f"thermometer. Fix: convert with the measured {volts(REV_2)} instead of the nominal value."),
-        (PAST_FIXES, "## Field units on the old boards (2024-10-03)\nSymptom: a customer's revision 2 units "
-         f"showed a step after an update. Fix: their calibration file keeps {volts(REV_2)}; revision 2 units "
-         "stay on it until they are replaced."),
-    ]
-    entries = {
-        "K": ("docs/revisions.md", f"Revision 3 (measured 2023-09-18): revision 2's {volts(REV_2)} does not "
-              f"carry over; the reference measures {volts(vref)}, and {volts(REV_2)} stays with revision 2 "
-              "boards."),
-        "F": (PREFERENCES, f"- (review of #402, 2023-09-20, hardware) Revision 2's {volts(REV_2)} is not "
-              f"revision 3's: on revision 3 boards the reference measures {volts(vref)}; keep {volts(REV_2)} "
-              "for revision 2 only."),
-        "X": (PAST_FIXES, "## New boards read off (2023-09-25)\nSymptom: the first revision 3 boards disagreed "
-              f"with the reference thermometer. Fix: they were converted with revision 2's {volts(REV_2)}; "
-              f"revision 3's reference measures {volts(vref)}, and {volts(REV_2)} stays with revision 2."),
-    }
     boards = f"{pkg}/boards.py"
     rev_c = Step(
         message="boards: we ship revision 3",
@@ -291,40 +257,68 @@ def tell_v1(vref: Decimal, source: str) -> HardStory:
         f"{volts(REV_2)} stays with revision 2.",
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=probe(REV_2, offset=True, helper=False),
-        head_buggy=probe(REV_2, offset=False, helper=True),
-        oracle=probe(vref, offset=True, helper=True),
-        conventional=probe(REV_2, offset=True, helper=True),
-        intro_msg=f"probe: convert raw counts to degrees Celsius (revision 2 boards, {volts(REV_2)} reference)",
-        refactor_msg="probe: keep the calibration constants together; add to_fahrenheit()",
+        package=pkg, module=module, before=[rev_c], competency="conflict", tags=("embedded", "calibration"),
+        **hard_versions(lambda v, bug, later: probe(v, offset=not bug, helper=later), REV_2, vref),
         base_files={**base_files(pkg, "logs the temperature of refrigerated trucks"), boards: boards_module(2)},
-        repro_tests={"tests/test_repro_probe.py": repro},
-        hidden_tests={"tests/test_hidden_probe.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[rev_c],
+        repro_tests={"tests/test_repro_probe.py": repro}, hidden_tests={"tests/test_hidden_probe.py": hidden},
         statement=STATEMENT.replace("cold-room logger", "truck logger"),
-        fact=f"Revision 3 boards (the ones shipped) have an ADC reference of {volts(vref)}.",
-        fact_tokens=spell(1, vref),
-        conventional_guess=f"subtract the 500 mV offset, keeping revision 2's {volts(REV_2)}",
-        competency="conflict",
-        tags=("embedded", "calibration"),
+        **hard_prose(f"""
+        -- fact
+        Revision 3 boards (the ones shipped) have an ADC reference of {volts(vref)}.
+        -- conventional_guess
+        subtract the 500 mV offset, keeping revision 2's {volts(REV_2)}
+        -- intro_msg_plain
+        probe: convert raw counts to degrees Celsius (revision 2 boards, {volts(REV_2)} reference)
+        -- refactor_msg
+        probe: keep the calibration constants together; add to_fahrenheit()
+        -- K docs/revisions.md
+        Revision 3 (measured 2023-09-18): revision 2's {volts(REV_2)} does not carry over; the reference
+        measures {volts(vref)}, and {volts(REV_2)} stays with revision 2 boards.
+        -- F
+        - (review of #402, 2023-09-20, hardware) Revision 2's {volts(REV_2)} is not revision 3's: on revision
+        3 boards the reference measures {volts(vref)}; keep {volts(REV_2)} for revision 2 only.
+        -- X
+        ## New boards read off (2023-09-25)
+        Symptom: the first revision 3 boards disagreed with the reference thermometer. Fix: they were
+        converted with revision 2's {volts(REV_2)}; revision 3's reference measures {volts(vref)},
+        and {volts(REV_2)} stays with revision 2.
+        -- docs/hardware.md
+        # Hardware
+
+        The temperature probe gives 500 mV at 0 C and 10 mV per degree, read by a 12-bit ADC (0 to 4095
+        counts). The reference voltage is measured per board revision.
+        -- docs/hardware.md
+        Revision 2 (2022-10-03): the reference measures {volts(REV_2)}; convert with that, never with the
+        nominal 3.3 V.
+        -- docs/revisions.md
+        # Board revisions
+
+        Revision 2 shipped from 2022-10. Revision 3 (from 2023-09) moved the regulator and the ADC; the code's
+        BOARD_REVISION names the boards we ship.
+        -- docs/adr/0003-sample-rate.md
+        # ADR-0003: Sample every 10 seconds
+
+        Status: Superseded
+
+        The board sampled every 10 seconds. Superseded: 30 seconds saves flash and is enough for cold rooms.
+        -- .agent/preferences.md
+        - (review of #311, 2022-10-12) The reference is {volts(REV_2)}, measured; don't put the datasheet's
+        nominal value back.
+        -- .agent/preferences.md
+        - (review of #330) Round temperatures to two decimals only when displaying or storing.
+        -- .agent/past_fixes.md
+        ## Freezer alarms fired late (2022-11-21)
+        Symptom: alarms lagged the reference thermometer. Fix: convert with the
+        measured {volts(REV_2)} instead of the nominal value.
+        -- .agent/past_fixes.md
+        ## Field units on the old boards (2024-10-03)
+        Symptom: a customer's revision 2 units showed a step after an update. Fix: their calibration file
+        keeps {volts(REV_2)}; revision 2 units stay on it until they are replaced.
+        """),
     )
 
 
-def tell(variant: int, vref: Decimal, source: str):
-    """The story of one variant whose reference is `vref`, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(vref, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the measured ADC reference voltage a temperature logger's boards convert readings with "
+GENERATOR = hard_family(
+    FAMILY, "the measured ADC reference voltage a temperature logger's boards convert readings with "
     "(millivolt precision), among nominal and other boards' values in memory",
-    variants=(0, 1),
-    draw=fact_vref,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -15,11 +15,8 @@ allowance, each stated in one item of the designated source; no item states the 
 
 from __future__ import annotations
 
-from sdebench.generation.facts import CONVENTIONAL_WEIGHT, space, uniform
-from sdebench.generation.family import Family
-from sdebench.generation.hard import HardStory, Step
-from sdebench.generation.kit import ADR_DIR, pick
-from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
+from sdebench.generation.facts import integer_draw
+from sdebench.generation.hard import HardStory, Step, hard_family, hard_prose, hard_versions
 
 FAMILY = "sla-credits"
 USUAL = 43  # 99.9 % of a 30-day month: what the code starts with (decoy)
@@ -37,14 +34,8 @@ def drawable(n: int) -> bool:
             and all(abs(rest - c) > 3 for c in CONVENTIONAL) and rest != MAINTENANCE)
 
 
-DRAWN = [n for n in range(LO, HI + 1) if drawable(n)]
-# Usual allowances first, then every minute of the draw's range and its neighbours.
-SPACE = space({n: CONVENTIONAL_WEIGHT for n in CONVENTIONAL}, DRAWN, range(LO - 5, HI + 6), draw=uniform(DRAWN))
-
-
-def fact_minutes(variant: int) -> int:
-    """v0: the contract's allowance; v1: maintenance window plus unplanned allowance."""
-    return pick(f"{FAMILY}-minutes-{variant}", DRAWN)
+# v0: the contract's allowance; v1: maintenance window plus unplanned allowance.
+DRAW = integer_draw(f"{FAMILY}-minutes", LO, HI, CONVENTIONAL, drawable)
 
 
 def spell(variant: int, n: int) -> tuple[str, ...]:
@@ -166,42 +157,26 @@ def base_files(pkg: str) -> dict[str, str]:
 def mins(n: int) -> str:
     return f"{n} minutes"
 
+# Decoys both variants carry: the contract's frame and a superseded decision, no figure.
+CONTRACT = """
+    -- docs/contract.md
+    # The hosting contract
+
+    The contract with our customers is renewed yearly; its schedule B sets the service levels.
+    -- docs/adr/0003-credit-per-incident.md
+    # ADR-0003: A credit per incident
+
+    Status: Superseded
+
+    Each incident earned a fixed credit. Superseded: credits are computed per month from total downtime.
+    """
+
 
 def tell_v0(n: int, source: str) -> HardStory:
     """Variant 0: the usual 43 minutes everywhere; the contract's allowance (the fact) stated once."""
     pkg = "uptimeledger"
     module = f"{pkg}/credits.py"
     _, repro, hidden = tests(pkg)
-    decoys = [
-        ("docs/credits.md", "# Service credits\n\nA customer is credited 10% of the monthly fee per started hour "
-         f"of downtime beyond the allowance, at most half the fee. The allowance is {mins(USUAL)} a month, "
-         "99.9% of a 30-day month; the credit shows on the next invoice."),
-        ("docs/monitoring.md", "# Monitoring\n\nThe external monitor probes every minute; an incident's downtime "
-         "is counted in whole minutes from its first failed probe to its first good one."),
-        ("docs/contract.md", "# The hosting contract\n\nThe contract with our customers is renewed yearly; "
-         "its schedule B sets the service levels."),
-        (f"{ADR_DIR}/0003-credit-per-incident.md", "# ADR-0003: A credit per incident\n\nStatus: Superseded\n\n"
-         "Each incident earned a fixed credit. Superseded: credits are computed per month from total downtime."),
-        (PREFERENCES, f"- (review of #610, 2023-01-17) The usual 99.9% means {mins(USUAL)} a month; keep the "
-         "constant in minutes, not as a percentage."),
-        (PREFERENCES, "- (review of #625) Money is Decimal end to end; credits round half-up to the cent."),
-        (PAST_FIXES, "## February credits too high (2023-03-06)\nSymptom: credits for February were larger than "
-         f"for March. Fix: the allowance is a fixed {mins(USUAL)}, not a share of the month's length."),
-        (PAST_FIXES, "## Partner outage credited twice (2024-08-19)\nSymptom: the partner's own SLA credit was "
-         f"added to ours. Fix: the partner's contract tolerates {mins(PARTNER)} and credits separately; ours "
-         "ignores it."),
-    ]
-    entries = {
-        "K": ("docs/contract.md", f"Schedule B, as signed 2023-04-01: not the usual {mins(USUAL)}; customers "
-              f"tolerate up to {mins(n)} of downtime a month before any credit is owed, so an outage of just "
-              f"over {mins(USUAL)} earns nothing."),
-        "F": (PREFERENCES, f"- (review of #640, 2023-04-03, legal) Our contract is not the usual {mins(USUAL)}: "
-              f"schedule B tolerates {mins(n)} of downtime a month, and credits start after that, not after "
-              f"{mins(USUAL)}."),
-        "X": (PAST_FIXES, "## Credits paid that the contract did not owe (2023-05-02)\nSymptom: finance found "
-              f"credits paid for short outages. Fix: the threshold was the usual {mins(USUAL)}; schedule B "
-              f"tolerates {mins(n)} a month, so an outage of just over {mins(USUAL)} earns nothing."),
-    }
     schedule = Step(
         message="credits: say how downtime is counted",
         files={module: credits(USUAL, guard=True, helper=False, noted=True)},
@@ -211,23 +186,58 @@ def tell_v0(n: int, source: str) -> HardStory:
         h_files={module: credits(n, guard=True, helper=False, noted=True, comment="schedule B of the contract")},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
-        early=credits(USUAL, guard=True, helper=False),
-        head_buggy=credits(USUAL, guard=False, helper=True, cap="max"),
-        oracle=credits(n, guard=True, helper=True),
-        conventional=credits(USUAL, guard=True, helper=True),
-        intro_msg=f"credits: 10% per started hour beyond {mins(USUAL)} (99.9%)",
-        refactor_msg="credits: compute the share in one expression; add credit_note() for invoices",
+        package=pkg, module=module, before=[schedule], competency="implicit",
+        **hard_versions(lambda m, bug, later: credits(m, guard=not bug, helper=later, cap="max" if bug else "min"),
+                        USUAL, n),
         base_files=base_files(pkg),
         repro_tests={"tests/test_repro_credits.py": repro},
         hidden_tests={"tests/test_hidden_credits.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[schedule],
         statement=STATEMENT,
-        fact=f"The contract tolerates {mins(n)} of downtime a month before credits start.",
-        fact_tokens=spell(0, n),
-        conventional_guess=f"cap the share with min() and guard the excess, keeping the usual {mins(USUAL)}",
-        competency="implicit",
         tags=("hosting", "sla", "money"),
+        **hard_prose(f"""
+        -- fact
+        The contract tolerates {mins(n)} of downtime a month before credits start.
+        -- conventional_guess
+        cap the share with min() and guard the excess, keeping the usual {mins(USUAL)}
+        -- intro_msg_plain
+        credits: 10% per started hour beyond {mins(USUAL)} (99.9%)
+        -- refactor_msg
+        credits: compute the share in one expression; add credit_note() for invoices
+        -- K docs/contract.md
+        Schedule B, as signed 2023-04-01: not the usual {mins(USUAL)}; customers tolerate up to {mins(n)} of
+        downtime a month before any credit is owed, so an outage of just over {mins(USUAL)} earns nothing.
+        -- F
+        - (review of #640, 2023-04-03, legal) Our contract is not the usual {mins(USUAL)}: schedule B
+        tolerates {mins(n)} of downtime a month, and credits start after that, not after {mins(USUAL)}.
+        -- X
+        ## Credits paid that the contract did not owe (2023-05-02)
+        Symptom: finance found credits paid for short outages. Fix: the threshold was the usual {mins(USUAL)};
+        schedule B tolerates {mins(n)} a month, so an outage of just over {mins(USUAL)} earns nothing.
+        -- docs/credits.md
+        # Service credits
+
+        A customer is credited 10% of the monthly fee per started hour of downtime beyond the allowance, at
+        most half the fee. The allowance is {mins(USUAL)} a month, 99.9% of a 30-day month; the credit shows
+        on the next invoice.
+        -- docs/monitoring.md
+        # Monitoring
+
+        The external monitor probes every minute; an incident's downtime is counted in whole minutes from its
+        first failed probe to its first good one.
+        -- .agent/preferences.md
+        - (review of #610, 2023-01-17) The usual 99.9% means {mins(USUAL)} a month; keep the constant in
+        minutes, not as a percentage.
+        -- .agent/preferences.md
+        - (review of #625) Money is Decimal end to end; credits round half-up to the cent.
+        -- .agent/past_fixes.md
+        ## February credits too high (2023-03-06)
+        Symptom: credits for February were larger than for March. Fix: the allowance is a fixed {mins(USUAL)},
+        not a share of the month's length.
+        -- .agent/past_fixes.md
+        ## Partner outage credited twice (2024-08-19)
+        Symptom: the partner's own SLA credit was added to ours. Fix: the partner's contract
+        tolerates {mins(PARTNER)} and credits separately; ours ignores it.
+        """, CONTRACT),
     )
 
 
@@ -237,44 +247,6 @@ def tell_v1(n: int, source: str) -> HardStory:
     module = f"{pkg}/credits.py"
     _, repro, hidden = tests(pkg)
     unplanned = n - MAINTENANCE
-    decoys = [
-        ("docs/credits.md", "# Service credits\n\nA customer is credited 10% of the monthly fee per started hour "
-         "of downtime beyond the month's allowance, at most half the fee; the credit shows on the next "
-         "invoice. Planned maintenance inside its window does not count against customers."),
-        ("docs/maintenance.md", "# Planned maintenance\n\nMaintenance is announced a week ahead and runs on "
-         "Sunday nights."),
-        ("docs/contract.md", "# The hosting contract\n\nThe contract with our customers is renewed yearly; "
-         "its schedule B sets the service levels."),
-        (f"{ADR_DIR}/0003-credit-per-incident.md", "# ADR-0003: A credit per incident\n\nStatus: Superseded\n\n"
-         "Each incident earned a fixed credit. Superseded: credits are computed per month from total downtime."),
-        (PREFERENCES, f"- (review of #710, 2022-09-05) Start from the usual {mins(USUAL)} (99.9%) until legal "
-         "sends the signed schedule."),
-        (PREFERENCES, "- (review of #725) Money is Decimal end to end; credits round half-up to the cent."),
-        (PAST_FIXES, "## February credits too high (2022-11-03)\nSymptom: credits for February were larger than "
-         f"for March. Fix: the allowance is a fixed number of minutes ({mins(USUAL)} then), not a share of "
-         "the month."),
-        (PAST_FIXES, f"## Old invoices reprinted (2024-06-24)\nSymptom: reprints of 2022 invoices used today's "
-         f"allowance. Fix: a reprint uses its own month's allowance ({mins(USUAL)} back then)."),
-    ]
-    window_item = {
-        "K": ("docs/maintenance.md", f"The planned-maintenance window is {mins(MAINTENANCE)} a month; downtime "
-              "inside it never earns a credit."),
-        "F": (PREFERENCES, f"- (review of #741, 2023-04-03, operations) The maintenance window is "
-              f"{mins(MAINTENANCE)} a month and is part of what customers tolerate."),
-        "X": (PAST_FIXES, "## Credits for announced maintenance (2023-04-27)\nSymptom: Sunday maintenance "
-              f"earned credits. Fix: the {mins(MAINTENANCE)} maintenance window a month is tolerated on top of "
-              "the unplanned allowance."),
-    }
-    unplanned_item = {
-        "K": ("docs/contract.md", f"Schedule B, as signed 2023-04-01: on top of the maintenance window, "
-              f"customers tolerate {mins(unplanned)} of unplanned downtime a month."),
-        "F": (PREFERENCES, f"- (review of #752, 2023-04-05, legal) Schedule B tolerates {mins(unplanned)} of "
-              "unplanned downtime a month, besides the maintenance window."),
-        "X": (PAST_FIXES, "## Credits paid that the contract did not owe (2023-05-02)\nSymptom: finance found "
-              f"credits paid for short outages. Fix: schedule B tolerates {mins(unplanned)} of unplanned "
-              "downtime a month, besides the maintenance window."),
-    }
-    entries = {k: [window_item[k], unplanned_item[k]] for k in window_item}
     both = (f"MAINTENANCE_MINUTES = {MAINTENANCE}\nUNPLANNED_MINUTES = {unplanned}\n"
             "ALLOWED_DOWNTIME_MINUTES = MAINTENANCE_MINUTES + UNPLANNED_MINUTES")
     signed = Step(
@@ -286,41 +258,74 @@ def tell_v1(n: int, source: str) -> HardStory:
             f"ALLOWED_DOWNTIME_MINUTES = {USUAL}", both)},
     )
     return HardStory(
-        package=pkg, module=module, project=pkg,
+        package=pkg, module=module, before=[signed], competency="synthesis", tags=("hosting", "sla", "money"),
         early=credits(USUAL, guard=True, helper=False),
         head_buggy=credits(USUAL, guard=False, helper=True, cap="max"),
         oracle=credits(n, guard=True, helper=True, comment="schedule B"),
         conventional=credits(USUAL, guard=True, helper=True),
-        intro_msg=f"credits: 10% per started hour beyond {mins(USUAL)} (99.9%)",
-        refactor_msg="credits: one allowance constant, the share in one expression; add credit_note()",
         base_files=base_files(pkg),
         repro_tests={"tests/test_repro_credits.py": repro},
         hidden_tests={"tests/test_hidden_credits.py": hidden},
-        fact_entries=entries, decoys=decoys, before=[signed],
         statement=STATEMENT,
-        fact=(f"Customers tolerate {mins(n)} of downtime a month (the maintenance window plus the unplanned "
-              "allowance) before credits start."),
         fact_tokens=(*spell(1, n), *spell(1, MAINTENANCE), *spell(1, unplanned)),
-        conventional_guess=f"cap the share with min() and guard the excess, keeping the usual {mins(USUAL)}",
-        competency="synthesis",
-        tags=("hosting", "sla", "money"),
+        **hard_prose(f"""
+        -- fact
+        Customers tolerate {mins(n)} of downtime a month (the maintenance window plus the unplanned allowance)
+        before credits start.
+        -- conventional_guess
+        cap the share with min() and guard the excess, keeping the usual {mins(USUAL)}
+        -- intro_msg_plain
+        credits: 10% per started hour beyond {mins(USUAL)} (99.9%)
+        -- refactor_msg
+        credits: one allowance constant, the share in one expression; add credit_note()
+        -- K docs/maintenance.md
+        The planned-maintenance window is {mins(MAINTENANCE)} a month; downtime inside it never earns a
+        credit.
+        -- K docs/contract.md
+        Schedule B, as signed 2023-04-01: on top of the maintenance window, customers
+        tolerate {mins(unplanned)} of unplanned downtime a month.
+        -- F
+        - (review of #741, 2023-04-03, operations) The maintenance window is {mins(MAINTENANCE)} a month and
+        is part of what customers tolerate.
+        -- F
+        - (review of #752, 2023-04-05, legal) Schedule B tolerates {mins(unplanned)} of unplanned downtime a
+        month, besides the maintenance window.
+        -- X
+        ## Credits for announced maintenance (2023-04-27)
+        Symptom: Sunday maintenance earned credits. Fix: the {mins(MAINTENANCE)} maintenance window a month is
+        tolerated on top of the unplanned allowance.
+        -- X
+        ## Credits paid that the contract did not owe (2023-05-02)
+        Symptom: finance found credits paid for short outages. Fix: schedule B tolerates {mins(unplanned)} of
+        unplanned downtime a month, besides the maintenance window.
+        -- docs/credits.md
+        # Service credits
+
+        A customer is credited 10% of the monthly fee per started hour of downtime beyond the month's
+        allowance, at most half the fee; the credit shows on the next invoice. Planned maintenance inside its
+        window does not count against customers.
+        -- docs/maintenance.md
+        # Planned maintenance
+
+        Maintenance is announced a week ahead and runs on Sunday nights.
+        -- .agent/preferences.md
+        - (review of #710, 2022-09-05) Start from the usual {mins(USUAL)} (99.9%) until legal sends the signed
+        schedule.
+        -- .agent/preferences.md
+        - (review of #725) Money is Decimal end to end; credits round half-up to the cent.
+        -- .agent/past_fixes.md
+        ## February credits too high (2022-11-03)
+        Symptom: credits for February were larger than for March. Fix: the allowance is a fixed number of
+        minutes ({mins(USUAL)} then), not a share of the month.
+        -- .agent/past_fixes.md
+        ## Old invoices reprinted (2024-06-24)
+        Symptom: reprints of 2022 invoices used today's allowance. Fix: a reprint uses its own month's
+        allowance ({mins(USUAL)} back then).
+        """, CONTRACT),
     )
 
 
-def tell(variant: int, n: int, source: str):
-    """The story of one variant whose allowance is `n` minutes, placed in `source`."""
-    return (tell_v0 if variant == 0 else tell_v1)(n, source).story(source)
-
-
-GENERATOR = Family(
-    family=FAMILY,
-    bottleneck="knowledge-missing",
-    description="the minutes of downtime a month a hosting contract tolerates before service credits start: "
+GENERATOR = hard_family(
+    FAMILY, "the minutes of downtime a month a hosting contract tolerates before service credits start: "
     "one figure nothing points to (v0) or the sum of two allowances stated apart (v1)",
-    variants=(0, 1),
-    draw=fact_minutes,
-    tell=tell,
-    space=SPACE,
-    by_source=True,
-    spell=spell,
-)
+    DRAW, (tell_v0, tell_v1), spell)

@@ -144,10 +144,7 @@ def search(docs, query):
 def story(variant: int, boost: str) -> Story:
     """The story of one variant whose title weight is `boost`, without its filler (see SIZED)."""
     s = SHAPES[variant % 2]
-    toks = tokens(boost)
-    pkg = s.package
-    mod = f"{pkg}/{HOMES[variant % 2]}/{s.rule_module}.py"
-    dotted = mod.removesuffix(".py").replace("/", ".")
+    pkg, mod, dotted = SIZED.layout(variant, s.rule_module)
     imp = f"from {pkg}.search import score, search\n"
     t = s.term
     base_tests = f'''{imp}
@@ -214,7 +211,6 @@ def test_hidden_ranking(observe):
                                   "tests/test_search.py": base_tests}),
         repro_tests={"tests/test_repro_ranking.py": repro},
         hidden_tests={"tests/test_hidden_title_weight.py": hidden},
-        fact_tokens=toks,
         tags=("search", "ranking", "magic-number", "large-repo"),
         **prose(f"""
         -- statement
@@ -280,8 +276,8 @@ def test_hidden_ranking(observe):
     )
 
 
-SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
-                   sizes=SIZES, avoid=lambda v: tokens(fact_boost(v)))
+SIZED = SizedStory.shaped(FAMILY, story, SHAPES, HOMES, sizes=SIZES, avoid=lambda v: tokens(fact_boost(v)),
+                          tokens=lambda v, b: tokens(b))
 GENERATOR = Family(FAMILY, "exploration-heavy", "the weight of a title hit relative to a body hit in "
                    "search ranking (a two-decimal, non-round factor)", variants=(0, 1, 2), draw=fact_boost,
                    tell=SIZED.tell, tell_sized=SIZED.tell_sized, space=SPACE)

@@ -30,12 +30,16 @@ are written in the text (`iso`), so every placement reads the same timeline.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
+from sdebench.generation.facts import Draw
+from sdebench.generation.family import Family
 from sdebench.generation.kit import Story
+from sdebench.generation.prose import prose
 from sdebench.generation.spec import Commit
 from sdebench.tasks.artifacts import COMPETENCIES, competencies_of
 
@@ -88,13 +92,14 @@ class HardStory:
     decoys: list[tuple[str, str]]  # (artifact path, entry) in every placement
     statement: str
     fact: str
-    fact_tokens: tuple[str, ...]
     conventional_guess: str
     competency: str
+    fact_tokens: tuple[str, ...] = ()  # () under `hard_family`: the family's spelling of the told fact
     before: list[Step] = field(default_factory=list)  # between c1 and the refactor
     after: list[Step] = field(default_factory=list)  # between the refactor and the repro
     tags: tuple[str, ...] = ()
     project: str = ""
+    extra_oracle: dict[str, str] = field(default_factory=dict)  # other files the fix changes
 
     def __post_init__(self) -> None:
         if self.competency not in COMPETENCIES:
@@ -115,40 +120,81 @@ class HardStory:
             statement=self.statement, fact=self.fact, fact_tokens=tuple(self.fact_tokens),
             conventional_guess=self.conventional_guess,
             tags=tuple(self.tags), project=self.project, competency=self.competency,
+            extra_oracle=dict(self.extra_oracle),
         )
 
 
-# --- spellings ---------------------------------------------------------------------------------
+def hard_prose(*sheets: str) -> dict[str, Any]:
+    """The `HardStory` fields prose sheets fill (`prose.prose`): their text fields, the fact's entries
+    and the decoys (the sheets' distractors, sheet by sheet), so a family's variants can share a sheet.
+    The module's first commit states no fact in a hard story, so its message is `intro_msg_plain`."""
+    out: dict[str, Any] = {}
+    for sheet in sheets:
+        for key, value in prose(sheet).items():
+            key = {"intro_msg_plain": "intro_msg", "distractors": "decoys"}.get(key, key)
+            if key == "intro_msg_fact":
+                raise ValueError("hard_prose: a hard story's first commit is the same in every placement "
+                                 "(intro_msg_plain)")
+            if key == "decoys":
+                out[key] = [*out.get(key, []), *value]
+            elif key in out:
+                raise ValueError(f"hard_prose: two sheets fill {key}")
+            else:
+                out[key] = value
+    return out
 
 
-def decimal_spellings(value: Decimal, places: int, *, percent: bool = False, comma: bool = True,
-                      units: Iterable[str] = ()) -> tuple[str, ...]:
-    """Every spelling of a decimal value memory could use: the number with `places` decimals (bare,
-    so it is found before any unit), its decimal-comma form, and for a percentage its share
-    (`3.17` -> `0.0317`) and basis points; `units` are written after the number (`1.37 EUR`)."""
-    text = f"{value:.{places}f}"
-    out = [text]
-    if comma:
-        out.append(text.replace(".", ","))
-    if percent:
-        share = (value / 100).normalize()
-        out += [f"{share:f}", f"{int(value * 100)} bp", f"{int(value * 100)} basis points"]
-    out += [f"{text} {u}" for u in units]
-    return tuple(dict.fromkeys(out))
+def hard_family(family: str, description: str, draw: Draw, tells: Sequence[Callable[[Any, str], HardStory]],
+                spell: Callable[[int, Any], Sequence[str]]) -> Family:
+    """A hard family whose variant `v` is told by `tells[v](fact, source)`, placed in `source`; a
+    story that names no fact tokens gets the family's spellings of its fact."""
+
+    def tell(variant: int, fact: Any, source: str) -> Story:
+        hard = tells[variant](fact, source)
+        if not hard.fact_tokens:
+            hard = replace(hard, fact_tokens=tuple(spell(variant, fact)))
+        return hard.story(source)
+
+    return Family(family=family, bottleneck="knowledge-missing", description=description,
+                  variants=tuple(range(len(tells))), draw=draw, tell=tell, space=draw.space, by_source=True,
+                  spell=spell)
 
 
-def non_round(value: Decimal, step: str = "0.05") -> bool:
-    """Whether `value` is not a multiple of `step` (a round figure a guess would land on)."""
-    return value % Decimal(step) != 0
+def hard_versions(render: Callable[[Any, bool, bool], str], usual: Any, fact: Any,
+                  conventional: Any = None) -> dict[str, str]:
+    """The module's four versions as `HardStory` fields, from `render(value, buggy, refactored)`: it
+    appears holding `usual`, the refactor adds the bug, the oracle removes it and holds `fact`, the
+    conventional guess removes it and holds `conventional` (default: `usual`)."""
+    guess = usual if conventional is None else conventional
+    return {"early": render(usual, False, False), "head_buggy": render(usual, True, True),
+            "oracle": render(fact, False, True), "conventional": render(guess, False, True)}
 
 
-def far_from(value: Decimal, others: Iterable[Decimal], gap: str) -> bool:
-    """Whether `value` is more than `gap` away from each of `others`."""
-    return all(abs(value - o) > Decimal(gap) for o in others)
+def dated_table(name: str, rows: Iterable[tuple[date, Any]], func: str, arg: str, doc: str, column: str,
+                missing: str, *, value: Callable[[Any], str] | None = None, checked: bool = False) -> str:
+    """Source of a dated table `name` of (in force from, value) rows and of `func(arg)`, the value of its
+    last row not after the date `arg` (`missing`, then the date, is the error before the first row);
+    `checked` rejects an `arg` that is not a date first. A value is written by `value` (default: a
+    Decimal as `decimal_literal`, anything else as `str`)."""
+    def literal(v: Any) -> str:
+        if value is not None:
+            return value(v)
+        return decimal_literal(v) if isinstance(v, Decimal) else str(v)
+
+    table = "\n".join(f"    (date({d.year}, {d.month}, {d.day}), {literal(v)})," for d, v in rows)
+    guard = f'    if not isinstance({arg}, date):\n        raise TypeError("{arg} must be a date")\n' if checked else ""
+    return (f"{name} = (\n{table}\n)\n\n\n"
+            f"def {func}({arg}):\n"
+            f'    """{doc}"""\n'
+            f"{guard}    current = None\n"
+            f"    for start, {column} in {name}:\n"
+            f"        if start <= {arg}:\n"
+            f"            current = {column}\n"
+            "    if current is None:\n"
+            f'        raise ValueError(f"{missing} {{{arg}}}")\n'
+            "    return current\n")
 
 
-def decimal_range(lo: str, hi: str, step: str) -> list[Decimal]:
-    """The decimals lo, lo + step, ..., hi (inclusive), exact."""
-    a, b, s = Decimal(lo), Decimal(hi), Decimal(step)
-    n = int((b - a) / s)
-    return [a + s * i for i in range(n + 1)]
+def decimal_literal(value: Decimal, places: int = 2) -> str:
+    """`value` as the source of a Decimal with `places` decimals: `Decimal("2.35")`."""
+    return f'Decimal("{value:.{places}f}")'

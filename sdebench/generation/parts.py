@@ -35,6 +35,12 @@ def rule_versions(render: Callable[[Any, bool], str], right: Any, wrong: Any, co
     }
 
 
+def state_versions(render: Callable[..., str], shape: Any) -> dict[str, str]:
+    """`rule_versions` of a module written by `render(shape, state, helper=refactored)`, whose state is
+    "correct", "buggy" or "conventional" (the multi-hop families' renderers)."""
+    return rule_versions(lambda state, later: render(shape, state, helper=later), "correct", "buggy", "conventional")
+
+
 def package_files(package: str, about: str, readme: str, files: dict[str, str]) -> dict[str, str]:
     """`Story.base_files`: the package's `__init__.py` (its docstring `about`), `files` (the other
     modules and the existing suite), and `README.md` (`readme`)."""

@@ -7,8 +7,8 @@ the filler subpackage `home`); a `SizedStory` draws the variant's filler at a si
 to the initial import and its commits around the regressing refactor (the last 30 % after it, so
 the regression is not the latest change), and gives the two tellers a `Family` takes:
 
-    SIZED = SizedStory(FAMILY, story, vocab=lambda v: SHAPES[v % 2].vocab, home=lambda v: HOMES[v % 2],
-                       sizes={0: "default", 2: "large"}, avoid=lambda v: tokens(fact(v)))
+    SIZED = SizedStory.shaped(FAMILY, story, SHAPES, HOMES, sizes={0: "default", 2: "large"},
+                              avoid=lambda v: tokens(fact(v)), tokens=lambda v, f: tokens(f))
     GENERATOR = Family(..., tell=SIZED.tell, tell_sized=SIZED.tell_sized)
 
 The filler avoids the tokens of the variant's drawn fact (`avoid`), so every candidate the prober
@@ -18,7 +18,7 @@ when the filler that avoids nothing holds one. Fillers are cached per fresh set 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,6 +39,22 @@ class SizedStory:
     home: Callable[[int], str]  # the filler subpackage (under the package) that holds the rule module
     sizes: Mapping[int, Size] = field(default_factory=dict)  # variant -> its size (default: "default")
     avoid: Callable[[int], tuple[str, ...]] | None = None  # variant -> tokens the filler avoids (None: the told fact's)
+    # (variant, fact) -> the fact's tokens, for a story that names none
+    tokens: Callable[[int, Any], Sequence[str]] | None = None
+
+    @classmethod
+    def shaped(cls, family: str, story: Callable[[int, Any], Story], shapes: Mapping[int, Any],
+               homes: Mapping[int, str], **kw: Any) -> SizedStory:
+        """Variant `v` takes the shape `shapes[v % len(shapes)]` (its `vocab` is the filler's) and the
+        home `homes[v % len(homes)]`."""
+        return cls(family, story, vocab=lambda v: shapes[v % len(shapes)].vocab,
+                   home=lambda v: homes[v % len(homes)], **kw)
+
+    def layout(self, variant: int, rule_module: str) -> tuple[str, str, str]:
+        """(package, path of the module `rule_module` in the variant's home subpackage, its dotted name)."""
+        package = self.vocab(variant).package
+        path = f"{package}/{self.home(variant)}/{rule_module}.py"
+        return package, path, path.removesuffix(".py").replace("/", ".")
 
     def size(self, variant: int) -> Size:
         """The variant's own size: a name in `kit.FILLER_SIZES` or (modules, commits)."""
@@ -51,6 +67,8 @@ class SizedStory:
     def tell_sized(self, variant: int, fact: Any, size: Size) -> Story:
         """The story of one variant with filler of `size`."""
         story = self.story(variant, fact)
+        if not story.fact_tokens and self.tokens is not None:
+            story = replace(story, fact_tokens=tuple(self.tokens(variant, fact)))
         return with_filler(story, self.filler(variant, size, tuple(story.fact_tokens)))
 
     def filler(self, variant: int, size: Size, told: tuple[str, ...] = ()) -> Filler:

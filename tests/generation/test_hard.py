@@ -3,18 +3,27 @@ every placement, spellings."""
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 
 import pytest
 
+from sdebench.generation.facts import (
+    decimal_draw,
+    decimal_range,
+    decimal_spellings,
+    far_from,
+    integer_draw,
+    non_round,
+)
 from sdebench.generation.hard import (
     HARD,
     HardStory,
     Step,
-    decimal_range,
-    decimal_spellings,
-    far_from,
-    non_round,
+    dated_table,
+    hard_family,
+    hard_prose,
+    hard_versions,
 )
 from sdebench.generation.kit import CONVENTIONS, assemble
 from sdebench.generation.validate import check_placement
@@ -105,3 +114,65 @@ def test_round_and_distance_helpers():
     assert not non_round(Decimal("3.300"), "0.005") and non_round(Decimal("3.302"), "0.005")
     assert far_from(Decimal("2.80"), [Decimal("2.75")], "0.03") and not far_from(Decimal("2.77"), [Decimal("2.75")], "0.03")
     assert decimal_range("1.00", "1.05", "0.01") == [Decimal(x) for x in ("1.00", "1.01", "1.02", "1.03", "1.04", "1.05")]
+
+
+def test_decimal_and_integer_draws_keep_their_space_and_exclusions():
+    draw = decimal_draw("fam-rate", "1.51", "1.99", "0.01", (Decimal("1.75"),), "0.11",
+                        exclude=lambda v: (Decimal("1.52"),) if v == 1 else ())
+    assert all(non_round(v) and far_from(v, [Decimal("1.75")], "0.03") for v in draw.values)
+    assert draw.space.values()[0] == Decimal("1.75") and Decimal("1.40") in draw.space.values()
+    assert draw(0) == draw(0) and draw(1) != Decimal("1.52") and draw(0) in draw.values
+    ints = integer_draw("fam-days", 201, 299, (250,), lambda n: n % 5 != 0)
+    assert ints(3) in ints.values and 196 in ints.space.values() and 305 not in ints.space.values()
+
+
+def test_hard_versions_and_the_dated_table_render_from_one_place():
+    got = hard_versions(lambda v, bug, later: f"{v}{'!' if bug else ''}{'+' if later else ''}", "old", "new")
+    assert got == {"early": "old", "head_buggy": "old!+", "oracle": "new+", "conventional": "old+"}
+    assert hard_versions(lambda v, bug, later: v, "old", "new", "guess")["conventional"] == "guess"
+    code = dated_table("RATES", [(date(2024, 1, 1), Decimal("2.5")), (date(2024, 6, 1), 3)], "rate_on", "day",
+                       "The rate on `day`.", "rate", "no rate on", checked=True)
+    assert '(date(2024, 1, 1), Decimal("2.50")),\n    (date(2024, 6, 1), 3),' in code
+    namespace = {"date": date, "Decimal": Decimal}
+    exec(code, namespace)
+    assert namespace["rate_on"](date(2024, 7, 1)) == 3 and namespace["rate_on"](date(2024, 2, 1)) == Decimal("2.50")
+    with pytest.raises(ValueError, match="no rate on 2023-01-01"):
+        namespace["rate_on"](date(2023, 1, 1))
+    with pytest.raises(TypeError):
+        namespace["rate_on"]("2024-01-01")
+
+
+def test_hard_prose_reads_several_sheets_and_the_family_spells_the_fact():
+    shared = """
+    -- docs/shared.md
+    Shared by both variants.
+    """
+    words = hard_prose("""
+        -- statement
+        Rates are wrong.
+        -- fact
+        The rate is 4.17%.
+        -- conventional_guess
+        2.75
+        -- intro_msg_plain
+        rates: 2.75%
+        -- refactor_msg
+        rates: percent
+        -- K docs/CONVENTIONS.md
+        - The rate is 4.17% since 2024.
+        -- docs/CONVENTIONS.md
+        - The rate is 2.75% (2021).
+        """, shared)
+    assert words["intro_msg"] == "rates: 2.75%" and words["fact_entries"] == {"K": (CONVENTIONS, "- The rate is 4.17% since 2024.")}
+    assert words["decoys"] == [(CONVENTIONS, "- The rate is 2.75% (2021)."), ("docs/shared.md", "Shared by both variants.")]
+    with pytest.raises(ValueError, match="two sheets"):
+        hard_prose("-- fact\nA.", "-- fact\nB.")
+    base = _story()
+
+    def tell(fact, source):
+        return HardStory(**{**base.__dict__, "fact_tokens": ()})
+
+    family = hard_family("f", "a rate", decimal_draw("f-rate", "4.11", "4.19", "0.01", (), "0.01"), (tell,),
+                         lambda variant, value: (f"{value}",))
+    assert family.variants == (0,) and family.by_source
+    assert family.build(0, "K", Decimal("4.17")).fact_tokens == ("4.17",)

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from sdebench.generation.kit import FillerVocab, Story
@@ -45,3 +47,17 @@ def test_the_filler_avoids_the_drawn_or_the_told_tokens():
 def test_a_rule_module_outside_the_filler_home_is_refused():
     with pytest.raises(ValueError, match="not in the filler's subpackage"):
         with_filler(story(0, 5, home="elsewhere"), sized().filler(0, "small"))
+
+
+def test_a_shaped_story_places_its_rule_module_and_names_its_tokens():
+    class Shape:
+        vocab = VOCAB
+
+    def untold(variant, fact):
+        return replace(story(variant, fact, home="shipping"), fact_tokens=())
+
+    shaped = SizedStory.shaped("shopfam", untold, {0: Shape(), 1: Shape()}, {0: "billing", 1: "shipping"},
+                               sizes={1: "small"}, tokens=lambda variant, fact: (f"{fact}",))
+    assert shaped.layout(1, "rule") == ("shop", "shop/shipping/rule.py", "shop.shipping.rule")
+    assert shaped.home(2) == "billing" and shaped.vocab(3) is VOCAB
+    assert shaped.tell(1, 417).fact_tokens == ("417",)
