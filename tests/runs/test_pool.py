@@ -149,7 +149,7 @@ def test_concurrent_llm_episodes_back_off_on_429_and_keep_the_ledger_exact(tmp_p
             limited = json.loads(resp.read())["limited"]
     assert r.returncode == 0, r.stderr[-3000:]
     recs = results.read_records(tmp_path / "results")
-    assert len(recs) == 4 and not any(rec.error for rec in recs), [rec.error for rec in recs]
+    assert len(recs) == 4 and not any(rec.outcome.error for rec in recs), [rec.outcome.error for rec in recs]
     assert all(rec.outcome.interventions == 1 and not rec.outcome.resolved for rec in recs)  # submitted twice each, unresolved
     assert limited > 0  # the model did refuse calls, and the agents waited them out
     retried = sum(1 for rec in recs for e in traj_mod.read(Path(rec.storage.trajectory)) if e["kind"] == "retry")
