@@ -67,15 +67,15 @@ def test_a_lease_is_exclusive_and_released_by_its_holder(tmp_path):
 
 def test_a_holder_renews_its_lease_and_a_stopped_one_loses_it(tmp_path):
     path = tmp_path / "ep.lease"
-    holder = hold(path, 1.2)
+    holder = hold(path, 2.4)
     try:
         first = lease.read(path).info["renewed"]
-        time.sleep(2.5)  # twice the lease: only renewals keep it
+        time.sleep(5)  # twice the lease: only renewals (every 0.4 s) keep it
         assert lease.read(path).info["renewed"] > first
-        assert lease.try_take(path, 1.2) is None
+        assert lease.try_take(path, 2.4) is None
         holder.send_signal(signal.SIGSTOP)  # alive, but no longer renewing
-        time.sleep(1.6)
-        mine = lease.try_take(path, 1.2)
+        time.sleep(3)
+        mine = lease.try_take(path, 2.4)
         assert mine is not None  # stale: taken over although its holder still exists
         holder.send_signal(signal.SIGCONT)
         assert holder.stdout.readline().strip() == "lost"  # the old holder learns it at its next renewal
@@ -90,13 +90,15 @@ RACE = """
 import sys, time
 from pathlib import Path
 from sdebench.runs import lease
-path, go = Path(sys.argv[1]), float(sys.argv[2])
+path, go, done = Path(sys.argv[1]), float(sys.argv[2]), Path(sys.argv[3])
 while time.time() < go:
     pass
 got = lease.try_take(path, 5)
 print("won" if got is not None else "lost", flush=True)
-time.sleep(1.5)  # a winner holds it while the others could still try
-if got is not None:
+if got is not None:  # the winner holds it until every taker has tried
+    deadline = time.time() + 60
+    while not done.exists() and time.time() < deadline:
+        time.sleep(0.05)
     print("kept" if got.mine() else "stolen", flush=True)
     got.release()
 """
@@ -107,9 +109,12 @@ def test_a_stale_lease_is_taken_over_by_exactly_one_of_many_racing_processes(tmp
     path = tmp_path / "ep.lease"
     stale_lease(path)
     go = time.time() + 2.0  # every taker spins until then, so they try within a millisecond or so
-    procs = [subprocess.Popen([sys.executable, "-c", RACE, str(path), str(go)], env=env(), stdout=subprocess.PIPE,
-                              text=True) for _ in range(8)]
-    outs = [p.communicate(timeout=60)[0].split() for p in procs]
+    done = tmp_path.parent / f"{tmp_path.name}.done"
+    procs = [subprocess.Popen([sys.executable, "-c", RACE, str(path), str(go), str(done)], env=env(),
+                              stdout=subprocess.PIPE, text=True) for _ in range(8)]
+    firsts = [p.stdout.readline().strip() for p in procs]
+    done.touch()
+    outs = [[first, *p.communicate(timeout=60)[0].split()] for first, p in zip(firsts, procs, strict=True)]
     assert sorted(o[0] for o in outs).count("won") == 1, outs
     assert [o[1:] for o in outs if o[0] == "won"] == [["kept"]]  # nobody replaced the winner's lease
     assert not list(tmp_path.iterdir())  # released; no taker left a link behind
