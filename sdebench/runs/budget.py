@@ -1,7 +1,9 @@
 """The sweep budget (`budget_usd`): a ledger every job of one sweep shares, parallel ones included.
 
 The ledger is a JSON file in `results_dir` (`.budget/<sweep id>.json`), read and written only
-under an exclusive `flock` on a lock file beside it. Before an episode that calls a model starts,
+under an exclusive `flock` on a lock file beside it, or with `claims=lease` while holding a lease
+file beside it (sdebench.runs.lease: the same staleness rule as the episodes' claims, so a job
+killed inside the few milliseconds of an update blocks the ledger for at most `claim_lease_s`). Before an episode that calls a model starts,
 its worst case (the per-episode cap `limits.max_cost_usd`, which the agents never cross) is
 reserved; a reservation that would take spent + reserved past the budget is refused and the
 episode is not started. After the episode the reservation is replaced by its actual cost. So the
@@ -18,6 +20,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.errors import RunError
+from sdebench.runs import lease
 
 SWEEP_ID_ENV = "SDEBENCH_SWEEP_ID"
 EPS = 1e-9  # float slack when comparing sums of costs
@@ -41,6 +45,7 @@ class Ledger:
 
     path: Path
     budget_usd: float
+    lease_s: float | None = None  # None: the lock is an flock; else a lease with this staleness limit
 
     @classmethod
     def for_run(cls, cfg: dict[str, Any]) -> Ledger | None:
@@ -56,24 +61,38 @@ class Ledger:
             raise ValueError(f"budget_usd must not be negative, got {raw!r}")
         sweep_id = os.environ.get(SWEEP_ID_ENV) or f"pid{os.getpid()}"  # outside the wrapper: this process
         results_dir = Path(cfg.get("results_dir") or "results")
-        return cls(results_dir / ".budget" / f"{sweep_id}.json", budget)
+        from sdebench.runs.sweep import ClaimMode
+
+        mode = ClaimMode.of_config(cfg)
+        return cls(results_dir / ".budget" / f"{sweep_id}.json", budget,
+                   mode.lease_s if mode.kind == "lease" else None)
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[dict[str, Any]]:
+    def _exclusive(self) -> Iterator[None]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.lease_s is not None:
+            with lease.held(self.path.with_suffix(".lease"), self.lease_s):
+                yield
+            return
         fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[dict[str, Any]]:
+        with self._exclusive():
             try:
                 state = json.loads(self.path.read_text())
             except (OSError, ValueError):
                 state = {"budget_usd": self.budget_usd, "spent_usd": 0.0, "episodes": 0, "reserved": {}}
             yield state
-            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+            # threads of one process may hold the lock in turn: the temp name is unique to the writer
+            tmp = self.path.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
             tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
             os.replace(tmp, self.path)
-        finally:
-            os.close(fd)
 
     def reserve(self, amount: float, what: str) -> str:
         """Reserve `amount` USD for the episode `what`; its token, or BudgetSpent if the budget would be exceeded."""

@@ -37,9 +37,15 @@ def sources(cfg: dict[str, Any]) -> tuple[str, ...] | None:
 
 
 def check(cfg: dict[str, Any]) -> dict[str, Any]:
-    """`cfg` validated (source) with deprecated top-level keys moved under `model`, each with a one-line warning."""
+    """`cfg` validated (source, claims) with deprecated top-level keys moved under `model`, each with a one-line warning."""
     cfg = dict(cfg)
     sources(cfg)
+    from sdebench.runs.sweep import ClaimMode
+
+    try:
+        ClaimMode.of_config(cfg)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
     for key in MOVED_TO_MODEL:
         value = cfg.pop(key, None)
         if value is None:

@@ -100,7 +100,8 @@ def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_e
     config and `key_extra` (a stream adds its position and carried memory). `stream` fields are
     set on a fresh record; `manifest` (a job dir) lists the record's path. With a budget `ledger`
     (sdebench.runs.budget) an episode to run first reserves its worst case; BudgetSpent if refused.
-    Another process holding the episode's claim is waited for, or with `wait=False` the answer is None.
+    Another process holding the episode's claim (`claims`: flock or lease) is waited for, or with
+    `wait=False` the answer is None.
     """
     from sdebench.runs import results, sweep
     from sdebench.runs.episode import identity
@@ -112,17 +113,19 @@ def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_e
     path = results.record_path(results_dir, ident, key)
     claimed = Claimed(task, cfg, factory, path, task_hash, cfg_hash, key, head or task.id, carried=carried,
                       stream=stream, manifest=manifest, ledger=ledger)
+    mode = sweep.ClaimMode.of_config(cfg)
     if wait:
-        with sweep.claim(path, on_wait=lambda: log.info("%s: another process is running it, waiting", claimed.head)):
+        with sweep.claim(path, on_wait=lambda: log.info("%s: another process is running it, waiting", claimed.head),
+                         mode=mode):
             return _run_claimed(claimed)
-    fd = sweep.try_claim(path)
-    if fd is None:
+    handle = sweep.try_claim(path, mode)
+    if handle is None:
         log.info("%s: another process is running it, taking the next one", claimed.head)
         return None
     try:
         return _run_claimed(claimed)
     finally:
-        sweep.release(fd)
+        sweep.release(handle)
 
 
 @dataclass(frozen=True)

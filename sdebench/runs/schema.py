@@ -14,12 +14,20 @@ section is checked by the component); `stream` by `sdebench.runs.stream`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 GROUP = "schema"  # conf-tree group the schemas live in: `- /schema/<name>@_here_` in an option's defaults
+
+
+class Claims(StrEnum):
+    """How an episode is claimed (sdebench.runs.sweep): an `flock`, or a `lease` file its holder renews."""
+
+    flock = "flock"
+    lease = "lease"
 
 
 @dataclass
@@ -286,6 +294,8 @@ class RunConfig:
     plan: bool = False
     concurrency: int = 1  # episodes of one job at once (sdebench.runs.pool)
     worker: int = 0  # a label with no effect on episodes: `-m worker=0,1,2,3` runs each job as four sharing its episodes
+    claims: Claims = Claims.flock  # flock | lease (sdebench.runs.sweep, sdebench.runs.lease)
+    claim_lease_s: float = 60.0  # a lease not renewed for this long is stale and taken over
     preflight: PreflightConfig = field(default_factory=PreflightConfig)
     estimate: EstimateConfig = field(default_factory=EstimateConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)

@@ -3,7 +3,9 @@ problems a sweep reports in its exit status, and the command-line wrapper of the
 
 - **Claims.** Before an episode runs, its process takes an exclusive `flock` on a claim file beside
   the record (`.<record>.claim`). The kernel drops the lock when the holder dies, however it dies,
-  so no episode runs twice at once and no trajectory gets two writers. A job takes the next episode
+  so no episode runs twice at once and no trajectory gets two writers. With `claims=lease` the claim
+  is instead a lease file its holder renews (`.<record>.lease`, sdebench.runs.lease), for shared
+  filesystems whose `flock` is node-local; a lease whose holder is gone is taken over. A job takes the next episode
   nobody holds and comes back to the held ones at the end (sdebench.runs.pool), waiting then for
   their records: two sweeps on one `results_dir` share the work instead of queueing on each other.
 - **Workers die with the sweep.** The wrapper puts its pid in `SDEBENCH_SWEEP_PID`; a job running
@@ -32,10 +34,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sdebench.errors import RunError
+from sdebench.runs import lease as lease_mod
+from sdebench.runs.lease import LEASE_S, Lease
 
 SWEEP_PID_ENV = "SDEBENCH_SWEEP_PID"
 STATUS_ENV = "SDEBENCH_STATUS_FILE"
@@ -46,18 +51,57 @@ LIST_KEYS = ("source", "select.family", "select.variant", "select.ids", "select.
 
 
 # --- claims ----------------------------------------------------------------------------------------
+CLAIM_MODES = ("flock", "lease")
+
+
 def claim_path(record: Path) -> Path:
     """The claim file of the episode whose record is `record` (hidden, so record readers skip it)."""
     return record.with_name(f".{record.name}.claim")
 
 
-def try_claim(record: Path) -> int | None:
-    """Take the exclusive claim on one episode if nobody holds it: the open descriptor holding it, else None.
+def lease_path(record: Path) -> Path:
+    """The lease file of the episode whose record is `record` under `claims=lease` (hidden too)."""
+    return record.with_name(f".{record.name}.lease")
 
-    Release it with `release(fd)`. The lock is an `flock` on an open file: it dies with its holder,
-    so a killed sweep never leaves an episode claimed. The claim file is never removed (removing it
-    while another process waits on it would let a third one lock a new file).
+
+@dataclass(frozen=True)
+class ClaimMode:
+    """How episodes are claimed: `flock` (default) or `lease` with its staleness limit in seconds."""
+
+    kind: str = "flock"
+    lease_s: float = LEASE_S
+
+    @classmethod
+    def of_config(cls, cfg: dict[str, Any]) -> ClaimMode:
+        """The claim mode `cfg` asks for (`claims`, `claim_lease_s`); ValueError (one line) if bad."""
+        raw_kind = cfg.get("claims") or "flock"
+        kind = str(getattr(raw_kind, "value", raw_kind))  # the schema's enum, or a plain string
+        if kind not in CLAIM_MODES:
+            raise ValueError(f"claims must be one of {', '.join(CLAIM_MODES)}, got {kind!r}")
+        raw = cfg.get("claim_lease_s", LEASE_S)
+        try:
+            lease_s = float(raw)
+        except (TypeError, ValueError):
+            lease_s = -1.0
+        if not lease_s > 0:
+            raise ValueError(f"claim_lease_s must be a number of seconds > 0, got {raw!r}")
+        return cls(kind, lease_s)
+
+
+FLOCK = ClaimMode()
+Handle = int | Lease  # a held claim: the descriptor holding the flock, or the lease
+
+
+def try_claim(record: Path, mode: ClaimMode = FLOCK) -> Handle | None:
+    """Take the exclusive claim on one episode if nobody holds it: the handle holding it, else None.
+
+    Release it with `release(handle)`. Under `flock` the lock is on an open file: it dies with its
+    holder, so a killed sweep never leaves an episode claimed; the claim file is never removed
+    (removing it while another process waits on it would let a third one lock a new file). Under
+    `lease` a stale lease is taken over (sdebench.runs.lease).
     """
+    if mode.kind == "lease":
+        return lease_mod.try_take(lease_path(record), mode.lease_s)
     path = claim_path(record)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -69,7 +113,8 @@ def try_claim(record: Path) -> int | None:
     except OSError as e:  # ENOLCK, ENOSYS: a filesystem without (cluster-wide) flock
         os.close(fd)
         raise RunError(f"cannot lock {path}: {e.strerror}; results_dir must be on a filesystem whose flock works "
-                       "across the machines of a sweep (docs/experiments.md#shared-filesystems)") from None
+                       "across the machines of a sweep, or use claims=lease "
+                       "(docs/experiments.md#shared-filesystems)") from None
     except BaseException:
         os.close(fd)
         raise
@@ -83,29 +128,36 @@ def _mark(fd: int) -> None:
     os.write(fd, f"{socket.gethostname()} {os.getpid()}\n".encode())
 
 
-def release(fd: int) -> None:
-    """Release a claim taken by `try_claim`."""
-    os.close(fd)  # releases the lock
+def release(handle: Handle) -> None:
+    """Release a claim taken by `try_claim` or `claim`."""
+    if isinstance(handle, Lease):
+        handle.release()
+    else:
+        os.close(handle)  # releases the lock
 
 
 @contextlib.contextmanager
-def claim(record: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+def claim(record: Path, on_wait: Callable[[], None] | None = None, mode: ClaimMode = FLOCK) -> Iterator[None]:
     """Hold the exclusive claim on one episode; if another process holds it, call `on_wait` and wait."""
-    fd = try_claim(record)
-    if fd is None:
+    handle = try_claim(record, mode)
+    if handle is None:
         if on_wait is not None:
             on_wait()
-        fd = os.open(claim_path(record), os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            _mark(fd)
-        except BaseException:
-            os.close(fd)
-            raise
+        if mode.kind == "lease":
+            handle = lease_mod.take(lease_path(record), mode.lease_s)
+        else:
+            fd = os.open(claim_path(record), os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                _mark(fd)
+            except BaseException:
+                os.close(fd)
+                raise
+            handle = fd
     try:
         yield
     finally:
-        release(fd)
+        release(handle)
 
 
 # --- workers die with the sweep ------------------------------------------------------------------

@@ -19,9 +19,9 @@ from tests.runs.test_run import tasks as tasks
 KEY_ENV = "SDEBENCH_TESTMODEL_KEY"
 
 
-def spend(path: str, budget: float, out) -> None:
+def spend(path: str, budget: float, out, lease_s: float | None = None) -> None:
     """Reserve 1.0, hold it a moment, settle at 0.7, until the ledger refuses; put how many ran."""
-    ledger = Ledger(__import__("pathlib").Path(path), budget)
+    ledger = Ledger(__import__("pathlib").Path(path), budget, lease_s)
     n = 0
     while True:
         try:
@@ -34,11 +34,12 @@ def spend(path: str, budget: float, out) -> None:
     out.put(n)
 
 
-def test_two_processes_never_exceed_the_budget(tmp_path):
+@pytest.mark.parametrize("lease_s", [None, 5.0], ids=["flock", "lease"])
+def test_two_processes_never_exceed_the_budget(tmp_path, lease_s):
     path = str(tmp_path / ".budget" / "s.json")
     ctx = multiprocessing.get_context("fork")
     out = ctx.Queue()
-    procs = [ctx.Process(target=spend, args=(path, 10.0, out)) for _ in range(2)]
+    procs = [ctx.Process(target=spend, args=(path, 10.0, out, lease_s)) for _ in range(2)]
     for p in procs:
         p.start()
     for p in procs:
@@ -51,6 +52,7 @@ def test_two_processes_never_exceed_the_budget(tmp_path):
     # each start reserved 1.0 with spent + reserved <= 10, so no more than 13 can have started
     # (0.7 * 13 + 1.0 > 10 stops the 14th), and the refusals came only once spent passed 9.0
     assert 9.0 < state["spent_usd"] <= 10.0 and sum(ran) == 13
+    assert not list((tmp_path / ".budget").glob("*.lease*"))  # the ledger's lease is released after each update
 
 
 def test_a_reservation_past_the_budget_is_refused_with_one_line(tmp_path):

@@ -72,7 +72,7 @@ def test_concurrency_must_be_a_positive_whole_number(raw):
 def _spans(recs) -> list[tuple[float, float]]:
     out = []
     for r in recs:
-        ts = [e["t"] for e in traj_mod.read(Path(r.trajectory))]
+        ts = [e["t"] for e in traj_mod.read(Path(r.storage.trajectory))]
         out.append((min(ts), max(ts)))
     return out
 
@@ -97,17 +97,19 @@ def test_concurrency_runs_a_jobs_episodes_at_once_each_exactly_once(tmp_path, ta
     assert len(recs) == 5 and all(rec.outcome.resolved for rec in recs)
     assert len(log.read_text().splitlines()) == 5  # every episode's agent started once
     for rec in recs:
-        kinds = [e["kind"] for e in traj_mod.read(Path(rec.trajectory))]
+        kinds = [e["kind"] for e in traj_mod.read(Path(rec.storage.trajectory))]
         assert kinds.count("episode_start") == 1 and kinds.count("episode_end") == 1
     assert _peak_overlap(_spans(recs)) >= 3  # episodes of one job ran at the same time
     assert r.stdout.count("| squashed") >= 1  # the summary table still prints
 
 
 @pytest.mark.slow
-def test_two_sweeps_at_once_share_the_work(tmp_path, tasks):
-    """Each sweep takes the episodes the other does not hold: both run a fair share, none runs twice."""
+@pytest.mark.parametrize("claims", ["flock", "lease"])
+def test_two_sweeps_at_once_share_the_work(tmp_path, tasks, claims):
+    """Each sweep takes the episodes the other does not hold: both run a fair share, none runs twice,
+    with either kind of claim."""
     log = tmp_path / "agent.log"
-    args = ["-m", *common(tmp_path, tasks), *SLOW, "delivery=full,squashed", "progress=false"]
+    args = ["-m", *common(tmp_path, tasks), *SLOW, "delivery=full,squashed", "progress=false", f"claims={claims}"]
     extra = {"SDEBENCH_TEST_AGENT_LOG": str(log), "SDEBENCH_TEST_AGENT_SLEEP": "1.5"}
     a = popen([*args, f"hydra.sweep.dir={tmp_path / 'sweep-a'}"], tmp_path, extra)
     b = popen([*args, f"hydra.sweep.dir={tmp_path / 'sweep-b'}"], tmp_path, extra)
@@ -121,6 +123,7 @@ def test_two_sweeps_at_once_share_the_work(tmp_path, tasks):
     by_sweep = {p: pids.count(p) for p in (a.pid, b.pid)}
     assert min(by_sweep.values()) >= 3, by_sweep  # neither sweep sat waiting on the other's episodes
     assert len(results.read_records(tmp_path / "sweep-a")) == len(results.read_records(tmp_path / "sweep-b")) == 10
+    assert not list((tmp_path / "results").rglob(".*.lease*"))  # every lease released
 
 
 @pytest.mark.slow
@@ -146,10 +149,10 @@ def test_concurrent_llm_episodes_back_off_on_429_and_keep_the_ledger_exact(tmp_p
             limited = json.loads(resp.read())["limited"]
     assert r.returncode == 0, r.stderr[-3000:]
     recs = results.read_records(tmp_path / "results")
-    assert len(recs) == 4 and not any(rec.error for rec in recs), [rec.error for rec in recs]
+    assert len(recs) == 4 and not any(rec.outcome.error for rec in recs), [rec.outcome.error for rec in recs]
     assert all(rec.outcome.interventions == 1 and not rec.outcome.resolved for rec in recs)  # submitted twice each, unresolved
     assert limited > 0  # the model did refuse calls, and the agents waited them out
-    retried = sum(1 for rec in recs for e in traj_mod.read(Path(rec.trajectory)) if e["kind"] == "retry")
+    retried = sum(1 for rec in recs for e in traj_mod.read(Path(rec.storage.trajectory)) if e["kind"] == "retry")
     assert retried >= limited
     (ledger,) = (tmp_path / "results" / ".budget").glob("*.json")
     state = json.loads(ledger.read_text())

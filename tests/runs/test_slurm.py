@@ -1,5 +1,6 @@
 """Sweeps on a real Slurm cluster (`hydra/launcher=slurm`): the jobs are sbatch array tasks (sacct says so),
-their results equal a local run's, and a job cancelled or cut off by its time limit loses nothing.
+their results equal a local run's, and a job cancelled, cut off by its time limit or on a drained node
+loses nothing.
 
 Tier `slurm` (tests/tiers.py): needs a running cluster with accounting, as `.ci/slurm-setup.sh` starts;
 without one the tests skip, or fail when SDEBENCH_REQUIRE_SLURM=1 (as in CI).
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from sdebench.agents import trajectory as traj_mod
-from sdebench.runs import results
+from sdebench.runs import results, sweep
 from tests.runs.test_run import ROOT, env
 from tests.runs.test_sweep import SLOW
 
@@ -125,8 +126,8 @@ def _resumed_exactly(tmp_path: Path) -> None:
     assert len(recs) == 6 and all(r.outcome.resolved for r in recs)
     assert len({r.key for r in recs}) == 6
     for r in recs:
-        ends = [e for e in traj_mod.read(Path(r.trajectory)) if e.get("kind") == "episode_end"]
-        assert len(ends) == 1, r.trajectory  # one finished run per record, whatever was cut off before
+        ends = [e for e in traj_mod.read(Path(r.storage.trajectory)) if e.get("kind") == "episode_end"]
+        assert len(ends) == 1, r.storage.trajectory  # one finished run per record, whatever was cut off before
     stale = [p for p in (tmp_path / "results").rglob(".*.tmp")]
     assert not stale, stale
 
@@ -190,3 +191,70 @@ def test_a_job_warned_of_its_time_limit_is_requeued_and_finishes_without_duplica
     started = len(log.read_text().splitlines())
     requeues = sum("REQUEUED" in line or "PREEMPTED" in line for line in history)
     assert 6 <= started <= 6 + requeues  # only an episode cut off by a requeue starts again
+
+
+def _node_state(host: str) -> str:
+    r = subprocess.run(["sinfo", "-h", "-N", "-n", host, "-o", "%T"], capture_output=True, text=True, timeout=30)
+    return r.stdout.strip().lower()
+
+
+def _job_state(job: str) -> str:
+    r = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True, timeout=30)
+    return " ".join(r.stdout.split()).lower()
+
+
+@pytest.mark.parametrize("claims", ["flock", "lease"])
+def test_a_node_drained_mid_sweep_resumes_exactly_on_rerun(tmp_path, claims):
+    """Slurm drains a node gently (its running tasks go on, no new one starts), so an admin who wants the
+    node now also cancels them. After `state=resume` the same command runs what is missing and takes
+    over the claims the killed task left, in either claim mode."""
+    host = subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()
+    log = tmp_path / "agent.log"
+    extra = {"SDEBENCH_TEST_AGENT_LOG": str(log), "SDEBENCH_TEST_AGENT_SLEEP": "4"}
+    args = [*SLOW_SWEEP, f"tasks_dir={ROOT / 'tasks'}", f"results_dir={tmp_path / 'results'}",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}", f"claims={claims}"]
+    proc = subprocess.Popen([sys.executable, "-m", "sdebench.run", "-m", *args], cwd=tmp_path, env={**env(), **extra},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait(lambda: _records(tmp_path / "results") >= 2, 300, "two finished episodes")
+        (job,) = slurm_jobs(tmp_path / "sweep")
+        try:
+            subprocess.run(["scontrol", "update", f"nodename={host}", "state=drain", "reason=sdebench-test"],
+                           check=True, timeout=60)
+            time.sleep(1)
+            assert _node_state(host) in ("draining", "drng"), _node_state(host)  # drained only once its jobs end
+            assert "running" in _job_state(job), _job_state(job)
+            subprocess.run(["scancel", job], check=True, timeout=60)
+            _wait(lambda: _node_state(host) in ("drained", "drain"), 90, "the node drained")
+        finally:  # back in service as soon as the drain is seen through: other jobs may be waiting for it
+            subprocess.run(["scontrol", "update", f"nodename={host}", "state=resume"], timeout=60)
+        proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+    assert proc.returncode != 0  # the sweep says its job did not complete
+    done_before = sum(r.outcome.stop_reason != "error" for r in results.read_records(tmp_path / "results"))
+    assert 0 < done_before < 6
+    first_started = len(log.read_text().splitlines())
+    # the cancelled task was killed mid-episode: under lease its lease is left behind, under flock its lock died
+    left = list((tmp_path / "results").rglob(".*.lease"))
+    assert (len(left) == 1) if claims == "lease" else not left, left
+    _flocks_free(tmp_path / "results")
+    extra["SDEBENCH_TEST_AGENT_SLEEP"] = "0.2"
+    again = run(args, tmp_path, extra, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    _resumed_exactly(tmp_path)
+    assert len(log.read_text().splitlines()) == first_started + (6 - done_before)  # nothing lost, nothing twice
+    if claims == "lease":  # the stale lease was taken over at once (its holder is gone from this host)
+        assert "took over a stale lease" in "".join(p.read_text() for p in (tmp_path / "sweep").rglob("run.log"))
+    assert not list((tmp_path / "results").rglob(".*.lease*"))  # every lease released
+    _flocks_free(tmp_path / "results")
+
+
+def _flocks_free(results_dir: Path) -> None:
+    """No process holds the flock claim of any episode under `results_dir`."""
+    for claim in results_dir.rglob(".*.claim"):
+        handle = sweep.try_claim(claim.with_name(claim.name[1:].removesuffix(".claim")))
+        assert handle is not None, claim
+        sweep.release(handle)
