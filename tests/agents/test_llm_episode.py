@@ -303,8 +303,8 @@ def test_a_planted_key_reaches_no_output_file(task, tmp_path):
     assert re.search(rf"api_key_env: {KEY_ENV}\b", saved)
     recs = [json.loads(p.read_text()) for p in files if p.suffix == ".json"]
     recs = [r for r in recs if isinstance(r, dict) and "schema_version" in r]
-    assert sorted(r["stop_reason"] for r in recs) == ["error", "resolved"]
-    assert any("[REDACTED]" in (r.get("error") or "") for r in recs)
+    assert sorted(r["outcome"]["stop_reason"] for r in recs) == ["error", "resolved"]
+    assert any("[REDACTED]" in (r["outcome"].get("error") or "") for r in recs)
 
 
 def test_a_noop_run_never_imports_litellm(tmp_path):
@@ -325,4 +325,4 @@ def test_a_noop_run_never_imports_litellm(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().endswith("clean")
     recs = [json.loads(p.read_text()) for p in (tmp_path / "results").rglob("*.json")]
-    assert [r["agent"] for r in recs if "schema_version" in r] == ["noop"]
+    assert [r["identity"]["agent"] for r in recs if "schema_version" in r] == ["noop"]

@@ -264,7 +264,7 @@ def test_episode_records_of_a_fresh_set_carry_its_digest(fresh_set, keys):
     records = [json.loads(p.read_text()) for p in sorted(results.rglob("*.json"))]
     assert len(records) == 1
     for rec in records:
-        assert rec["set_digest"] == keys[0].digest and rec["resolved"] is True
+        assert rec["identity"]["set_digest"] == keys[0].digest and rec["outcome"]["resolved"] is True
         assert SEED_A not in json.dumps(rec)
 
 

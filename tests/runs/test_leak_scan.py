@@ -291,7 +291,7 @@ def test_two_episodes_running_at_once_pass_each_other_nothing(backend, request, 
     finally:
         factory.cleanup()
     assert set(records) == {"full", "none"}, records
-    assert all(getattr(r, "error", "x") is None for r in records.values()), {k: (r.error, r.stop_reason) for k, r in records.items()}
+    assert all(r.outcome.error is None for r in records.values()), {k: (r.outcome.error, r.outcome.stop_reason) for k, r in records.items()}
     assert "planted" in sender.out and "scanned" in receiver.out, (sender.out[-1500:], receiver.out[-1500:])
     planted = float(sender.out.split("planted", 1)[1].split()[0])
     scanned_line = receiver.out.split("scanned", 1)[1].split("\n", 1)[0].split()

@@ -73,7 +73,7 @@ def _run_dying(agent: str, death: str, task, tmp_path, sandbox: str = "local"):
 def _check_error(agent: str, rec, events):
     assert rec["stop_reason"] == "error", (agent, rec["stop_reason"], rec["error"])
     assert "failed every call since some point" in rec["error"], rec["error"]
-    assert is_error(rec) and outcome_label(rec) == "error (no outcome)"
+    assert is_error(EpisodeRecord.from_flat(rec)) and outcome_label(EpisodeRecord.from_flat(rec)) == "error (no outcome)"
     assert [a["stop_reason"] for a in rec["attempts"]] == ["error"] and rec["resolved"] is False
     assert rec["attempts"][0]["resolved"] is (agent == "mini-swe-agent")  # graded, yet no outcome
     assert rec["turns"] == rec["model_calls"] == 1  # the answered call; the failed ones are no turns

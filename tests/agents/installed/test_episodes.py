@@ -13,6 +13,7 @@ import os
 import pytest
 
 from sdebench.runs import rules
+from sdebench.runs.record import EpisodeRecord
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import load
 from sdebench.testing import testmodel
@@ -386,7 +387,8 @@ def test_a_failure_the_agent_can_cause_is_an_unresolved_outcome_not_an_error(how
     assert rec["stop_reason"] == "agent_error" and rec["error"], rec
     assert ("exited with code" in rec["error"]) if how == "kills its own CLI" else ("prompt is too long" in rec["error"])
     assert rec["resolved"] is False and [a["stop_reason"] for a in rec["attempts"]] == ["agent_error"]
-    assert not rules.is_error(rec) and rules.counted_interventions(rec) == rec["max_interventions"]
+    typed = EpisodeRecord.from_flat(rec)
+    assert not rules.is_error(typed) and rules.counted_interventions(typed) == rec["max_interventions"]
     assert rec["model_calls"] == (2 if how == "kills its own CLI" else 1)
     assert 'ROUND_HALF_UP' in rec["final_diff"]  # what it did before failing was graded
 
@@ -414,6 +416,6 @@ def test_an_agent_cannot_fake_a_dead_model(task, server, tmp_path, key):
                   "sandbox=local", "agent.dead_model_s=0")
     rec, events = episode(task, cfg, tmp_path)
     assert len(requests(base)) == 3 and "overloaded" in str([e for e in events if e["kind"] == "model_error"])
-    assert rec["stop_reason"] == "agent_error" and not rules.is_error(rec), (rec["stop_reason"], rec["error"])
+    assert rec["stop_reason"] == "agent_error" and not rules.is_error(EpisodeRecord.from_flat(rec)), (rec["stop_reason"], rec["error"])
     assert [e["alive"] for e in events if e["kind"] == "model_probe"] == [True]
     assert rec["model_calls"] == 2 and 'ROUND_HALF_UP' in rec["final_diff"]
