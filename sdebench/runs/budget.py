@@ -61,9 +61,8 @@ class Ledger:
             raise ValueError(f"budget_usd must not be negative, got {raw!r}")
         sweep_id = os.environ.get(SWEEP_ID_ENV) or f"pid{os.getpid()}"  # outside the wrapper: this process
         results_dir = Path(cfg.get("results_dir") or "results")
-        from sdebench.runs.sweep import ClaimMode
 
-        mode = ClaimMode.of_config(cfg)
+        mode = lease.ClaimMode.of_config(cfg)
         return cls(results_dir / ".budget" / f"{sweep_id}.json", budget,
                    mode.lease_s if mode.kind == "lease" else None)
 

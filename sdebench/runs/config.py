@@ -40,7 +40,7 @@ def check(cfg: dict[str, Any]) -> dict[str, Any]:
     """`cfg` validated (source, claims) with deprecated top-level keys moved under `model`, each with a one-line warning."""
     cfg = dict(cfg)
     sources(cfg)
-    from sdebench.runs.sweep import ClaimMode
+    from sdebench.runs.lease import ClaimMode
 
     try:
         ClaimMode.of_config(cfg)

@@ -38,6 +38,31 @@ from typing import Any
 log = logging.getLogger("sdebench.run")
 
 LEASE_S = 60.0  # default seconds without renewal after which a lease is stale
+CLAIM_MODES = ("flock", "lease")
+
+
+@dataclass(frozen=True)
+class ClaimMode:
+    """How episodes are claimed: `flock` (default) or `lease` with its staleness limit in seconds."""
+
+    kind: str = "flock"
+    lease_s: float = LEASE_S
+
+    @classmethod
+    def of_config(cls, cfg: dict[str, Any]) -> ClaimMode:
+        """The claim mode `cfg` asks for (`claims`, `claim_lease_s`); ValueError (one line) if bad."""
+        raw_kind = cfg.get("claims") or "flock"
+        kind = str(getattr(raw_kind, "value", raw_kind))  # the schema's enum, or a plain string
+        if kind not in CLAIM_MODES:
+            raise ValueError(f"claims must be one of {', '.join(CLAIM_MODES)}, got {kind!r}")
+        raw = cfg.get("claim_lease_s", LEASE_S)
+        try:
+            lease_s = float(raw)
+        except (TypeError, ValueError):
+            lease_s = -1.0
+        if not lease_s > 0:
+            raise ValueError(f"claim_lease_s must be a number of seconds > 0, got {raw!r}")
+        return cls(kind, lease_s)
 SIZE = 512  # every write of a lease file has this length: a renewal overwrites the whole content
 
 

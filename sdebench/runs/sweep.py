@@ -34,13 +34,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sdebench.errors import RunError
 from sdebench.runs import lease as lease_mod
-from sdebench.runs.lease import LEASE_S, Lease
+from sdebench.runs.lease import CLAIM_MODES, LEASE_S, ClaimMode, Lease  # noqa: F401 - re-exported
 
 SWEEP_PID_ENV = "SDEBENCH_SWEEP_PID"
 STATUS_ENV = "SDEBENCH_STATUS_FILE"
@@ -51,7 +50,6 @@ LIST_KEYS = ("source", "select.family", "select.variant", "select.ids", "select.
 
 
 # --- claims ----------------------------------------------------------------------------------------
-CLAIM_MODES = ("flock", "lease")
 
 
 def claim_path(record: Path) -> Path:
@@ -62,30 +60,6 @@ def claim_path(record: Path) -> Path:
 def lease_path(record: Path) -> Path:
     """The lease file of the episode whose record is `record` under `claims=lease` (hidden too)."""
     return record.with_name(f".{record.name}.lease")
-
-
-@dataclass(frozen=True)
-class ClaimMode:
-    """How episodes are claimed: `flock` (default) or `lease` with its staleness limit in seconds."""
-
-    kind: str = "flock"
-    lease_s: float = LEASE_S
-
-    @classmethod
-    def of_config(cls, cfg: dict[str, Any]) -> ClaimMode:
-        """The claim mode `cfg` asks for (`claims`, `claim_lease_s`); ValueError (one line) if bad."""
-        raw_kind = cfg.get("claims") or "flock"
-        kind = str(getattr(raw_kind, "value", raw_kind))  # the schema's enum, or a plain string
-        if kind not in CLAIM_MODES:
-            raise ValueError(f"claims must be one of {', '.join(CLAIM_MODES)}, got {kind!r}")
-        raw = cfg.get("claim_lease_s", LEASE_S)
-        try:
-            lease_s = float(raw)
-        except (TypeError, ValueError):
-            lease_s = -1.0
-        if not lease_s > 0:
-            raise ValueError(f"claim_lease_s must be a number of seconds > 0, got {raw!r}")
-        return cls(kind, lease_s)
 
 
 FLOCK = ClaimMode()
