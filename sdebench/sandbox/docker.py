@@ -438,8 +438,11 @@ class DockerSandbox:
         except ValueError:
             # Podman's Docker-compatible API (4.x, rootless on cgroup v1) answers `top` with an empty
             # body: count the container's pids from inside instead, less the counting process itself
-            out = self.container.exec_run(["python3", "-c", COUNT_PIDS], user=self.opts.user).output
-            return int(out.decode().strip() or 0) - 1
+            # The count runs where the submission's processes live: output it can garble (a full
+            # process table, say) counts as "processes left", so the container is reset, never an error.
+            out = (self.container.exec_run(["python3", "-c", COUNT_PIDS], user=self.opts.user).output or b"")[:32]
+            text = out.decode("ascii", "replace").strip()
+            return int(text) - 1 if text.isdigit() else 2
 
     def _reap(self) -> None:
         """End every process an exec left behind (daemons, fork-bomb orphans).
