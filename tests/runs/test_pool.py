@@ -14,7 +14,7 @@ from sdebench.agents import trajectory as traj_mod
 from sdebench.runs import pool, results
 from tests.minitask import build_all
 from tests.runs.test_run import common, env
-from tests.runs.test_sweep import SLOW, popen
+from tests.runs.test_sweep import SLOW, two_sweeps
 
 
 @pytest.fixture(scope="module")
@@ -108,15 +108,7 @@ def test_concurrency_runs_a_jobs_episodes_at_once_each_exactly_once(tmp_path, ta
 def test_two_sweeps_at_once_share_the_work(tmp_path, tasks, claims):
     """Each sweep takes the episodes the other does not hold: both run a fair share, none runs twice,
     with either kind of claim."""
-    log = tmp_path / "agent.log"
-    args = ["-m", *common(tmp_path, tasks), *SLOW, "delivery=full,squashed", "progress=false", f"claims={claims}"]
-    extra = {"SDEBENCH_TEST_AGENT_LOG": str(log), "SDEBENCH_TEST_AGENT_SLEEP": "1.5"}
-    a = popen([*args, f"hydra.sweep.dir={tmp_path / 'sweep-a'}"], tmp_path, extra)
-    b = popen([*args, f"hydra.sweep.dir={tmp_path / 'sweep-b'}"], tmp_path, extra)
-    _, err_a = a.communicate(timeout=600)
-    _, err_b = b.communicate(timeout=600)
-    assert a.returncode == 0 and b.returncode == 0, err_a[-2000:] + err_b[-2000:]
-    recs = results.read_records(tmp_path / "results")
+    a, b, log, recs = two_sweeps(tmp_path, tasks, [f"claims={claims}"], "1.5")
     assert len(recs) == 10 and all(rec.outcome.resolved for rec in recs)
     pids = [int(line.split()[0]) for line in log.read_text().splitlines()]
     assert len(pids) == 10  # every episode ran once
