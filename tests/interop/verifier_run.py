@@ -2,8 +2,8 @@
 tests/ dir per run (the verifier removes its answer key), as root.
 
 The interpreter here may live under a dir other users cannot enter (/root/.pyenv): then the run
-is wrapped in bubblewrap with that dir's parent replaced by an empty one and the interpreter's
-tree bound back, so the unprivileged users the verifier starts can run it, as in a container.
+is wrapped in bubblewrap with that dir replaced by an empty one and the interpreter's trees (a
+virtualenv's and its base install's) bound back, so the unprivileged users the verifier starts can run it, as in a container.
 """
 
 from __future__ import annotations
@@ -18,25 +18,42 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-def _hidden_prefix() -> Path | None:
-    """The first ancestor of the interpreter's prefix that other users cannot enter, if any."""
-    p = Path(sys.prefix).resolve()
+def _interpreter_roots() -> list[Path]:
+    """The trees the interpreter runs from: the venv (if any), its base install, the real binary's dir."""
+    roots = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.executable).resolve().parent]
+    return list(dict.fromkeys(roots))
+
+
+def _hidden_ancestor(p: Path) -> Path | None:
+    """The first ancestor of `p` that other users cannot enter, if any."""
     for parent in reversed(p.parents):
         if parent != Path("/") and not os.stat(parent).st_mode & 0o001:
             return parent
     return None
 
 
+def _mend() -> list[str]:
+    """bubblewrap options that let any user reach the interpreter: each dir out of reach replaced by an
+    empty one, with the interpreter's trees under it bound back (a venv under /root and its pyenv base)."""
+    hidden: dict[Path, set[Path]] = {}
+    for root in _interpreter_roots():
+        top = _hidden_ancestor(root)
+        if top is not None:
+            hidden.setdefault(top, set()).add(top / root.relative_to(top).parts[0])
+    opts: list[str] = []
+    for top in sorted(hidden):
+        opts += ["--tmpfs", str(top)]
+        for keep in sorted(hidden[top]):
+            opts += ["--ro-bind", str(keep), str(keep)]
+    return opts
+
+
 def argv(script: Path, extra: list[str] | None = None, reachable: bool = True) -> list[str]:
     """The command running `script` with bash; in bubblewrap when `extra` bubblewrap options are given or
     (`reachable`) the interpreter is out of other users' reach, which the wrapper then mends."""
-    hidden = _hidden_prefix() if reachable else None
-    if hidden is None and not extra:
+    mend = _mend() if reachable else []
+    if not mend and not extra:
         return ["bash", str(script)]
-    mend: list[str] = []
-    if hidden is not None:
-        keep = hidden / Path(sys.prefix).resolve().relative_to(hidden).parts[0]
-        mend = ["--tmpfs", str(hidden), "--ro-bind", str(keep), str(keep)]
     return ["bwrap", "--dev-bind", "/", "/", *mend, *(extra or []), "--", "bash", str(script)]
 
 
