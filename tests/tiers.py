@@ -1,7 +1,7 @@
 """Which heavy test tiers run. The README's test command runs the quick tier alone; `.ci/run` sets
 SDEBENCH_TIERS=all after installing what the heavy tiers need.
 
-    SDEBENCH_TIERS   a comma list of heavy tiers to run (slow, docker, agents, peers, slurm), or `all`
+    SDEBENCH_TIERS   a comma list of heavy tiers to run (slow, docker, agents, peers, slurm, memory), or `all`
 
 An explicit `-m` expression selects by markers itself and turns this off.
 """
@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-HEAVY = ("slow", "docker", "agents", "peers", "slurm")
+HEAVY = ("slow", "docker", "agents", "peers", "slurm", "memory")
 
 
 def enabled() -> frozenset[str]:
