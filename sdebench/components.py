@@ -1,4 +1,4 @@
-"""One way to build a component by name or `module:Class`: agents, deliveries, sandboxes, graders.
+"""One way to build a component by name or `module:Class`: agents, deliveries, memory systems, sandboxes, graders.
 
 Each kind has a registry of built-in names, each pointing at a `module:attr` target that is
 imported only when used (a reference run never imports litellm or the docker SDK). A value that
@@ -12,7 +12,9 @@ How each kind is built from its config section:
 - agent (`agent.name`): `cls.from_config({"agent": ..., "model": ...})`, its own section and the
   model's, nothing else of the run config (which names the source, the selected task ids and the
   task store); `cls()` if it has no `from_config`.
-- delivery (`delivery.name`): `cls(**options)`, the section's other keys as options.
+- delivery (`delivery.name`): `cls(**options)`, the section's other keys as options; a mode with a
+  `memory` field (memtool) also gets the memory system the `memory` section selects.
+- memory (`memory.name`): `cls(**options)` (sdebench.memory.base.MemoryBackend), one per episode.
 - sandbox (`sandbox.backend`): `target(**options)`; `target.from_config(options)` if it has one.
 - grader (the task's `grader` field): a callable `grader(task, workspace, factory, **options)
   -> Grade`; a class is instantiated once with no arguments and then called so. The episode
@@ -42,6 +44,7 @@ AGENTS: dict[str, str] = {
     "reader-top1": "sdebench.agents.readers:TopOneReader",
     "reader-latest": "sdebench.agents.readers:LatestReader",
     "reader-majority": "sdebench.agents.readers:MajorityReader",
+    "searcher": "sdebench.agents.searcher:Searcher",
     "learner": "sdebench.agents.learner:LearnerAgent",
     "llm": "sdebench.agents.llm:LLMAgent",
     "claude-code": "sdebench.agents.installed.claude_code:ClaudeCodeAgent",
@@ -59,14 +62,19 @@ DELIVERIES: dict[str, str] = {
     "inject": "sdebench.delivery.modes:Inject",
     "oracle": "sdebench.delivery.modes:Oracle",
 }
+MEMORIES: dict[str, str] = {
+    "bm25": "sdebench.memory.bm25:Bm25Memory",
+    "kg": "sdebench.memory.kg:KnowledgeGraphMemory",
+}
 SANDBOXES: dict[str, str] = {
     "local": "sdebench.sandbox:local_factory",
     "docker": "sdebench.sandbox:docker_factory",
     "unsafe_local": "sdebench.sandbox:unsafe_local_factory",
 }
-REGISTRIES: dict[str, dict[str, str]] = {"agent": AGENTS, "delivery": DELIVERIES, "sandbox": SANDBOXES, "grader": GRADERS}
+REGISTRIES: dict[str, dict[str, str]] = {"agent": AGENTS, "delivery": DELIVERIES, "memory": MEMORIES, "sandbox": SANDBOXES,
+                                         "grader": GRADERS}
 # How each kind is named in messages ("unknown sandbox backend 'x'").
-_NOUN = {"agent": "agent", "delivery": "delivery", "sandbox": "sandbox backend", "grader": "grader"}
+_NOUN = {"agent": "agent", "delivery": "delivery", "memory": "memory system", "sandbox": "sandbox backend", "grader": "grader"}
 
 
 class ComponentError(ConfigError):
@@ -126,11 +134,40 @@ def build_agent(cfg: Mapping[str, Any]) -> Any:
     return cls.from_config(agent_config(cfg)) if hasattr(cls, "from_config") else cls()
 
 
-def build_delivery(section: Mapping[str, Any] | None) -> Any:
-    """The delivery mode `section['name']` selects, with the section's other keys as options."""
+def build_memory(section: Mapping[str, Any] | None) -> Any:
+    """The memory system `section['name']` selects (default `bm25`), with the section's other keys as options."""
+    opts = dict(section or {})
+    name = opts.pop("name", None) or "bm25"
+    cls = resolve("memory", name)
+    try:
+        return cls(**opts)
+    except TypeError as e:
+        raise ComponentError(f"bad options for memory system {name!r}: {e}") from None
+
+
+def takes_memory(cls: Any) -> bool:
+    """Whether a delivery class serves a memory system (a dataclass field named `memory`)."""
+    return "memory" in getattr(cls, "__dataclass_fields__", {})
+
+
+def memory_system_of(cfg: Mapping[str, Any]) -> str | None:
+    """The memory system an episode under `cfg` uses: `memory.name` (default bm25) when its delivery serves
+    one (memtool), else None. One rule for the record's identity and the config hash."""
+    try:
+        serves = takes_memory(resolve("delivery", (cfg.get("delivery") or {}).get("name")))
+    except ConfigError:  # a bad delivery is reported where it is built, not here
+        return None
+    return str((cfg.get("memory") or {}).get("name") or "bm25") if serves else None
+
+
+def build_delivery(section: Mapping[str, Any] | None, memory: Mapping[str, Any] | None = None) -> Any:
+    """The delivery mode `section['name']` selects, with the section's other keys as options; a mode that
+    serves a memory system (memtool) gets the one `memory` selects, built fresh (one per episode)."""
     opts = dict(section or {})
     name = opts.pop("name", None)
     cls = resolve("delivery", name)
+    if takes_memory(cls):
+        opts["memory"] = build_memory(memory)
     try:
         return cls(**opts)
     except TypeError as e:

@@ -1,15 +1,20 @@
-"""The agent's tools: bash, read/edit/write files, run the visible tests, memory_search, submit.
+"""The agent's tools: bash, read/edit/write files, run the visible tests, submit, and the memory system's.
 
 Every tool acts through the episode's sandbox, so the same toolbox works on every backend. Paths
 are workspace-relative: absolute paths, `..` escapes and paths whose symlinks resolve outside the
 workspace (checked inside the sandbox) are rejected. Long outputs keep head and tail with a
 marker. `call` never raises: a bad call is an error result the agent can read.
 
-The toolbox runs on the host and keeps what its tools need (the sandbox, the memory index, the
+The memory tools (memtool) are the memory system's own (sdebench.memory: its names, descriptions
+and argument schemas); the toolbox checks their arguments against the declared schema's required
+keys and object shape and passes them on, so BM25's `memory_search` and a knowledge graph's
+`search_nodes` go through the same path.
+
+The toolbox runs on the host and keeps what its tools need (the sandbox, the memory system, the
 visible test ids); the agent is handed a `ToolView` of it, which exposes only the tool names,
 their schemas and `call`. An optional host-side `observer` (sdebench.runs.retrieval) is told of
-every call with the output the agent got, and of every search with its ranked hits; it never
-changes what the agent sees.
+every call with the output the agent got, and of every memory search with the items it showed,
+in rank order; it never changes what the agent sees.
 """
 
 from __future__ import annotations
@@ -23,13 +28,12 @@ from typing import Any
 
 from sdebench.agents.base import ToolResult
 from sdebench.agents.trajectory import Trajectory
-from sdebench.delivery.memory import MemoryIndex, format_hits
 from sdebench.errors import AgentError
 from sdebench.grading.testrun import run_tests
+from sdebench.memory.base import SEARCH, MemoryCallError
 from sdebench.sandbox.base import Sandbox
 
 TRUNCATED = "\n[... {n} chars truncated ...]\n"
-MAX_K = 20
 
 
 def truncate(text: str, limit: int) -> str:
@@ -90,14 +94,6 @@ SPECS: dict[str, tuple[str, dict[str, Param]]] = {
         "and report per-test outcomes.",
         {},
     ),
-    "memory_search": (
-        "Search the project's memory (commit history [H], docs [K], a user's past corrections [F], "
-        "notes from earlier fixes [X]) with BM25. Returns the best matching items with their source labels.",
-        {
-            "query": Param("string", "Keywords to search for."),
-            "k": Param("integer", "How many items to return (default 5, at most 20).", False),
-        },
-    ),
     "submit": (
         "Submit the current state of the repository as your fix. Call it once you are done.",
         {},
@@ -127,7 +123,7 @@ class Toolbox:
         self,
         sandbox: Sandbox,
         tools: tuple[str, ...] | list[str],
-        memory: MemoryIndex | None = None,
+        memory: Any = None,
         trajectory: Trajectory | None = None,
         *,
         visible_tests: tuple[str, ...] | list[str] = (),
@@ -135,14 +131,13 @@ class Toolbox:
         bash_timeout: float = 60.0,
         max_bash_timeout: float = 600.0,
         test_timeout: float = 300.0,
-        default_k: int = 5,
         observer: Any = None,
     ):
-        unknown = [t for t in tools if t not in SPECS]
+        # The memory system's own tools (sdebench.memory.base.MemoryTool), by name.
+        self.memory_tools = {t.name: t for t in memory.tools()} if memory is not None else {}
+        unknown = [t for t in tools if t not in SPECS and t not in self.memory_tools]
         if unknown:
             raise ValueError(f"unknown tools: {', '.join(unknown)}")
-        if "memory_search" in tools and memory is None:
-            raise ValueError("memory_search needs a memory index")
         self.sandbox = sandbox
         self.visible = tuple(visible_tests)
         self.tools = tuple(tools)
@@ -152,8 +147,7 @@ class Toolbox:
         self.bash_timeout = bash_timeout
         self.max_bash_timeout = max_bash_timeout
         self.test_timeout = test_timeout
-        self.default_k = default_k
-        self.observer = observer  # has .tool(name, arguments, output, error) and .searched(query, k, hits)
+        self.observer = observer  # has .tool(name, arguments, output, error) and .searched(tool, query, items)
         self.counts: Counter[str] = Counter()
         self.errors = 0
         self.seconds = 0.0
@@ -166,7 +160,11 @@ class Toolbox:
 
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI function-tool schemas of the available tools."""
-        return [schema(n) for n in self.tools]
+        return [self.memory_tools[n].schema() if n in self.memory_tools else schema(n) for n in self.tools]
+
+    def memory_names(self) -> list[str]:
+        """The memory system's tools available in this episode (none outside memtool)."""
+        return [n for n in self.tools if n in self.memory_tools]
 
     def call(self, name: str, arguments: dict[str, Any] | str | None) -> ToolResult:
         """Run one tool; a bad call becomes an error result, never an exception."""
@@ -175,15 +173,17 @@ class Toolbox:
         try:
             if name not in self.tools:
                 raise ToolError(f"unknown tool {name!r}; available: {', '.join(self.tools)}")
-            args = self._arguments(name, arguments)
-            output = getattr(self, f"_{name}")(**args)
-        except ToolError as e:
+            if name in self.memory_tools:
+                output, error = self._memory(name, self._memory_arguments(name, arguments))
+            else:
+                output = getattr(self, f"_{name}")(**self._arguments(name, arguments))
+        except (ToolError, MemoryCallError) as e:
             output, error = f"Error: {e}", True
         except Exception as e:  # noqa: BLE001 - a tool never raises to the agent
             output, error = f"Error: {type(e).__name__}: {e}", True
         output = truncate(output, self.max_output_chars)
         took = time.monotonic() - start
-        key = name if name in SPECS else "unknown"
+        key = name if name in SPECS or name in self.memory_tools else "unknown"
         self.counts[key] += 1
         self.errors += error
         self.seconds += took
@@ -195,8 +195,9 @@ class Toolbox:
             self.trajectory.log("tool", name=name, arguments=arguments, output=output, error=error, duration_s=round(took, 4))
         return ToolResult(name, output, error=error, submitted=submitted, duration_s=took)
 
-    def _arguments(self, name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
-        """Validated keyword arguments for tool `name` (unknown keys are dropped)."""
+    @staticmethod
+    def _object(arguments: dict[str, Any] | str | None) -> dict[str, Any]:
+        """The arguments of a call as a JSON object."""
         if arguments is None or arguments == "":
             arguments = {}
         if isinstance(arguments, str):
@@ -206,6 +207,20 @@ class Toolbox:
                 raise ToolError(f"arguments are not valid JSON: {e}") from None
         if not isinstance(arguments, dict):
             raise ToolError("arguments must be a JSON object")
+        return arguments
+
+    def _memory_arguments(self, name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
+        """The arguments of a memory tool call, checked for the keys its schema requires and passed on as given."""
+        args = self._object(arguments)
+        required = (self.memory_tools[name].parameters or {}).get("required") or []
+        missing = [k for k in required if args.get(k) is None]
+        if missing:
+            raise ToolError(f"{name}: missing required argument {missing[0]!r}")
+        return args
+
+    def _arguments(self, name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
+        """Validated keyword arguments for tool `name` (unknown keys are dropped)."""
+        arguments = self._object(arguments)
         params = SPECS[name][1]
         out = {}
         for key, p in params.items():
@@ -323,12 +338,13 @@ class Toolbox:
             lines.append("\nOutput:\n" + (run.exec.stdout + run.exec.stderr)[-4000:])
         return "\n".join(lines)
 
-    def _memory_search(self, query: str, k: int | None = None) -> str:
-        k = self.default_k if k is None else max(1, min(k, MAX_K))
-        hits = self.memory.search(query, k)
-        if self.observer is not None:
-            self.observer.searched(query, k, hits)
-        return format_hits(hits)
+    def _memory(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        """One memory tool call through the memory system: its text and whether the system flagged an error."""
+        tool = self.memory_tools[name]
+        answer = self.memory.call(name, args)
+        if self.observer is not None and tool.kind == SEARCH and not answer.error:
+            self.observer.searched(name, args.get(tool.query_arg or "", ""), list(answer.items), answer.asked)
+        return answer.text, answer.error
 
     def _submit(self) -> str:
         return "Submitted. The repository will now be graded."
@@ -349,7 +365,7 @@ class Toolbox:
 
 class ToolView:
     """What an agent holds of its toolbox: tool names, schemas and `call`, not the sandbox, memory
-    index, test ids or trajectory behind them. `logs_calls` says whether every call (output
+    system, test ids or trajectory behind them. `logs_calls` says whether every call (output
     included) is already written to the episode's trajectory, so an agent need not log it twice."""
 
     __slots__ = ("_toolbox", "logs_calls")
@@ -365,6 +381,10 @@ class ToolView:
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI function-tool schemas of the available tools."""
         return self._toolbox.schemas()
+
+    def memory_names(self) -> list[str]:
+        """The memory system's tools among them."""
+        return self._toolbox.memory_names()
 
     def call(self, name: str, arguments: dict[str, Any] | str | None) -> ToolResult:
         """Run one tool; a bad call becomes an error result, never an exception."""

@@ -6,7 +6,8 @@ identical in every mode; only history and memory artifacts differ.
 
 - full: the unbundled repo with its history and every artifact, standard tools.
 - squashed: one fresh commit of HEAD with every memory artifact removed.
-- memtool: squashed + a `memory_search` tool over the memory corpus of the full repo.
+- memtool: squashed + the tools of a memory system (sdebench.memory; BM25's `memory_search` by default)
+  loaded with the memory corpus of the full repo.
 - inject: squashed + the memory corpus (or its best items for the statement) in the prompt.
 - oracle: squashed + the fact sentence in the prompt (upper bound).
 
@@ -27,13 +28,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sdebench.delivery.carried import CarriedMemory, write_into
-from sdebench.delivery.memory import MemoryIndex, MemoryItem, corpus_from_repo, render_inject
+from sdebench.delivery.memory import MemoryItem, corpus_from_repo, render_inject
+from sdebench.errors import DeliveryError
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import Task
 
 STANDARD_TOOLS = ("bash", "read_file", "edit_file", "write_file", "run_tests", "submit")
 MEMORY_TOOL = "memory_search"
 WORKSPACE = "repo"  # a neutral name: nothing in the workspace path names the task
+MEMORY_STATE = "memory"  # the memory system's state dir, beside the workspace (never inside it)
 FULL_CLONE = "full-clone"
 
 
@@ -44,7 +47,7 @@ class Prepared:
     workspace: Path
     prompt_additions: list[str]
     tools: tuple[str, ...]
-    memory: MemoryIndex | None = None
+    memory: Any = None  # the memory system the tools search (sdebench.memory.base.MemoryBackend), loaded
     info: dict[str, Any] = field(default_factory=dict)  # e.g. injected tokens, corpus size
     injected: tuple[str, ...] | None = None  # ids of the memory items pushed into the prompt (None: the mode injects none)
 
@@ -113,18 +116,39 @@ class Squashed:
 
 @dataclass
 class Memtool:
-    """Squashed + a BM25 `memory_search` tool over the full repo's memory."""
+    """Squashed + the tools of a memory system loaded with the full repo's memory (BM25 by default)."""
 
     name: str = "memtool"
     default_k: int = 5
+    memory: Any = None  # the memory system (sdebench.memory.base.MemoryBackend), one per episode; None: BM25
+
+    def __post_init__(self) -> None:
+        from sdebench.memory.bm25 import Bm25Memory
+
+        if self.memory is None:
+            self.memory = Bm25Memory()
+        if isinstance(self.memory, Bm25Memory):
+            self.memory.default_k = self.default_k  # the delivery's option, as before the memory group
 
     def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
-        """A squashed workspace and an index over the corpus of the full repo plus carried entries."""
+        """A squashed workspace and the memory system loaded with the corpus of the full repo plus carried
+        entries; a system that cannot be loaded fails the episode (MemoryLoadError), never an empty memory."""
         ws, items = _squashed(task, work_dir, keep_corpus=True)
         items += carried.items() if carried is not None else []
-        index = MemoryIndex(items)
-        info = {"corpus_items": len(items), "default_k": self.default_k, **_carried_info(carried, True)}
-        return Prepared(ws, [], (*STANDARD_TOOLS, MEMORY_TOOL), index, info)
+        backend = self.memory
+        try:
+            report = backend.load(items, work_dir / MEMORY_STATE)
+            names = tuple(t.name for t in backend.tools())
+        except BaseException:
+            backend.close()
+            raise
+        clash = sorted(set(names) & set(STANDARD_TOOLS))
+        if clash:
+            backend.close()
+            raise DeliveryError(f"memory system {backend.name!r} offers tools named like the standard ones: {', '.join(clash)}")
+        info = {"corpus_items": len(items), "default_k": self.default_k, "memory_load": report.to_dict(),
+                **_carried_info(carried, True)}
+        return Prepared(ws, [], (*STANDARD_TOOLS, *names), backend, info)
 
 
 @dataclass

@@ -111,7 +111,7 @@ class Gateway:
         self.model = model
         self.meter = meter
         self.log = log
-        self.toolbox = toolbox if toolbox is not None and "memory_search" in toolbox.names() else None
+        self.toolbox = toolbox if toolbox is not None and toolbox.memory_names() else None
         self.token = token or new_token()
         self.seed = seed
         self.redact = tuple(r for r in redact if r)
@@ -142,7 +142,7 @@ class Gateway:
 
     @property
     def has_memory(self) -> bool:
-        """Whether /mcp serves the memory tool."""
+        """Whether /mcp serves memory tools."""
         return self.toolbox is not None
 
     def start(self, socket_path: Path | None = None, tcp: bool = False) -> Gateway:
@@ -222,7 +222,8 @@ class Gateway:
             from sdebench.gateway.mcp_memory import command_route, memory_app
 
             mcp_app = memory_app(self.toolbox, self._log)
-            command = command_route(self.toolbox, self._log)
+            # the in-sandbox command is BM25's search (agents without an MCP client)
+            command = command_route(self.toolbox, self._log) if "memory_search" in self.toolbox.memory_names() else None
 
         async def models(request: Any) -> Any:
             return JSONResponse({"object": "list", "data": [{"id": self.model.name, "object": "model",
@@ -233,7 +234,7 @@ class Gateway:
             Route("/models", models, methods=["GET"]),
         ]
         if mcp_app is not None:
-            routes += [command, Mount("/", app=mcp_app)]
+            routes += [*([command] if command is not None else []), Mount("/", app=mcp_app)]
 
         @contextlib.asynccontextmanager
         async def lifespan(app: Any):

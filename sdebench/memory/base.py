@@ -25,6 +25,10 @@ class MemoryLoadError(DeliveryError):
     """A memory system that could not be started or loaded with the task's corpus."""
 
 
+class MemoryCallError(DeliveryError, ValueError):
+    """A memory tool call a system rejects (bad arguments); the message goes back to the agent."""
+
+
 @dataclass(frozen=True)
 class MemoryTool:
     """One tool a backend offers, under the backend's own name and description."""
@@ -50,6 +54,7 @@ class Answer:
     text: str
     items: tuple[str, ...] = ()  # ids of the memory items (or the items a derived memory came from)
     error: bool = False
+    asked: int | None = None  # how many results the search asked for, as the system applied it (None: unknown)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.delivery.memory import MemoryIndex, MemoryItem, format_hits
-from sdebench.memory.base import SEARCH, Answer, LoadReport, MemoryTool
+from sdebench.memory.base import SEARCH, Answer, LoadReport, MemoryCallError, MemoryTool
 
 TOOL = "memory_search"
 DESCRIPTION = ("Search the project's memory (commit history [H], docs [K], a user's past corrections [F], "
@@ -27,6 +27,13 @@ class Bm25Memory:
     name: str = "bm25"
     default_k: int = 5
     index: MemoryIndex | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, items: list[MemoryItem], default_k: int = 5) -> Bm25Memory:
+        """A BM25 memory already loaded with `items` (it keeps no state on disk)."""
+        memory = cls(default_k=default_k)
+        memory.load(items, Path("."))
+        return memory
 
     def load(self, items: list[MemoryItem], state: Path) -> LoadReport:
         """Index `items` in memory (nothing is written under `state`)."""
@@ -45,11 +52,20 @@ class Bm25Memory:
     def call(self, name: str, arguments: dict[str, Any]) -> Answer:
         """Search; the answer lists the hits' ids best first."""
         if name != TOOL or self.index is None:
-            raise ValueError(f"unknown memory tool {name!r}")
-        k = arguments.get("k")
-        k = self.default_k if k is None else max(1, min(int(k), MAX_K))
-        hits = self.index.search(str(arguments.get("query", "")), k)
-        return Answer(format_hits(hits), tuple(h.item.id for h in hits))
+            raise MemoryCallError(f"unknown memory tool {name!r}")
+        query, k = arguments.get("query"), arguments.get("k")
+        if not isinstance(query, str):
+            raise MemoryCallError(f"{TOOL}: argument 'query' must be a string")
+        if k is not None:
+            try:
+                if isinstance(k, bool) or not isinstance(k, int | float | str):
+                    raise ValueError
+                k = int(k)
+            except ValueError:
+                raise MemoryCallError(f"{TOOL}: argument 'k' must be an integer") from None
+        k = self.default_k if k is None else max(1, min(k, MAX_K))
+        hits = self.index.search(query, k)
+        return Answer(format_hits(hits), tuple(h.item.id for h in hits), asked=k)
 
     def holds(self) -> frozenset[str]:
         """Every loaded item."""

@@ -13,7 +13,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from sdebench.agents.installed.install import InstallError, InstallSpec, cache_root, ensure_installed, find_bin
+from sdebench.agents.installed.install import (
+    InstallError,
+    InstallSpec,
+    cache_root,
+    ensure_installed,
+    find_bin,
+)
 
 SYSTEMS: dict[str, InstallSpec] = {
     # The reference MCP knowledge-graph memory server (entities, relations, observations in a JSONL file).

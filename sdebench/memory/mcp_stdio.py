@@ -70,11 +70,11 @@ class McpProcess:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env, cwd=str(self.state))
-        async with stdio_client(params, errlog=self._errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=self.timeout) as session:
-                with anyio.fail_after(self.timeout):
-                    await session.initialize()
-                yield session
+        async with (stdio_client(params, errlog=self._errlog) as (read, write),
+                    ClientSession(read, write, read_timeout_seconds=self.timeout) as session):
+            with anyio.fail_after(self.timeout):
+                await session.initialize()
+            yield session
 
     def _why(self, e: BaseException) -> str:
         """An exception plus the last line the server wrote to stderr."""

@@ -62,7 +62,7 @@ def _tracker(task: Task, prepared: Any, partial: bool, traj: Trajectory) -> Any:
     from sdebench.runs.retrieval import RetrievalTracker as Tracker
 
     try:
-        return Tracker(decisive_items(task), workspace=prepared.workspace, index=prepared.memory,
+        return Tracker(decisive_items(task), workspace=prepared.workspace, memory=prepared.memory,
                        injected_ids=prepared.injected, partial=partial)
     except Exception as e:  # noqa: BLE001 - diagnostics never cost the episode its record
         traj.log("error", error=f"retrieval diagnostics unavailable: {type(e).__name__}: {e}")
@@ -114,7 +114,7 @@ def build(
         # A neutral name: the workspace path must not name the task (unsafe_local shows it as is).
         work = ep.work = Path(tempfile.mkdtemp(prefix="ep-", dir=work_root))
         traj.log("episode_start", **vars(rec.identity), max_interventions=ep.max_interventions)
-        prepared = build_delivery(cfg.get("delivery")).prepare(task, work, carried)
+        prepared = ep.prepared = build_delivery(cfg.get("delivery"), cfg.get("memory")).prepare(task, work, carried)
         rec.delivery = DeliveryReport.of(prepared.info)
         chosen = agent if agent is not None else build_agent(cfg)
         caps = checked_agent(chosen)  # before the episode holds it: an unchecked agent is never closed
@@ -128,8 +128,7 @@ def build(
                 **({"address_space_mb": caps.address_space_mb} if caps.address_space_mb else {})}
         sandbox = ep.sandbox = factory.open(prepared.workspace, **opts)
         visible = (*task.tests.fail_to_pass, *task.tests.pass_to_pass)
-        ep.toolbox = Toolbox(sandbox, prepared.tools, prepared.memory, traj, visible_tests=visible,
-                             default_k=prepared.info.get("default_k", 5), observer=ep.tracker,
+        ep.toolbox = Toolbox(sandbox, prepared.tools, prepared.memory, traj, visible_tests=visible, observer=ep.tracker,
                              **dict(cfg.get("tools") or {}))
         grade_fn = grader if grader is not None else grader_for(task)
         rec.timing.setup_s = time.monotonic() - started

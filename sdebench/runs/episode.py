@@ -43,6 +43,7 @@ from typing import Any
 
 from sdebench.agents.base import STOP_ERROR, STOP_SUBMITTED, Agent, AgentContext, SandboxAgent
 from sdebench.agents.trajectory import Trajectory
+from sdebench.components import memory_system_of
 from sdebench.grading.grade import Grade
 from sdebench.grading.options import GradeOptions
 from sdebench.runs.record import Attempt, EpisodeRecord, Identity
@@ -72,7 +73,9 @@ def identity(task: Task, cfg: dict[str, Any]) -> Identity:
         competency=task.competency,
         set_digest=task.set_digest,  # results on a private set stay told apart from the published one
         memory_scale=task.memory_scale,  # and results at another memory scale from the default one
+        memory=memory_system_of(cfg),
     )
+
 
 
 def fingerprint(root: Path) -> str:
@@ -153,6 +156,7 @@ class Episode:
         self.toolbox: Any = None  # sdebench.agents.tools.Toolbox (its stats go into the record)
         self.grading: Grading | None = None
         self.tracker: Any = None  # sdebench.runs.retrieval.Tracker, or None
+        self.prepared: Any = None  # what the delivery prepared (its memory system is closed with the episode)
 
     def run(self) -> EpisodeRecord:
         """Start the agent, then run, grade and feed back until resolved, a stop or the cap; never raises."""
@@ -212,7 +216,8 @@ class Episode:
 
     def release(self) -> None:
         """Close the agent and the sandbox and remove the episode's dir (unless kept); a failure here is only logged."""
-        for what, close in (("agent", self.agent), ("sandbox", self.sandbox)):
+        memory = self.prepared.memory if self.prepared is not None else None
+        for what, close in (("agent", self.agent), ("sandbox", self.sandbox), ("memory system", memory)):
             if close is not None:
                 try:
                     close.close()

@@ -57,6 +57,7 @@ class Identity:
     competency: str = "recall"  # how the task's fact must be worked out of memory (recall, or a hard competency)
     set_digest: str | None = None  # the task set: digest of a fresh private set's seed (None: the published set)
     memory_scale: str | None = None  # the task set's memory scale (`generate --scale`; None: as the families emit it)
+    memory: str | None = None  # the memory system behind the delivery's tool (memtool: bm25, kg, ...; None: no memory system)
 
 
 @dataclass(slots=True)
@@ -140,6 +141,9 @@ class DeliveryReport:
     carried_items: int | None = None  # stream memory received
     carried_tokens: int | None = None
     carried_delivered: bool | None = None  # whether the mode showed the carried memory
+    # how the corpus entered the memory system (memtool; sdebench.memory.base.LoadReport): backend, items,
+    # stored, seconds, llm_calls, tokens, cost_usd, version
+    memory_load: dict[str, Any] | None = None
     other: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from sdebench.components import memory_system_of
 from sdebench.grading.options import DEFAULT_FEEDBACK
 from sdebench.runs import summary
 from sdebench.runs.record import (
@@ -52,6 +53,11 @@ def config_hash(cfg: dict[str, Any]) -> str:
         part["model"] = {k: v for k, v in part["model"].items() if k not in UNHASHED_MODEL_KEYS}
     # The feedback policy changes what an agent learns per submit, so it is outcome-relevant; the
     # default is left out so records made before the option existed keep their hash.
+    # The memory system is outcome-relevant where the delivery serves one; BM25, the only system
+    # before the `memory` group, is left out so older memtool records keep their hash.
+    memory = cfg.get("memory") or {}
+    if memory_system_of(cfg) not in (None, "bm25"):
+        part["memory"] = {k: v for k, v in dict(memory).items() if k != "cache_dir"}
     policy = (cfg.get("grading") or {}).get("feedback_hidden", DEFAULT_FEEDBACK)
     if policy != DEFAULT_FEEDBACK:
         part["feedback_hidden"] = policy

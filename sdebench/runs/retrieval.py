@@ -7,9 +7,11 @@ prepared; the result is written only to the episode record's `retrieval` field. 
 (docs/retrieval.md):
 
 - available: the delivery gave the agent a route to a decisive item: it is in the workspace
-  (its commit object, or its file with a fact line), in the `memory_search` index, or injected.
-- searches / best_rank: per `memory_search` call, the 1-based rank of the first decisive item
-  among the hits returned (None: not returned); best_rank is the best over the episode.
+  (its commit object, or its file with a fact line), loaded into the memory system, or injected.
+- searches / best_rank: per search call of the memory system (BM25's `memory_search`, a knowledge
+  graph's `search_nodes`, ...), the tool, the query and the 1-based rank of the first decisive item
+  among the items the answer showed (for mem0: the item a returned memory was derived from; None:
+  not returned); best_rank is the best over the episode.
 - injected: whether a decisive item made the inject budget (None: the delivery injects nothing).
 - touched: a tool output shown to the agent (after truncation) contained a fact line of a decisive
   item: `git log -p`/`git show` of the fact commit, `cat`/`grep`/`read_file` of the doc, ADR or
@@ -34,12 +36,13 @@ MAX_QUERY = 200  # chars of a query kept in the record
 
 @dataclass
 class Search:
-    """One `memory_search` call as the host saw it."""
+    """One memory search call as the host saw it."""
 
     query: str  # the query (first MAX_QUERY chars)
-    k: int  # hits asked for
-    hits: int  # hits returned
+    k: int | None  # hits asked for (None: the tool has no such argument, or the agent left it out)
+    hits: int  # items returned
     rank: int | None  # 1-based rank of the first decisive item among them, else None
+    tool: str = "memory_search"  # the memory system's tool that searched
 
 
 @dataclass
@@ -75,7 +78,8 @@ class Retrieval:
         searches = vals.get("searches", [])
         if not isinstance(searches, list) or not all(isinstance(s, dict) for s in searches):
             raise ValueError("retrieval.searches must be a list of objects")
-        vals["searches"] = [Search(**{k: s.get(k) for k in ("query", "k", "hits", "rank")}) for s in searches]
+        vals["searches"] = [Search(**{k: s.get(k) for k in ("query", "k", "hits", "rank")}, tool=s.get("tool") or "memory_search")
+                            for s in searches]
         for k, f in known.items():
             if k not in vals and f.default is MISSING and f.default_factory is MISSING:
                 raise ValueError(f"retrieval lacks {k!r}")
@@ -85,7 +89,7 @@ class Retrieval:
 class RetrievalTracker:
     """Watches one episode's toolbox for the decisive items of its task (host side; never raises)."""
 
-    def __init__(self, decisive: tuple, *, workspace: Path | None, index: Any = None, injected_ids: tuple[str, ...] | None = None,
+    def __init__(self, decisive: tuple, *, workspace: Path | None, memory: Any = None, injected_ids: tuple[str, ...] | None = None,
                  partial: bool = False):
         from sdebench.delivery.decisive import in_workspace
 
@@ -96,7 +100,7 @@ class RetrievalTracker:
         r = Retrieval(decisive=sorted(ids), observed="partial" if partial else "all")
         try:
             r.in_workspace = workspace is not None and any(in_workspace(d, workspace) for d in self.decisive)
-            r.searchable = index is not None and any(i.id in ids for i in getattr(index, "items", ()))
+            r.searchable = memory is not None and bool(ids & memory.holds())
             if injected_ids is not None:
                 r.injected = bool(ids & set(injected_ids))
         except Exception as e:  # noqa: BLE001 - a diagnostic failure must not fail the episode
@@ -116,10 +120,10 @@ class RetrievalTracker:
         except Exception as e:  # noqa: BLE001
             r.note = f"{type(e).__name__}: {e}"
 
-    def searched(self, query: str, k: int, hits: list) -> None:
-        """One memory_search and its ranked hits."""
-        rank = next((n for n, h in enumerate(hits, 1) if h.item.id in self.ids), None)
-        self.result.searches.append(Search(str(query)[:MAX_QUERY], int(k), len(hits), rank))
+    def searched(self, tool: str, query: Any, items: list[str], k: int | None = None) -> None:
+        """One memory search and the ids of the items it showed, best first."""
+        rank = next((n for n, i in enumerate(items, 1) if i in self.ids), None)
+        self.result.searches.append(Search(str(query)[:MAX_QUERY], k, len(items), rank, tool))
         best = self.result.best_rank
         if rank is not None and (best is None or rank < best):
             self.result.best_rank = rank

@@ -74,6 +74,14 @@ def tier(rec: EpisodeRecord) -> str:
     return "recall" if competency(rec) == "recall" else "hard"
 
 
+def memory_system(rec: EpisodeRecord) -> str:
+    """The memory system an episode's delivery served (`none` when it serves none; memtool records
+    from before the `memory` group: `bm25`, the only system there was)."""
+    if rec.identity.memory:
+        return rec.identity.memory
+    return "bm25" if rec.identity.delivery == "memtool" else "none"
+
+
 PUBLISHED = "published"
 
 

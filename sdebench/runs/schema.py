@@ -149,6 +149,33 @@ class MemtoolDeliveryConfig(DeliveryConfig):
 
 
 @dataclass
+class MemoryConfig:
+    """The memory system behind memtool (name, or package.module:Class): bm25, kg, basic-memory, mem0."""
+
+    name: str = MISSING
+
+
+@dataclass
+class ServedMemoryConfig(MemoryConfig):
+    """A memory system that runs as its own server (kg, basic-memory, mem0)."""
+
+    cache_dir: str | None = None  # where the system is installed (null: $SDEBENCH_AGENT_CACHE or /var/tmp/sdebench-agents)
+    timeout_s: float = 120.0  # start-up, load and each call
+    write: bool = False  # also offer the system's own write tools (streams: the agent writes memory)
+
+
+@dataclass
+class Mem0MemoryConfig(ServedMemoryConfig):
+    """mem0: an LLM-curated memory; its model calls go through a metering gateway."""
+
+    infer: bool = True  # mem0 extracts memories with the model when adding (false: stores each item as is)
+    base_url: str | None = None  # OpenAI-compatible endpoint of its LLM and embedder (null: the run's model endpoint)
+    model: str | None = None
+    embedding_model: str | None = None
+    embedding_dims: int = 256
+
+
+@dataclass
 class LocalSandboxConfig:
     """Bubblewrap on the host."""
 
@@ -275,6 +302,7 @@ class RunConfig:
     agent: Any = MISSING
     model: Any = MISSING
     delivery: Any = MISSING
+    memory: Any = None  # the memory system behind memtool (conf/memory/; null in configs older than the group: bm25)
     sandbox: Any = MISSING
     grading: GradingConfig = MISSING
     stream: Any = None
@@ -306,6 +334,7 @@ class RunConfig:
 SCHEMAS: dict[str, type] = {
     "run": RunConfig, "grading": GradingConfig, "model": ModelConfig, "model_none": NoModelConfig, "delivery": DeliveryConfig,
     "delivery_inject": InjectDeliveryConfig, "delivery_memtool": MemtoolDeliveryConfig,
+    "memory": MemoryConfig, "memory_served": ServedMemoryConfig, "memory_mem0": Mem0MemoryConfig,
     "sandbox_local": LocalSandboxConfig, "sandbox_docker": DockerSandboxConfig, "sandbox_unsafe_local": UnsafeLocalSandboxConfig,
     "agent": AgentConfig, "agent_patch": PatchAgentConfig, "agent_reader": ReaderAgentConfig, "agent_prober": ProberAgentConfig,
     "agent_llm": LlmAgentConfig, "agent_installed": InstalledAgentConfig, "agent_mini_swe_agent": MiniSweAgentConfig,

@@ -5,14 +5,14 @@ Every summary reads its numbers from here: the run's end-of-sweep summary and `s
 FINDINGS.md. Plain Python over typed records (sdebench.runs.record), no pandas, so a single run's
 summary stays light; the per-episode rules are sdebench.runs.rules.
 
-A **cell** (`CELL`) is task set x feedback policy x tier x agent x model x source x delivery. Episodes
+A **cell** (`CELL`) is task set x feedback policy x tier x agent x model x source x delivery x memory system. Episodes
 of two task sets, feedback policies or tiers answer different questions and are never pooled; nor
 are stream and static episodes (`kind`). `NEVER_POOLED` are the keys every grouping keeps, whatever
 else it groups by (`grouping`).
 
 A group key is any record field (sdebench.runs.record.FIELDS: a leaf name such as `agent` or
 `section.leaf` such as `identity.agent`) or a derived key (`DERIVED`: kind, task_set, tier,
-competency, feedback_hidden), compared as text.
+competency, feedback_hidden, memory), compared as text.
 
 Figures of a group (`METRICS`): rates and per-episode means are over the episodes that did not end
 in error (`episodes`; None when there are none), `errors` counts the others, `cost_usd` totals every
@@ -28,7 +28,7 @@ from typing import Any
 from sdebench.runs import rules
 from sdebench.runs.record import FIELDS, EpisodeRecord, get
 
-CELL = ("task_set", "feedback_hidden", "tier", "agent", "model", "source", "delivery")
+CELL = ("task_set", "feedback_hidden", "tier", "agent", "model", "source", "delivery", "memory")
 NEVER_POOLED = ("kind", "task_set", "feedback_hidden", "tier")
 # Canonical orders (then by name): how every table and summary lists cells.
 DELIVERIES = ("full", "squashed", "memtool", "inject", "oracle")
@@ -44,6 +44,7 @@ DERIVED: dict[str, Callable[[EpisodeRecord], str]] = {
     "tier": rules.tier,
     "competency": rules.competency,
     "feedback_hidden": rules.feedback_policy,
+    "memory": rules.memory_system,
 }
 
 METRICS = ("episodes", "errors", "resolved_1", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved", "resolve_rate",

@@ -64,7 +64,7 @@ def test_each_delivery_applies_carried_memory_like_static_memory(mini, tmp_path,
         "workspace": PAST_FIXES in files and "past solve: earlier-task" in (prep.workspace / PAST_FIXES).read_text(),
         "prompt": "past solve: earlier-task" in prompt,
         "search": prep.memory is not None
-        and any(h.item.id == "X:carried#1" for h in prep.memory.search("loyalty rate 0.17 totals", 20)),
+        and any(h.item.id == "X:carried#1" for h in prep.memory.index.search("loyalty rate 0.17 totals", 20)),
     }
     expected = {"full": {"workspace"}, "memtool": {"search"}, "inject": {"prompt"}}.get(mode, set())
     assert {k for k, v in reached.items() if v} == expected
@@ -74,5 +74,5 @@ def test_each_delivery_applies_carried_memory_like_static_memory(mini, tmp_path,
 def test_no_carried_memory_leaves_deliveries_as_before(mini, tmp_path):
     a = build_delivery({"name": "memtool"}).prepare(mini["X"], tmp_path / "a")
     b = build_delivery({"name": "memtool"}).prepare(mini["X"], tmp_path / "b", CarriedMemory())
-    assert [i.id for i in a.memory.items] == [i.id for i in b.memory.items]
+    assert [i.id for i in a.memory.index.items] == [i.id for i in b.memory.index.items]
     assert "carried_items" not in a.info and "carried_items" not in b.info

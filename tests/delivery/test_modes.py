@@ -97,7 +97,7 @@ def test_extras_of_each_mode(source, mini, tmp_path):
     memtool = build_delivery({"name": "memtool", "default_k": 3}).prepare(task, tmp_path / "m")
     assert memtool.tools == (*STANDARD_TOOLS, MEMORY_TOOL) and memtool.prompt_additions == []
     assert memtool.memory is not None and memtool.info["default_k"] == 3
-    hits = memtool.memory.search("loyalty discount percent", 10)
+    hits = memtool.memory.index.search("loyalty discount percent", 10)
     assert bool([h for h in hits if find_tokens(h.item.text, task.fact_tokens)]) == (source != "none")
 
     inject = build_delivery({"name": "inject"}).prepare(task, tmp_path / "i")

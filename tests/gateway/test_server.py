@@ -327,9 +327,9 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    from sdebench.agents.tools import SPECS
     from sdebench.agents.trajectory import Trajectory, read
-    from sdebench.delivery.memory import MemoryIndex, MemoryItem
+    from sdebench.delivery.memory import MemoryItem
+    from sdebench.memory.bm25 import DESCRIPTION, Bm25Memory
 
     traj = Trajectory(tmp_path / "t.jsonl")
 
@@ -339,13 +339,19 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
 
             self.inner = Toolbox.__new__(Toolbox)
             Toolbox.__init__(self.inner, sandbox=None, tools=("memory_search",), trajectory=traj,
-                             memory=MemoryIndex([
+                             memory=Bm25Memory.of([
                                  MemoryItem(id="K:docs/policy.md", source="K", title="policy", text="Invoices round half down."),
                                  MemoryItem(id="K:docs/cache.md", source="K", title="cache", text="The cache keeps entries."),
                                  MemoryItem(id="H:abc", source="H", title="tidy", text="Tidy imports of the parser.")]))
 
         def names(self):
             return self.inner.names()
+
+        def schemas(self):
+            return self.inner.schemas()
+
+        def memory_names(self):
+            return self.inner.memory_names()
 
         def call(self, name, args):
             return self.inner.call(name, args)
@@ -361,9 +367,9 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
                 await session.initialize()
                 tools = await session.list_tools()
                 out = await session.call_tool("memory_search", {"query": "invoices round"})
-                return [t.name for t in tools.tools], out.content[0].text
+                return [(t.name, t.description, t.input_schema["required"]) for t in tools.tools], out.content[0].text
 
-        names, text = anyio.run(use)
+        listed, text = anyio.run(use)
         # the same search for the in-sandbox command: same text for the same query, logged and counted alike
         h = {"Authorization": f"Bearer {gw.token}"}
         with httpx.Client(base_url=gw.base_url, timeout=30) as c:
@@ -373,12 +379,12 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
             bad = c.post("/memory_search", content=b"[1]", headers=h)
             assert bad.status_code == 400 and bad.json()["error"] is True
             assert c.post("/memory_search", json={"k": 2}, headers=h).json()["error"] is True  # no query
-    assert names == ["memory_search"] and "half down" in text
+    # the memory system's own tool, as it declares it (name, description, schema)
+    assert listed == [("memory_search", DESCRIPTION, ["query"])] and "half down" in text
     assert box.inner.stats()["tool_calls"] == {"memory_search": 3}
     ev = [e for e in read(tmp_path / "t.jsonl") if e["kind"] == "tool"]
     assert len(ev) == 3 and {e["name"] for e in ev} == {"memory_search"} and ev[0]["output"] == ev[1]["output"]
     assert [e["kind"] for e in events if e["kind"].endswith("_call")] == ["mcp_call", "command_call", "command_call"]
-    assert SPECS["memory_search"][0]
 
 
 def test_the_memory_command_prints_what_the_tool_returns(upstream, tmp_path):
@@ -388,11 +394,12 @@ def test_the_memory_command_prints_what_the_tool_returns(upstream, tmp_path):
     import subprocess
     import sys
 
-    from sdebench.agents.tools import SPECS, Toolbox
-    from sdebench.delivery.memory import MemoryIndex, MemoryItem
+    from sdebench.agents.tools import Toolbox
+    from sdebench.delivery.memory import MemoryItem
     from sdebench.gateway import mcp_memory
+    from sdebench.memory.bm25 import DESCRIPTION, Bm25Memory
 
-    box = Toolbox(None, ("memory_search",), MemoryIndex([
+    box = Toolbox(None, ("memory_search",), Bm25Memory.of([
         MemoryItem(id="F:1", source="F", title="rounding", text="Invoices round half down to quarters."),
         MemoryItem(id="K:docs/cache.md", source="K", title="cache", text="The cache keeps entries.")]))
     gw_dir = tmp_path / "gw"
@@ -404,7 +411,7 @@ def test_the_memory_command_prints_what_the_tool_returns(upstream, tmp_path):
         gw.start(socket_path=gw_dir / "gw.sock")
         (gw_dir / "memory_search.json").write_text(json.dumps({
             "socket": str(gw_dir / "gw.sock"), "path": mcp_memory.COMMAND_PATH, "token": gw.token,
-            "description": SPECS["memory_search"][0]}))
+            "description": DESCRIPTION}))
         run = subprocess.run([sys.executable, str(command), "-k", "1", "invoices", "round"], capture_output=True,
                              text=True, timeout=60)
         expected = box.call("memory_search", {"query": "invoices round", "k": 1}).output

@@ -276,7 +276,7 @@ def test_a_verifier_that_is_not_root_fails_closed(exported, tasks_dir, tmp_path)
     assert verifier_run.run(exported / "tests", app, tmp_path / "root-logs").reward == "1"  # the same fix, demoted
 
 
-@pytest.mark.skipif(verifier_run._hidden_prefix() is None, reason="the interpreter is reachable by every user here")
+@pytest.mark.skipif(not verifier_run.out_of_reach(), reason="the interpreter is reachable by every user here")
 def test_a_verifier_whose_users_cannot_run_the_interpreter_fails_closed(exported, tasks_dir, tmp_path):
     app = checkout(exported, tmp_path / "app", True, tasks_dir)
     r = verifier_run.run(exported / "tests", app, tmp_path / "logs", reachable=False)

@@ -32,6 +32,11 @@ def _hidden_ancestor(p: Path) -> Path | None:
     return None
 
 
+def out_of_reach() -> bool:
+    """Whether some tree of the interpreter lies under a dir other users cannot enter."""
+    return any(_hidden_ancestor(root) is not None for root in _interpreter_roots())
+
+
 def _mend() -> list[str]:
     """bubblewrap options that let any user reach the interpreter: each dir out of reach replaced by an
     empty one, with the interpreter's trees under it bound back (a venv under /root and its pyenv base)."""

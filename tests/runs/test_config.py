@@ -22,7 +22,7 @@ CONF = ROOT / "conf"
 TEST_IMAGE = os.environ.get("SDEBENCH_TEST_IMAGE", "sdebench-py:test")
 # Environment variables the shipped model entries read their keys from (placeholders here).
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SDEBENCH_TESTMODEL_KEY")
-GROUPS = ("agent", "model", "delivery", "sandbox", "grading", "experiment", "stream", "hydra/launcher")
+GROUPS = ("agent", "model", "delivery", "memory", "sandbox", "grading", "experiment", "stream", "hydra/launcher")
 
 
 def options(group: str) -> list[str]:
@@ -81,6 +81,25 @@ def test_every_delivery_option_builds(name):
     cfg = compose_plain([f"delivery={name}"])
     d = components.build_delivery(cfg["delivery"])
     assert d.name == name and callable(d.prepare)
+
+
+@pytest.mark.parametrize("name", options("memory"))
+def test_every_memory_option_builds_and_reaches_memtool(name):
+    from sdebench.memory.base import MemoryBackend
+
+    cfg = compose_plain([f"memory={name}", "delivery=memtool"])
+    memory = components.build_memory(cfg["memory"])
+    assert memory.name == name and isinstance(memory, MemoryBackend)  # nothing is started until it is loaded
+    d = components.build_delivery(cfg["delivery"], cfg["memory"])
+    assert type(d.memory) is type(memory) and components.memory_system_of(cfg) == name
+    assert components.memory_system_of(compose_plain([f"memory={name}", "delivery=full"])) is None
+
+
+def test_an_unknown_memory_system_is_one_line():
+    with pytest.raises(components.ComponentError, match=r"unknown memory system 'kgg' \(choose bm25, kg"):
+        components.build_memory({"name": "kgg"})
+    with pytest.raises(components.ComponentError, match="bad options for memory system 'bm25'"):
+        components.build_memory({"name": "bm25", "colour": "red"})
 
 
 @pytest.mark.parametrize("name", [_sandbox_case(n) for n in options("sandbox")])

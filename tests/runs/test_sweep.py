@@ -176,8 +176,11 @@ def test_ctrl_c_is_one_line_and_removes_the_episode_dir(tmp_path, tasks):
     log = tmp_path / "agent.log"
     tmp = tmp_path / "tmp"
     tmp.mkdir()
+    # faulthandler on: a run that does not stop is made to print every thread's stack (SIGABRT) below;
+    # SIGINT back to its default in the child, whatever this worker process inherited
     proc = popen([*common(tmp_path, tasks), *SLOW, "source=K"], tmp_path,
-                 {"SDEBENCH_TEST_AGENT_LOG": str(log), "SDEBENCH_TEST_AGENT_SLEEP": "60", "TMPDIR": str(tmp)})
+                 {"SDEBENCH_TEST_AGENT_LOG": str(log), "SDEBENCH_TEST_AGENT_SLEEP": "60", "TMPDIR": str(tmp),
+                  "PYTHONFAULTHANDLER": "1"}, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # Ctrl-C while the agent runs, as the test means: on a loaded machine start-up alone can take a minute
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not log.exists():
@@ -185,7 +188,12 @@ def test_ctrl_c_is_one_line_and_removes_the_episode_dir(tmp_path, tasks):
     assert log.exists(), "the agent never started"
     assert [p for p in tmp.iterdir() if p.is_dir()]  # the episode's workspace dir
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _, err = proc.communicate(timeout=30)
+        pytest.fail(f"the run did not stop within 60 s of Ctrl-C; its threads:\n{err[-6000:]}")
     assert proc.returncode == sweep.EXIT_INTERRUPTED
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("sdebench run: interrupted")
     assert not [p for p in tmp.iterdir() if p.is_dir()], list(tmp.iterdir())

@@ -214,6 +214,12 @@ def test_a_virtualenv_under_tmp_grades_like_any_interpreter(tmp_path):
         subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
                        check=True, timeout=120)
         python = venv / "bin" / "python"
+        # --system-site-packages reaches the base install's packages; when this test itself runs in a
+        # virtualenv, the new one must see that one's packages too (a .pth line per site dir)
+        import site
+
+        lib = next((venv / "lib").glob("python3*")) / "site-packages"
+        (lib / "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
         root = Path(__file__).resolve().parents[2]
         code = (
             "import sys; from pathlib import Path\n"

@@ -55,7 +55,6 @@ from sdebench.agents.installed.install import (
 )
 from sdebench.agents.model import ConfigError, ModelSettings
 from sdebench.agents.prompts import additions_block
-from sdebench.agents.tools import SPECS
 from sdebench.errors import AgentError
 from sdebench.sandbox.base import Mount
 
@@ -81,9 +80,16 @@ DEFAULT_PROMPTS = {
 }
 
 
+def bm25_description() -> str:
+    """The BM25 search's own description (the command's help and prompt line)."""
+    from sdebench.memory.bm25 import DESCRIPTION
+
+    return DESCRIPTION
+
+
 def memory_command_note() -> str:
     """The prompt's line naming the `memory_search` command (the tool's own description)."""
-    return f"The shell has a `{MEMORY_COMMAND}` command (`{MEMORY_COMMAND} [-k N] QUERY`). {SPECS[MEMORY_COMMAND][0]}"
+    return f"The shell has a `{MEMORY_COMMAND}` command (`{MEMORY_COMMAND} [-k N] QUERY`). {bm25_description()}"
 
 
 class InstalledAgentError(AgentError, RuntimeError):
@@ -153,8 +159,9 @@ class InstalledAgent:
     # its CLI runs in the sandbox the episode hands it, calls a model, never sees the answer key
     capabilities: ClassVar[Capabilities] = Capabilities(uses_model=True, runs_in_sandbox=True)
     mcp_client = True  # it takes the memory tool over MCP; without one, the prompt names the `memory_search` command
-    # its name for the memory tool, as the model calls it (folded into `memory_search` in `tool_calls`)
-    memory_tool_name = "mcp__memory__memory_search"
+    # its name for a memory tool, as the model calls it (`{}`: the memory system's name for it); the
+    # episode counts memory tools from the toolbox, so `tool_calls` leaves these out
+    memory_tool_format = "mcp__memory__{}"
 
     def __init__(self, settings: InstalledSettings, model: ModelSettings, pricing: Pricing):
         self.settings = settings
@@ -262,7 +269,10 @@ class InstalledAgent:
             ctx.trajectory.redact = (*ctx.trajectory.redact, *missing)
         self.gateway.redact = self.secrets()
         self.gateway.start(socket_path=self.gateway_dir / SOCKET)
-        if self.gateway.has_memory:
+        if self.gateway.has_memory and not self.mcp_client and ctx.toolbox.memory_names() != [MEMORY_COMMAND]:
+            raise InstalledAgentError(f"{self.name} has no MCP client: only memory=bm25 reaches it (as the "
+                                      f"`{MEMORY_COMMAND}` command), not {', '.join(ctx.toolbox.memory_names())}")
+        if self.gateway.has_memory and MEMORY_COMMAND in ctx.toolbox.memory_names():
             self.write_memory_command()
         self.write_config()
         ctx.trajectory.log("agent_start", agent=self.name, package=self.spec.package, version=self.spec.version,
@@ -282,7 +292,7 @@ class InstalledAgent:
         shutil.copyfile(Path(__file__).resolve().parents[2] / "gateway" / "memory_command.py", command)
         os.chmod(command, 0o755)
         settings = {"socket": f"{GATEWAY_DIR}/{SOCKET}", "path": COMMAND_PATH, "token": self.token(),
-                    "description": SPECS[MEMORY_COMMAND][0]}
+                    "description": bm25_description()}
         (self.gateway_dir / COMMAND_SETTINGS).write_text(json.dumps(settings))
         os.chmod(self.gateway_dir / COMMAND_SETTINGS, 0o644)
 
@@ -358,7 +368,9 @@ class InstalledAgent:
         episode counts `memory_search` from the toolbox, which also sees the command's calls)."""
         if self.gateway is None:
             return {}
-        return {name: n for name, n in self.gateway.meter.tool_calls.items() if name != self.memory_tool_name}
+        assert self.ctx is not None
+        own = {self.memory_tool_format.format(m) for m in self.ctx.toolbox.memory_names()}
+        return {name: n for name, n in self.gateway.meter.tool_calls.items() if name not in own}
 
     def close(self) -> None:
         """Stop the gateway (the episode calls it when it ends)."""

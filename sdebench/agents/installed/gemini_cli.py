@@ -40,7 +40,7 @@ class GeminiCliAgent(InstalledAgent):
                        extra=(node_package(),))
 
     options = ("context_files",)
-    memory_tool_name = "mcp_memory_memory_search"
+    memory_tool_format = "mcp_memory_{}"
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)

@@ -48,7 +48,7 @@ class OpenCodeAgent(InstalledAgent):
     # sandbox's 4 GiB RLIMIT_AS it crashes now and then ("Illegal instruction", or "Out of
     # memory" spawning a shell). Memory itself stays bounded by the sandbox's cgroup.
     capabilities = replace(InstalledAgent.capabilities, address_space_mb=256 * 1024)
-    memory_tool_name = f"{SERVER_NAME}_memory_search"
+    memory_tool_format = f"{SERVER_NAME}_{{}}"
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
