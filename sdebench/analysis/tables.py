@@ -108,6 +108,9 @@ def prepare(df: pd.DataFrame, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     out["competency"] = [rules.competency(r) for r in recs]
     out["tier"] = [rules.tier(r) for r in recs]
     out["feedback_hidden"] = [rules.feedback_policy(r) for r in recs]
+    # memory systems behind memtool are compared like deliveries: `memtool/kg` beside `memtool` (BM25)
+    out["memory"] = [rules.memory_system(r) for r in recs]
+    out["delivery"] = [rules.arm(d, m) for d, m in zip(out["delivery"], out["memory"], strict=True)]
     # tokens the delivery pushed into the prompt (inject); NaN where nothing was injected, so a cell's
     # mean covers the episodes that had an inject and other deliveries show no figure
     out["inject_tokens"] = [np.nan if r.delivery.inject_tokens is None else float(r.delivery.inject_tokens) for r in recs]

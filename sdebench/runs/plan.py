@@ -51,6 +51,7 @@ class Plan:
     competencies: dict[str, Cell] = field(default_factory=lambda: defaultdict(Cell))  # the same episodes by competency
     budget_usd: float | None = None
     notes: list[str] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)  # episodes already counted (two jobs of a sweep may share one)
 
     def totals(self) -> Cell:
         """The sum over all cells."""
@@ -133,9 +134,13 @@ def add_job(plan: Plan, cfg: dict[str, Any]) -> None:
     for task in tasks:
         ident = identity(task, cfg)
         key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
+        if key in plan.keys:
+            continue  # e.g. `memory=bm25,kg` on a delivery that serves no memory system: one episode, run once
+        plan.keys.add(key)
         done = results.read_record(results.record_path(results_dir, ident, key))
         fresh = cfg.get("rerun") or done is None or (done.outcome.stop_reason == "error" and cfg.get("retry_errors", True))
-        cells = (plan.cells[(ident.delivery, ident.agent, ident.model, task.source)], plan.competencies[task.competency])
+        delivery = f"{ident.delivery}/{ident.memory}" if ident.memory not in (None, "bm25") else ident.delivery
+        cells = (plan.cells[(delivery, ident.agent, ident.model, task.source)], plan.competencies[task.competency])
         chars = len(task.statement) + addition_chars(task, dict(cfg.get("delivery") or {}))
         estimate = episode_estimate(prices, chars, cfg) if fresh else 0.0
         for cell in cells:

@@ -234,6 +234,7 @@ def summarize(records: Iterable[EpisodeRecord], by: Sequence[str] = GROUP) -> li
 def markdown(rows: list[dict[str, Any]]) -> str:
     """The summary as markdown: per kind, task set, feedback policy, tier, agent and model, sources x deliveries,
     each cell `resolved/episodes (mean interventions)`."""
+    from sdebench.runs import rules
     from sdebench.runs.rules import PUBLISHED, rate_ci
 
     if not rows:
@@ -244,8 +245,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                                   summary.rank("tier", h[3]), h[4], h[5]))
     tiers = {r["tier"] for r in rows}
     for kind, tset, policy, tier, agent, model in heads:
-        sub = summary.ordered([r for r in rows if (r["kind"], r["task_set"], r["feedback_hidden"], r["tier"], r["agent"],
-                                                   r["model"]) == (kind, tset, policy, tier, agent, model)],
+        sub = summary.ordered([{**r, "delivery": rules.arm(r["delivery"], r.get("memory", "none"))} for r in rows
+                               if (r["kind"], r["task_set"], r["feedback_hidden"], r["tier"], r["agent"],
+                                   r["model"]) == (kind, tset, policy, tier, agent, model)],
                               ("source", "delivery"))
         deliveries = sorted({r["delivery"] for r in sub}, key=lambda d: summary.rank("delivery", d))
         sources = sorted({r["source"] for r in sub}, key=lambda s: summary.rank("source", s))

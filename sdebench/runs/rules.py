@@ -82,6 +82,12 @@ def memory_system(rec: EpisodeRecord) -> str:
     return "bm25" if rec.identity.delivery == "memtool" else "none"
 
 
+def arm(delivery: str, memory: str) -> str:
+    """How tables name a delivery: `memtool/kg` for memtool behind a memory system other than BM25 (which
+    stays `memtool`, as it always was), the delivery itself otherwise."""
+    return delivery if memory in ("none", "bm25", "", "?") else f"{delivery}/{memory}"
+
+
 PUBLISHED = "published"
 
 

@@ -520,3 +520,44 @@ def test_the_heap_imported_before_the_first_gateway_is_out_of_the_collector(upst
     with gateway(upstream):
         # litellm's objects, imported before any gateway: a full collection over them would stall a call
         assert gc.get_freeze_count() > 100_000
+
+
+@pytest.mark.memory
+def test_the_knowledge_graphs_own_tools_over_mcp(upstream, tasks_dir, tmp_path):
+    """memory=kg: the gateway's MCP server lists the graph server's tools as it declares them, and a call
+    goes through the toolbox to the real server, seen by the retrieval tracker."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from sdebench.agents.tools import Toolbox
+    from sdebench.delivery.decisive import decisive_items
+    from sdebench.memory.kg import KnowledgeGraphMemory
+    from sdebench.runs.retrieval import RetrievalTracker
+    from tests.memory.corpus import corpus
+
+    task, items, decisive = corpus(tasks_dir, tmp_path / "repo")
+    kg = KnowledgeGraphMemory(timeout_s=60)
+    kg.load(items, tmp_path / "state")
+    try:
+        tracker = RetrievalTracker(decisive_items(task), workspace=None, memory=kg)
+        box = Toolbox(None, tuple(t.name for t in kg.tools()), kg, observer=tracker)
+        with gateway(upstream, toolbox=box.view()) as gw:
+            async def use():
+                async with httpx.AsyncClient(headers={"Authorization": f"Bearer {gw.token}"}, timeout=30) as http, \
+                        streamable_http_client(f"{gw.base_url}/mcp", http_client=http) as (read_s, write_s, *_), \
+                        ClientSession(read_s, write_s) as session:
+                    await session.initialize()
+                    tools = await session.list_tools()
+                    out = await session.call_tool("open_nodes", {"names": [decisive]})
+                    found = await session.call_tool("search_nodes", {"query": "rounding"})
+                    return {t.name: t.description for t in tools.tools}, out.content[0].text, found.content[0].text
+
+            listed, opened, found = anyio.run(use)
+            assert not gw.has_memory or httpx.post(f"{gw.base_url}/memory_search", json={"query": "x"},
+                                                   headers={"Authorization": f"Bearer {gw.token}"}).status_code == 404
+        assert listed == {t.name: t.description for t in kg.tools()} and "search_nodes" in listed
+        assert decisive in opened and box.stats()["tool_calls"] == {"open_nodes": 1, "search_nodes": 1}
+        assert [s.tool for s in tracker.result.searches] == ["search_nodes"]  # open_nodes reads, it does not search
+    finally:
+        kg.close()
