@@ -222,6 +222,14 @@ def test_a_version_that_cannot_be_installed_is_a_one_line_load_error(server, cor
     assert "mem0 is not installed and could not be" in _one_line(e)
 
 
+def test_a_server_that_cannot_start_is_a_one_line_load_error(server, corpus, tmp_path):
+    with pytest.raises(MemoryLoadError) as e:
+        mem0(server, embedding_dims=0).load(corpus[0], tmp_path / "state")  # mem0's vector store refuses it
+    msg = _one_line(e)
+    assert "did not start" in msg and "Vector size 0 is invalid" in msg
+    assert not _driver_pids()
+
+
 def test_a_crashed_server_is_an_error_of_the_call(server, corpus, tmp_path):
     items, _, fact = corpus
     m = mem0(server, infer=False)
