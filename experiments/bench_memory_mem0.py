@@ -5,13 +5,15 @@ per item), so the figures are mem0's and sdebench's own time, not a model's.
     PYTHONPATH=$PWD python experiments/bench_memory_mem0.py [--task tasks/billing-rounding-v0-K]
                                                             [--searches 3] [--model-delay 0]
 
-After one unmeasured start (this process's first imports), for each mode (infer=false: each item stored as it is, one embedding call; infer=true: mem0's extraction,
-one LLM call and two embedding calls an item) it prints the start-up (mem0's process and its two metering
-gateways, no item), the load of the corpus (start-up included) and its time per item, the model calls the
-load made, and the latency of `search_memories` over the queries (each item's title, the task's statement
-and the decisive item's fact line, each asked `--searches` times): median, 90th percentile and maximum,
-and the rank of the decisive item for the statement and for its fact line. `--model-delay S` makes the test
-model answer every extraction after S seconds (a real model's latency, to see the load it implies).
+After one unmeasured start (this process's first imports), for each mode (infer=false: each item
+stored as it is, one embedding call; infer=true: mem0's extraction, one LLM call and two embedding
+calls an item) it prints the start-up (mem0's process and its two metering gateways, before the first
+item: the load report's `startup_s`), the load of the corpus (start-up included) and its time per item
+after the start-up, the model calls the load made, and the latency of `search_memories` over the
+queries (each item's title, the task's statement and the decisive item's fact line, each asked
+`--searches` times): median, 90th percentile and maximum, and the rank of the decisive item for the
+statement and for its fact line. `--model-delay S` makes the test model answer every extraction after
+S seconds (a real model's latency, to see the load it implies).
 mem0 is installed on first use (python -m sdebench.memory.install mem0).
 """
 
@@ -92,11 +94,6 @@ def run(
             "embedding_prices": EMBEDDING_PRICES,
             "timeout_s": 600,
         }
-        empty = Mem0Memory(**opts)
-        try:
-            startup = empty.load([], Path(tmp) / "empty").seconds
-        finally:
-            empty.close()
         m = Mem0Memory(**opts)
         try:
             report = m.load(items, Path(tmp) / "state")
@@ -115,6 +112,7 @@ def run(
     times.sort()
     ms = [1000 * t for t in times]
     p90 = ms[min(len(ms) - 1, int(0.9 * len(ms)))]
+    startup = report.extra["startup_s"]
     per_item = (report.seconds - startup) / max(1, len(items))
     print(
         f"infer={str(infer).lower():5}  start-up {startup:5.2f} s   load {report.seconds:6.2f} s "

@@ -84,6 +84,7 @@ class Mem0Memory:
         state = Path(state)
         try:
             self._start(state)
+            started = time.monotonic() - start
             stored = 0
             for item in items:
                 stored += self._add(item)
@@ -106,6 +107,7 @@ class Mem0Memory:
             extra={
                 "infer": self.infer,
                 "items_held": len(self._held),
+                "startup_s": round(started, 3),  # mem0's process and its gateways, before the first item
                 **{
                     k: u[k]
                     for k in (

@@ -96,6 +96,7 @@ def test_load_without_inference_stores_each_item_and_searches_by_meaning(server,
         report = m.load(items, tmp_path / "state")
         assert (report.backend, report.items, report.stored, report.version) == ("mem0", 18, 18, "2.2.1")
         assert report.llm_calls == 0 and report.extra["embedding_calls"] == 18  # one embedding an item
+        assert 0 < report.extra["startup_s"] < report.seconds
         assert report.tokens == report.extra["embedding_tokens"] == server.model.embeddings["tokens"] > 0
         assert report.cost_usd == pytest.approx(report.tokens * EMBEDDING_PRICES["input"] / 1e6)
         assert m.holds() == frozenset(i.id for i in items)
