@@ -4,7 +4,8 @@ Routes: POST /v1/messages (Anthropic Messages, streaming or not), /v1/messages/c
 POST /v1/chat/completions (OpenAI Chat Completions), POST /v1/responses (OpenAI Responses),
 POST /v1beta/models/MODEL:generateContent, :streamGenerateContent?alt=sse and :countTokens
 (Gemini), GET /v1/models, and, when the episode has the memory tool, /mcp (the tool over MCP) and
-POST /memory_search (the same search for the `memory_search` command in the sandbox). Every request must
+POST /memory_search (the same search for the `memory_search` command in the sandbox), and POST
+/v1/embeddings (the entry as an embedding model: sdebench.gateway.embeddings). Every request must
 carry the episode's random token (`x-api-key`, `x-goog-api-key` or `Authorization: Bearer`); the
 real key of the model entry stays in this process.
 
@@ -229,9 +230,12 @@ class Gateway:
             return JSONResponse({"object": "list", "data": [{"id": self.model.name, "object": "model",
                                                              "owned_by": "sdebench", "created": 0}]})
 
+        from sdebench.gateway import embeddings
+
         routes = [
             Route("/v1/models", models, methods=["GET"]),
             Route("/models", models, methods=["GET"]),
+            *embeddings.routes(self),
         ]
         if mcp_app is not None:
             routes += [*([command] if command is not None else []), Mount("/", app=mcp_app)]

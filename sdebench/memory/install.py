@@ -25,6 +25,13 @@ SYSTEMS: dict[str, InstallSpec] = {
     # The reference MCP knowledge-graph memory server (entities, relations, observations in a JSONL file).
     "kg": InstallSpec("npm", "@modelcontextprotocol/server-memory", "2026.8.31",
                       "node_modules/@modelcontextprotocol/server-memory/dist/index.js"),
+    # mem0 (an LLM-curated memory) with its default vector store's client, whose local mode keeps the
+    # vectors in files (no server, nothing downloaded), and the MCP SDK its driver serves the tools with
+    # (sdebench/memory/mem0_server.py runs with this dir alone on its path). Its other dependencies are
+    # what pip resolves for these pins.
+    "mem0": InstallSpec(
+        "pip", "mem0ai", "2.2.1", "site/mem0/memory/main.py", extra=("qdrant-client==1.20.0", "mcp==2.3.0")
+    ),
 }
 
 

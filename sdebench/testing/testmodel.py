@@ -24,7 +24,7 @@ with optional `usage: {prompt_tokens, completion_tokens, cached_tokens}` (OpenAI
 includes cached; `cache_creation_input_tokens` counts cache writes; other keys pass through into a
 chat reply's usage; an Anthropic reply splits them its own way), `delay_s` (sleep before answering), `repeat: true` (serve this step
 forever) and `at: N` (serve it as the N-th request, 1-based, outside the sequence). The script may
-also be a mapping `{steps: [...], default_usage: {...}, model: NAME, delay_s: S, max_inflight: K}`:
+also be a mapping `{steps: [...], default_usage: {...}, model: NAME, delay_s: S, max_inflight: K, embedding_dims: N}`:
 `delay_s` is the reply delay of every step that sets none (a real model's latency, for benchmarks;
 `--delay S` sets it too) and `max_inflight` a rate limit: a model request arriving while K others
 are being answered is refused with 429 and `Retry-After: 1`, using no step (`--max-inflight K`;
@@ -34,6 +34,15 @@ server answers 400 "script exhausted", so a run that talks past its script ends 
 A Responses tool declared `custom` (freeform) is answered as a `custom_tool_call` whose input is the
 step's `arguments.input`. POST /v1/messages/count_tokens, :countTokens and GET /v1/models answer
 without taking a step.
+
+POST /v1/embeddings (OpenAI's embeddings API) answers without taking a step: `input` is a string or a
+list of strings; each gets a deterministic vector, a hashed bag of words (its lower-cased alphanumeric
+words, each hashed to one of the vector's positions with a sign, summed and scaled to unit length; a
+text without words gets the first unit vector), so texts that share words are near in cosine
+similarity. Its length is the request's `dimensions`, else the script's `embedding_dims` (default
+256; `--embedding-dims N`); `encoding_format: base64` sends little-endian float32s. The usage counts
+one prompt token a word (at least one an input); GET /embeddings totals the requests, inputs and
+tokens served. An outage in force fails embeddings too.
 
 A run's pre-flight call and a liveness probe (sdebench.agents.liveness.PROBE_TEXT) is answered with one token and
 listed by GET /probes, never in /requests and never using a step. GET /requests returns what the server received, with the time it took to answer each
@@ -45,10 +54,14 @@ stdout line: `sdebench.testmodel listening on http://127.0.0.1:PORT/v1`.
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
+import hashlib
 import json
+import math
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -71,6 +84,10 @@ DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "cached_tokens":
 _GARBAGE = '{"path": "unterminated'
 _KINDS = ("tool", "tool_calls", "text", "garbage", "error", "outage")
 DEAD = "dead"
+EMBEDDING_DIMS = 256  # the length of an embedding when neither the request nor the script sets one
+MAX_EMBEDDING_DIMS = 8192
+EMBEDDING_PATHS = ("/v1/embeddings", "/embeddings")
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 class ScriptError(ConfigError):
@@ -100,6 +117,7 @@ class Script:
     model: str = "testmodel"
     delay_s: float = 0.0  # the reply delay of a step that sets none
     max_inflight: int | None = None  # more requests than this at once are answered 429
+    embedding_dims: int = EMBEDDING_DIMS  # the length of an embedding a request does not size
 
 
 def parse_script(data: Any) -> Script:
@@ -113,8 +131,20 @@ def parse_script(data: Any) -> Script:
     inflight = data.get("max_inflight")
     if inflight is not None and (not isinstance(inflight, int) or inflight < 1):
         raise ScriptError("max_inflight must be a whole number >= 1")
-    return Script(steps=steps, model=str(data.get("model", "testmodel")), delay_s=float(data.get("delay_s", 0.0)),
-                  max_inflight=inflight)
+    dims = data.get("embedding_dims", EMBEDDING_DIMS)
+    if not _valid_dims(dims):
+        raise ScriptError(f"embedding_dims must be a whole number from 1 to {MAX_EMBEDDING_DIMS}")
+    return Script(
+        steps=steps,
+        model=str(data.get("model", "testmodel")),
+        delay_s=float(data.get("delay_s", 0.0)),
+        max_inflight=inflight,
+        embedding_dims=dims,
+    )
+
+
+def _valid_dims(dims: Any) -> bool:
+    return isinstance(dims, int) and not isinstance(dims, bool) and 1 <= dims <= MAX_EMBEDDING_DIMS
 
 
 def load_script(path: Path) -> Script:
@@ -200,6 +230,57 @@ def _call(i: int, name: Any, arguments: Any) -> tuple[str, str]:
     return name, json.dumps(arguments)
 
 
+def embed(text: str, dims: int) -> list[float]:
+    """The test model's embedding of `text`: a hashed bag of its words, of unit length (see the module docstring)."""
+    vec = [0.0] * dims
+    for word in _WORD.findall(text.lower()):
+        h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+        vec[h % dims] += 1.0 if (h >> 63) & 1 else -1.0
+    norm = math.sqrt(sum(x * x for x in vec))
+    if norm == 0.0:
+        vec[0], norm = 1.0, 1.0  # no words: a fixed unit vector, never a zero one (cosine is undefined there)
+    return [x / norm for x in vec]
+
+
+def embedding_tokens(text: str) -> int:
+    """The prompt tokens an input is counted as: its words, at least one."""
+    return max(1, len(_WORD.findall(text.lower())))
+
+
+def embeddings_body(model: str, body: Any, default_dims: int) -> tuple[int, dict[str, Any]]:
+    """The status and JSON answer of an embeddings request (400 with an OpenAI error body if it is malformed)."""
+
+    def bad(message: str) -> tuple[int, dict[str, Any]]:
+        return 400, {"error": {"message": message, "type": "invalid_request_error"}}
+
+    if not isinstance(body, dict):
+        return bad("the request body must be a JSON object")
+    inputs = body.get("input")
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    if not isinstance(inputs, list) or not inputs or not all(isinstance(t, str) for t in inputs):
+        return bad("`input` must be a string or a non-empty list of strings (token arrays are not served)")
+    dims = body.get("dimensions", default_dims)
+    if not _valid_dims(dims):
+        return bad(f"`dimensions` must be a whole number from 1 to {MAX_EMBEDDING_DIMS}")
+    fmt = body.get("encoding_format") or "float"
+    if fmt not in ("float", "base64"):
+        return bad("`encoding_format` must be float or base64")
+    data = []
+    for i, text in enumerate(inputs):
+        vec: Any = embed(text, dims)
+        if fmt == "base64":
+            vec = base64.b64encode(struct.pack(f"<{dims}f", *vec)).decode()
+        data.append({"object": "embedding", "index": i, "embedding": vec})
+    tokens = sum(embedding_tokens(t) for t in inputs)
+    return 200, {
+        "object": "list",
+        "data": data,
+        "model": str(body.get("model") or model),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
 class ScriptedModel:
     """The server's state: the script, the position in it, and the requests received."""
 
@@ -217,6 +298,7 @@ class ScriptedModel:
             self.outage: Step | None = None  # the outage in force: every model request fails (probes too)
             self.inflight = 0  # model requests being answered now
             self.limited = 0  # requests refused with 429 by `max_inflight`
+            self.embeddings = {"requests": 0, "inputs": 0, "tokens": 0}  # embeddings served (GET /embeddings)
 
     def enter(self) -> bool:
         """Count one model request in, unless `max_inflight` are being answered (then count a refusal)."""
@@ -268,6 +350,20 @@ class ScriptedModel:
                 record["outage"] = True
                 return self.outage
         return Step("text", text="ok", usage={"prompt_tokens": 8, "completion_tokens": 1, "cached_tokens": 0})
+
+    def embeddings_answer(self, body: Any) -> tuple[int, dict[str, Any]]:
+        """Answer an embeddings request (no step is used) and count what it served; the outage in force fails it."""
+        with self.lock:
+            outage, script = self.outage, self.script
+        if outage is not None:
+            return outage.status or 503, {"error": {"message": outage.message, "type": "api_error"}}
+        status, out = embeddings_body(script.model, body, script.embedding_dims)
+        if status == 200:
+            with self.lock:
+                self.embeddings["requests"] += 1
+                self.embeddings["inputs"] += len(out["data"])
+                self.embeddings["tokens"] += out["usage"]["prompt_tokens"]
+        return status, out
 
     def probe_step_n(self, record: dict[str, Any]) -> tuple[int, Step]:
         """`probe_step` with the request number probes are answered as (0)."""
@@ -365,6 +461,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/limited":
             with self.server.model.lock:
                 self._send(200, {"limited": self.server.model.limited})
+        elif self.path == "/embeddings":
+            with self.server.model.lock:
+                self._send(200, dict(self.server.model.embeddings))
         elif self.path == "/health":
             self._send(200, {"ok": True})
         else:
@@ -390,6 +489,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, {"ok": True})
             return
         path, _, query = self.path.partition("?")
+        if path in EMBEDDING_PATHS:
+            model = self.server.model
+            if model.outage is not None and not model.outage.status:
+                self.server.die()
+                self.close_connection = True
+                return
+            self._send(*model.embeddings_answer(body))
+            return
         route = protocols.route_of(path)
         if route is None:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -551,6 +658,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="reply delay of every step that sets none (a real model's latency)")
     ap.add_argument("--max-inflight", type=int, default=None, metavar="K",
                     help="answer 429 (Retry-After: 1) to a request arriving while K others are being answered")
+    ap.add_argument(
+        "--embedding-dims",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"length of an embedding a request does not size (default: the script's, else {EMBEDDING_DIMS})",
+    )
     args = ap.parse_args(argv)
     try:
         script = load_script(args.script)
@@ -560,11 +674,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_inflight is not None and args.max_inflight < 1:
         print("error: --max-inflight must be >= 1", file=sys.stderr)
         return 2
-    if args.delay is not None or args.max_inflight is not None:
+    if args.embedding_dims is not None and not _valid_dims(args.embedding_dims):
+        print(f"error: --embedding-dims must be from 1 to {MAX_EMBEDDING_DIMS}", file=sys.stderr)
+        return 2
+    if args.delay is not None or args.max_inflight is not None or args.embedding_dims is not None:
         import dataclasses
 
-        script = dataclasses.replace(script, delay_s=script.delay_s if args.delay is None else args.delay,
-                                     max_inflight=args.max_inflight or script.max_inflight)
+        script = dataclasses.replace(
+            script,
+            delay_s=script.delay_s if args.delay is None else args.delay,
+            max_inflight=args.max_inflight or script.max_inflight,
+            embedding_dims=args.embedding_dims or script.embedding_dims,
+        )
     try:
         server = make_server(script, args.port)
     except OSError as e:

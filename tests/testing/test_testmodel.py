@@ -204,3 +204,65 @@ def test_a_default_delay_and_a_rate_limit_of_requests_in_flight():
             assert json.loads(r.read()) == {"limited": 1}
         with urllib.request.urlopen(base + "/requests", timeout=10) as r:
             assert len(json.loads(r.read())) == 2  # the refused request used no step
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))  # the vectors are of unit length
+
+
+def test_embeddings_are_deterministic_hashed_bags_of_words_with_counted_usage():
+    """POST /v1/embeddings: one unit vector an input, texts sharing words are near, tokens are words."""
+    import base64
+    import struct
+
+    script = parse_script({"steps": [{"text": "a"}], "embedding_dims": 64})
+    with testmodel.in_thread(script) as server:
+        base = testmodel.base_url(server)
+        texts = [
+            "invoices round toward zero to a quarter",
+            "Invoices are ROUNDED toward zero, to a quarter!",
+            "the cache ttl is 417 seconds",
+            "",
+        ]
+        status, body = _post(f"{base}/embeddings", {"model": "embed-1", "input": texts})
+        assert status == 200 and body["object"] == "list" and body["model"] == "embed-1"
+        vecs = [d["embedding"] for d in sorted(body["data"], key=lambda d: d["index"])]
+        assert [len(v) for v in vecs] == [64] * 4
+        assert all(abs(_cosine(v, v) - 1.0) < 1e-9 for v in vecs)
+        assert _cosine(vecs[0], vecs[1]) > 0.6 > 0.3 > _cosine(vecs[0], vecs[2])
+        assert vecs[3] == [1.0] + [0.0] * 63  # no words: the first unit vector
+        assert body["usage"] == {"prompt_tokens": 7 + 8 + 6 + 1, "total_tokens": 22}
+        # the same text, another request, the root path and the request's own size
+        status, again = _post(f"{base.removesuffix('/v1')}/embeddings", {"input": texts[0], "dimensions": 16})
+        assert status == 200 and len(again["data"][0]["embedding"]) == 16 and again["model"] == "testmodel"
+        assert again["data"][0]["embedding"] == testmodel.embed(texts[0], 16)
+        as_base64 = {"input": texts[0], "dimensions": 64, "encoding_format": "base64"}
+        packed = _post(f"{base}/embeddings", as_base64)[1]
+        floats = struct.unpack("<64f", base64.b64decode(packed["data"][0]["embedding"]))
+        assert max(abs(a - b) for a, b in zip(floats, vecs[0], strict=True)) < 1e-6
+        root = base.removesuffix("/v1")
+        assert _get(f"{root}/embeddings") == {"requests": 3, "inputs": 6, "tokens": 22 + 7 + 7}
+        assert _get(f"{root}/requests") == []  # embeddings use no step
+        for bad, why in [
+            ({"input": [1, 2]}, "token arrays"),
+            ({"input": []}, "non-empty list"),
+            ({"input": "x", "dimensions": 0}, "dimensions"),
+            ({"input": "x", "encoding_format": "hex"}, "encoding_format"),
+        ]:
+            status, err = _post(f"{base}/embeddings", bad)
+            assert status == 400 and why in err["error"]["message"]
+        assert _chat(base)[0] == 200
+        _post(f"{root}/script", [{"outage": 503}])
+        assert _chat(base)[0] == 503
+        # an outage in force fails embeddings too
+        assert _post(f"{base}/embeddings", {"input": "x"})[0] == 503
+
+
+def test_embedding_dims_are_validated_in_the_script_and_on_the_command_line(tmp_path):
+    with pytest.raises(ScriptError, match="embedding_dims must be"):
+        parse_script({"steps": [], "embedding_dims": 0})
+    script = tmp_path / "s.yaml"
+    script.write_text("steps: [{text: a}]\n")
+    argv = [sys.executable, "-m", "sdebench.testmodel", "--script", str(script), "--embedding-dims", "0"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--embedding-dims" in out.stderr
