@@ -65,6 +65,7 @@ DELIVERIES: dict[str, str] = {
 MEMORIES: dict[str, str] = {
     "bm25": "sdebench.memory.bm25:Bm25Memory",
     "kg": "sdebench.memory.kg:KnowledgeGraphMemory",
+    "mem0": "sdebench.memory.mem0:Mem0Memory",
 }
 SANDBOXES: dict[str, str] = {
     "local": "sdebench.sandbox:local_factory",

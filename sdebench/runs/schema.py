@@ -169,10 +169,14 @@ class Mem0MemoryConfig(ServedMemoryConfig):
     """mem0: an LLM-curated memory; its model calls go through a metering gateway."""
 
     infer: bool = True  # mem0 extracts memories with the model when adding (false: stores each item as is)
-    base_url: str | None = None  # OpenAI-compatible endpoint of its LLM and embedder (null: the run's model endpoint)
-    model: str | None = None
-    embedding_model: str | None = None
+    base_url: str | None = None  # OpenAI-compatible endpoint of its LLM and embedder (null: litellm resolves the names)
+    model: str | None = None  # its LLM (a name at base_url, else a litellm model string); required
+    embedding_model: str | None = None  # its embedder (null: text-embedding-3-small, mem0's default)
     embedding_dims: int = 256
+    api_key_env: str | None = None  # the env var holding the endpoint's key (read by its metering gateways only)
+    prices: dict[str, Any] | None = None  # USD per million tokens of the LLM, {input, output} (null: litellm's map)
+    embedding_prices: dict[str, Any] | None = None  # ... of the embedder
+    cost_tracking: str = "strict"  # an unpriced model: strict = a load error, ignore = free
 
 
 @dataclass
