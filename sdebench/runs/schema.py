@@ -174,8 +174,8 @@ class Mem0MemoryConfig(ServedMemoryConfig):
     embedding_model: str | None = None  # its embedder (null: text-embedding-3-small, mem0's default)
     embedding_dims: int = 256
     api_key_env: str | None = None  # the env var holding the endpoint's key (read by its metering gateways only)
-    prices: dict[str, Any] | None = None  # USD per million tokens of the LLM, {input, output} (null: litellm's map)
-    embedding_prices: dict[str, Any] | None = None  # ... of the embedder
+    prices: PricesConfig = field(default_factory=PricesConfig)  # of its LLM (nulls: litellm's price map)
+    embedding_prices: PricesConfig = field(default_factory=PricesConfig)  # of its embedder
     cost_tracking: str = "strict"  # an unpriced model: strict = a load error, ignore = free
 
 
