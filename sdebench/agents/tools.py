@@ -30,7 +30,7 @@ from sdebench.agents.base import ToolResult
 from sdebench.agents.trajectory import Trajectory
 from sdebench.errors import AgentError
 from sdebench.grading.testrun import run_tests
-from sdebench.memory.base import SEARCH, MemoryCallError
+from sdebench.memory.base import SEARCH, WRITE, MemoryCallError, strings
 from sdebench.sandbox.base import Sandbox
 
 TRUNCATED = "\n[... {n} chars truncated ...]\n"
@@ -148,6 +148,7 @@ class Toolbox:
         self.max_bash_timeout = max_bash_timeout
         self.test_timeout = test_timeout
         self.observer = observer  # has .tool(name, arguments, output, error) and .searched(tool, query, items)
+        self.written: list[dict[str, Any]] = []  # the agent's write calls to the memory system: tool and text
         self.counts: Counter[str] = Counter()
         self.errors = 0
         self.seconds = 0.0
@@ -344,6 +345,8 @@ class Toolbox:
         answer = self.memory.call(name, args)
         if self.observer is not None and tool.kind == SEARCH and not answer.error:
             self.observer.searched(name, args.get(tool.query_arg or "", ""), list(answer.items), answer.asked)
+        if tool.kind == WRITE and not answer.error:
+            self.written.append({"tool": name, "text": "\n".join(strings(args))})
         return answer.text, answer.error
 
     def _submit(self) -> str:

@@ -1,9 +1,14 @@
 """Memory carried along a stream of tasks: what earlier episodes earned, as explicit data.
 
-Two kinds of entries, named after the sources they extend:
+Three kinds of entries:
 
 - F (retained corrections): the distinct feedback texts an agent was given on an earlier task.
 - X (past solves): for each earlier task the agent resolved, its statement and accepted diff.
+- W (written memory): what the agent itself wrote with the memory system's write tools on an
+  earlier task (memtool with `memory.write=true`: the knowledge graph's entities and observations,
+  basic-memory's notes, mem0's memories), one entry per write call. Shown as experience (source X,
+  ids `X:written#n`); the next task's memory system is loaded with them the way it loads the corpus,
+  so task N+1 reads what task N wrote (`stream.carry=written`, or `all`).
 
 A `CarriedMemory` is immutable; `after_episode` returns the next one. Delivery modes apply it
 exactly as they apply a task's own memory (see sdebench.delivery.modes): full appends the entries to
@@ -25,7 +30,7 @@ from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.artifacts import PAST_FIXES, PREFERENCES
 
 # Which entry kinds a stream carries forward.
-CARRY = {"F": ("F",), "X": ("X",), "both": ("F", "X"), "none": ()}
+CARRY = {"F": ("F",), "X": ("X",), "both": ("F", "X"), "written": ("W",), "all": ("F", "X", "W"), "none": ()}
 CARRIED_COMMIT = "Carried agent memory from earlier tasks"
 
 
@@ -50,12 +55,15 @@ class CarriedMemory:
     entries: tuple[Entry, ...] = ()
 
     def items(self) -> list[MemoryItem]:
-        """The entries as memory items (ids `F:carried#n` / `X:carried#n`, numbered per kind)."""
-        counts = {"F": 0, "X": 0}
+        """The entries as memory items (ids `F:carried#n` / `X:carried#n` / `X:written#n`, numbered per kind)."""
+        counts = {"F": 0, "X": 0, "W": 0}
         out = []
         for e in self.entries:
             counts[e.kind] += 1
-            out.append(MemoryItem(f"{e.kind}:carried#{counts[e.kind]}", e.kind, e.title, e.text))
+            if e.kind == "W":  # the agent's own notes: experience
+                out.append(MemoryItem(f"X:written#{counts['W']}", "X", e.title, e.text))
+            else:
+                out.append(MemoryItem(f"{e.kind}:carried#{counts[e.kind]}", e.kind, e.title, e.text))
         return out
 
     def count(self, kind: str | None = None) -> int:
@@ -102,10 +110,18 @@ def solve_entry(task_id: str, statement: str, diff: str) -> Entry:
     return Entry("X", task_id, f"past solve: {task_id}", text)
 
 
+def written_entries(task_id: str, written: list[dict[str, Any]] | None) -> list[Entry]:
+    """One W entry per write call the agent made to the memory system on `task_id` (its tool and text)."""
+    return [Entry("W", task_id, f"written on {task_id} ({n}) with {w.get('tool', '?')}", str(w.get("text", "")))
+            for n, w in enumerate(written or [], 1) if str(w.get("text", "")).strip()]
+
+
 def after_episode(memory: CarriedMemory, task_id: str, statement: str, record: Any, carry: str) -> CarriedMemory:
     """The memory the next task receives after an episode of `task_id` with `record` (an EpisodeRecord)."""
     kinds = kinds_for(carry)
     new: list[Entry] = []
+    if "W" in kinds:
+        new += written_entries(task_id, record.delivery.memory_written)
     if "F" in kinds:
         new += correction_entries(task_id, list(record.outcome.feedback))
     if "X" in kinds and record.outcome.resolved and record.outcome.final_diff.strip():

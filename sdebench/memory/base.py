@@ -76,6 +76,17 @@ class LoadReport:
         return asdict(self)
 
 
+def strings(value: Any) -> list[str]:
+    """Every string inside a JSON value, in order (the text of a write call's arguments)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
 @runtime_checkable
 class MemoryBackend(Protocol):
     """A memory system serving one episode's memory."""

@@ -233,6 +233,8 @@ class Episode:
             # an agent that runs its own program (an installed CLI) counts the tools it called itself
             own = self.agent.tool_calls() if isinstance(self.agent, SandboxAgent) else {}
             rec.count_tools(self.toolbox.stats(), own)
+            if self.toolbox.written:
+                rec.delivery.memory_written = list(self.toolbox.written)
         if self.agent is not None:
             rec.count_usage(self.agent.usage)
         if self.tracker is not None:

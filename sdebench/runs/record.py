@@ -144,6 +144,8 @@ class DeliveryReport:
     # how the corpus entered the memory system (memtool; sdebench.memory.base.LoadReport): backend, items,
     # stored, seconds, llm_calls, tokens, cost_usd, version
     memory_load: dict[str, Any] | None = None
+    # what the agent wrote with the memory system's write tools (memory.write=true): per call, its tool and text
+    memory_written: list[dict[str, Any]] | None = None
     other: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -216,7 +216,8 @@ def _native(name: str, v: Any) -> Any:
 GROUP = summary.CELL  # the cell of the run summary, beside `kind` (static or stream)
 SUMMARY_COLUMNS = ("episodes", "errors", "resolved", "resolve_rate", "resolve_rate_lo", "resolve_rate_hi", "resolved_1",
                    "resolve_1", "resolve_1_lo", "resolve_1_hi", "interventions_capped", "interventions_resolved",
-                   "retrieved", "cost_usd", "mean_prompt_tokens", "mean_completion_tokens", "mean_turns", "mean_wall_s")
+                   "retrieved", "cost_usd", "mean_prompt_tokens", "mean_completion_tokens", "mean_turns", "mean_wall_s",
+                   "memory_cost_usd", "mean_memory_load_s")
 
 
 def summarize(records: Iterable[EpisodeRecord], by: Sequence[str] = GROUP) -> list[dict[str, Any]]:
@@ -284,7 +285,26 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                 line.append(cell + (f" !{r['errors']}" if r["errors"] else ""))
             out.append(f"| {s} | " + " | ".join(line) + " |")
         out.append("")
+        out += _memory_systems(sub)
     return "\n".join(out) + "\n"
+
+
+def _memory_systems(sub: list[dict[str, Any]]) -> list[str]:
+    """Where a memory system other than BM25 served memtool: per source and system, the share of episodes
+    whose decisive item was retrieved, resolve@1, and what loading took and cost (docs/memory.md)."""
+    from sdebench.runs.rules import rate_ci
+
+    rows = [r for r in sub if r.get("memory", "none") != "none"]
+    if not any(r["memory"] != "bm25" for r in rows):
+        return []
+    out = ["memory systems: retrieved = episodes whose decisive memory item reached the agent (docs/retrieval.md); "
+           "load = starting the system and loading the corpus; memory $ = the system's own model calls, apart from the agent's\n",
+           "| source | memory | retrieved | resolve@1 | load s | memory $ | agent $ |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['source']} | {r['memory']} | {rate_ci(r['retrieved'], r['episodes'])} | "
+                   f"{rate_ci(r['resolved_1'], r['episodes'])} | {_fmt(r['mean_memory_load_s'], '.2f')} | "
+                   f"${r['memory_cost_usd']:.4f} | ${r['cost_usd']:.4f} |")
+    return [*out, ""]
 
 
 def group_markdown(rows: list[dict[str, Any]], keys: Sequence[str]) -> str:

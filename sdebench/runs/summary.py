@@ -50,7 +50,7 @@ DERIVED: dict[str, Callable[[EpisodeRecord], str]] = {
 METRICS = ("episodes", "errors", "resolved_1", "resolve_1", "resolve_1_lo", "resolve_1_hi", "resolved", "resolve_rate",
            "resolve_rate_lo", "resolve_rate_hi", "interventions_capped", "interventions_resolved", "cost_usd",
            "mean_cost_usd", "mean_tokens", "mean_prompt_tokens", "mean_completion_tokens", "mean_inject_tokens",
-           "mean_turns", "mean_memory_search", "mean_wall_s", "retrieved")
+           "mean_turns", "mean_memory_search", "mean_wall_s", "retrieved", "memory_cost_usd", "mean_memory_load_s")
 
 
 def names() -> list[str]:
@@ -95,6 +95,7 @@ def figures(recs: list[EpisodeRecord], cap: int = rules.DEFAULT_CAP) -> dict[str
     first = sum(rules.resolved_first(r) for r in valid)
     (lo1, hi1), (lo, hi) = (rules.wilson(first, n), rules.wilson(len(solved), n)) if n else ((None, None), (None, None))
     inject = [float(r.delivery.inject_tokens) for r in valid if r.delivery.inject_tokens is not None]
+    loads = [r.delivery.memory_load for r in recs if r.delivery.memory_load]
     return {
         "episodes": n,
         "errors": len(recs) - n,
@@ -120,6 +121,9 @@ def figures(recs: list[EpisodeRecord], cap: int = rules.DEFAULT_CAP) -> dict[str
         "mean_wall_s": _mean([r.timing.wall_s for r in valid]),
         # episodes whose decisive memory item reached the agent (docs/retrieval.md)
         "retrieved": sum(bool(r.retrieval is not None and r.retrieval.retrieved) for r in valid),
+        # what loading the memory systems cost (mem0's model calls; spent, errored episodes included) and took
+        "memory_cost_usd": math.fsum(float(m.get("cost_usd") or 0.0) for m in loads),
+        "mean_memory_load_s": _mean([float(m.get("seconds") or 0.0) for m in loads]),
     }
 
 

@@ -24,9 +24,10 @@ def mini(tmp_path_factory):
 
 
 def test_carry_settings_choose_entry_kinds():
-    assert kinds_for("both") == ("F", "X") and kinds_for("none") == ()
-    with pytest.raises(CarryError, match="unknown carry 'all'"):
-        kinds_for("all")
+    assert kinds_for("both") == ("F", "X") and kinds_for("none") == () and kinds_for("all") == ("F", "X", "W")
+    assert kinds_for("written") == ("W",)
+    with pytest.raises(CarryError, match="unknown carry 'everything'"):
+        kinds_for("everything")
     m = CarriedMemory()
     both = after_episode(after_episode(m, "t1", "it breaks", FAILED, "both"), "t2", "it is off", SOLVED, "both")
     # distinct feedback texts become corrections; only a resolved episode leaves a past solve
