@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 from sdebench.components import build_memory
+from sdebench.delivery.backend import SEARCH
 from sdebench.delivery.decisive import decisive_items
 from sdebench.delivery.memory import corpus_from_repo, estimate_tokens
-from sdebench.memory.base import SEARCH
 from sdebench.tasks import record, repo
 from sdebench.testing import testmodel
 

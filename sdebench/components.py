@@ -14,7 +14,7 @@ How each kind is built from its config section:
   task store); `cls()` if it has no `from_config`.
 - delivery (`delivery.name`): `cls(**options)`, the section's other keys as options; a mode with a
   `memory` field (memtool) also gets the memory system the `memory` section selects.
-- memory (`memory.name`): `cls(**options)` (sdebench.memory.base.MemoryBackend), one per episode.
+- memory (`memory.name`): `cls(**options)` (sdebench.delivery.backend.MemoryBackend), one per episode.
 - sandbox (`sandbox.backend`): `target(**options)`; `target.from_config(options)` if it has one.
 - grader (the task's `grader` field): a callable `grader(task, workspace, factory, **options)
   -> Grade`; a class is instantiated once with no arguments and then called so. The episode
@@ -63,7 +63,7 @@ DELIVERIES: dict[str, str] = {
     "oracle": "sdebench.delivery.modes:Oracle",
 }
 MEMORIES: dict[str, str] = {
-    "bm25": "sdebench.memory.bm25:Bm25Memory",
+    "bm25": "sdebench.delivery.bm25:Bm25Memory",  # built in: BM25 is part of the delivery stage
     "kg": "sdebench.memory.kg:KnowledgeGraphMemory",
     "mem0": "sdebench.memory.mem0:Mem0Memory",
 }
@@ -168,7 +168,10 @@ def build_delivery(section: Mapping[str, Any] | None, memory: Mapping[str, Any] 
     name = opts.pop("name", None)
     cls = resolve("delivery", name)
     if takes_memory(cls):
-        opts["memory"] = build_memory(memory)
+        section = dict(memory or {"name": "bm25"})
+        if section.get("name", "bm25") == "bm25" and "default_k" in opts:
+            section["default_k"] = opts["default_k"]  # BM25's hits per search: memtool's option, as before the group
+        opts["memory"] = build_memory(section)
     try:
         return cls(**opts)
     except TypeError as e:

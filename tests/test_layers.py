@@ -31,8 +31,9 @@ MAY_IMPORT: dict[str, set[str]] = {
 }
 BASE = {"", "errors"}
 # The applications on top may import any layer: the entry points (`cli`, `sdebench/<name>.py`), the
-# environment server, the format converters, the Inspect adapter and the test doubles.
-TOP = {"env", "interop", "inspect", "testing"}
+# environment server, the format converters, the Inspect adapter, the memory systems (reached by name
+# through the registry) and the test doubles.
+TOP = {"env", "interop", "inspect", "memory", "testing"}
 
 
 def module_names(root: Path) -> dict[str, Path]:

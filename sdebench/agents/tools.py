@@ -28,9 +28,9 @@ from typing import Any
 
 from sdebench.agents.base import ToolResult
 from sdebench.agents.trajectory import Trajectory
+from sdebench.delivery.backend import SEARCH, WRITE, MemoryCallError, strings
 from sdebench.errors import AgentError
 from sdebench.grading.testrun import run_tests
-from sdebench.memory.base import SEARCH, WRITE, MemoryCallError, strings
 from sdebench.sandbox.base import Sandbox
 
 TRUNCATED = "\n[... {n} chars truncated ...]\n"
@@ -133,7 +133,7 @@ class Toolbox:
         test_timeout: float = 300.0,
         observer: Any = None,
     ):
-        # The memory system's own tools (sdebench.memory.base.MemoryTool), by name.
+        # The memory system's own tools (sdebench.delivery.backend.MemoryTool), by name.
         self.memory_tools = {t.name: t for t in memory.tools()} if memory is not None else {}
         unknown = [t for t in tools if t not in SPECS and t not in self.memory_tools]
         if unknown:

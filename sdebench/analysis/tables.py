@@ -43,7 +43,8 @@ SOURCES = summary.SOURCES
 GAPS = (("oracle", "squashed"), ("memtool", "oracle"), ("inject", "oracle"), ("full", "oracle"))
 # The cell, its canonical orders and every per-group figure come from the one summary engine
 # (sdebench.runs.summary): task set x feedback policy x tier x agent x model x source x delivery.
-CELL = summary.CELL
+# the tables name a memory system in the delivery column (`memtool/kg`, see `prepare`): no column of its own
+CELL = tuple(k for k in summary.CELL if k != "memory")
 TIERS = summary.TIERS
 COMPETENCIES = summary.COMPETENCIES
 N_BOOT = 2000

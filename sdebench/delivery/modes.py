@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from sdebench.delivery.bm25 import Bm25Memory
 from sdebench.delivery.carried import CarriedMemory, write_into
 from sdebench.delivery.memory import MemoryItem, corpus_from_repo, render_inject
 from sdebench.errors import DeliveryError
@@ -47,7 +48,7 @@ class Prepared:
     workspace: Path
     prompt_additions: list[str]
     tools: tuple[str, ...]
-    memory: Any = None  # the memory system the tools search (sdebench.memory.base.MemoryBackend), loaded
+    memory: Any = None  # the memory system the tools search (sdebench.delivery.backend.MemoryBackend), loaded
     info: dict[str, Any] = field(default_factory=dict)  # e.g. injected tokens, corpus size
     injected: tuple[str, ...] | None = None  # ids of the memory items pushed into the prompt (None: the mode injects none)
 
@@ -120,15 +121,11 @@ class Memtool:
 
     name: str = "memtool"
     default_k: int = 5
-    memory: Any = None  # the memory system (sdebench.memory.base.MemoryBackend), one per episode; None: BM25
+    memory: Any = None  # the memory system (sdebench.delivery.backend.MemoryBackend), one per episode; None: BM25
 
     def __post_init__(self) -> None:
-        from sdebench.memory.bm25 import Bm25Memory
-
         if self.memory is None:
-            self.memory = Bm25Memory()
-        if isinstance(self.memory, Bm25Memory):
-            self.memory.default_k = self.default_k  # the delivery's option, as before the memory group
+            self.memory = Bm25Memory(default_k=self.default_k)
 
     def prepare(self, task: Task, work_dir: Path, carried: CarriedMemory | None = None) -> Prepared:
         """A squashed workspace and the memory system loaded with the corpus of the full repo plus carried

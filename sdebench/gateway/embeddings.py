@@ -23,15 +23,16 @@ import orjson
 
 from sdebench.agents.accounting import PricingError, import_litellm
 from sdebench.agents.model import ModelSettings
+from sdebench.errors import AgentError
 from sdebench.gateway import protocols
 from sdebench.gateway.meter import LimitReached
-from sdebench.gateway.server import HTTPReply
+from sdebench.gateway.protocols import HTTPReply
 
 PATHS = ("/v1/embeddings", "/embeddings")
 MAX_INPUTS = 2048  # OpenAI's own cap on the inputs of one request
 
 
-class EmbeddingRequestError(ValueError):
+class EmbeddingRequestError(AgentError, ValueError):
     """An embeddings request that does not follow OpenAI's API."""
 
 

@@ -693,3 +693,13 @@ def error_body(protocol: str, status: int, message: str, kind: str = "api_error"
 _GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
                   405: "INVALID_ARGUMENT", 408: "DEADLINE_EXCEEDED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
                   501: "UNIMPLEMENTED", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+
+
+@dataclass(frozen=True)
+class HTTPReply:
+    """What the gateway answers one agent call with."""
+
+    status: int
+    body: bytes
+    media_type: str = "application/json"
+    headers: tuple[tuple[bytes, bytes], ...] = ()

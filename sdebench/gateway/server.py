@@ -36,7 +36,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,7 @@ from sdebench.agents.base import Limits, Toolbox, Usage
 from sdebench.agents.model import ModelSettings
 from sdebench.gateway import protocols, upstream
 from sdebench.gateway.meter import LimitReached, Meter, Ticket
+from sdebench.gateway.protocols import HTTPReply
 
 MAX_LOGGED_CHARS = 4000
 STARTUP_S = 30.0
@@ -406,16 +406,6 @@ class Gateway:
         if key is not None:
             kwargs["api_key"] = key
         return kwargs
-
-
-@dataclass(frozen=True)
-class HTTPReply:
-    """What the gateway answers one agent call with."""
-
-    status: int
-    body: bytes
-    media_type: str = "application/json"
-    headers: tuple[tuple[bytes, bytes], ...] = ()
 
 
 class _ModelRoutes:

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sdebench.delivery.memory import MemoryItem
-from sdebench.memory.base import (
+from sdebench.delivery.backend import (
     READ,
     SEARCH,
     WRITE,
@@ -31,6 +30,7 @@ from sdebench.memory.base import (
     MemoryLoadError,
     MemoryTool,
 )
+from sdebench.delivery.memory import MemoryItem
 from sdebench.memory.mcp_stdio import McpProcess
 
 KINDS = {"search_nodes": SEARCH, "open_nodes": READ, "read_graph": READ,

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from sdebench.memory.base import MemoryLoadError
+from sdebench.delivery.backend import MemoryLoadError
 
 STDERR_LOG = "server.stderr.log"
 

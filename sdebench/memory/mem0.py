@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdebench.delivery.backend import READ, SEARCH, WRITE, Answer, LoadReport, MemoryLoadError, MemoryTool
 from sdebench.delivery.memory import MemoryItem
-from sdebench.memory.base import READ, SEARCH, WRITE, Answer, LoadReport, MemoryLoadError, MemoryTool
 
 SYSTEM = "mem0"
 DRIVER = Path(__file__).with_name("mem0_server.py")

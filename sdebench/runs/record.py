@@ -141,7 +141,7 @@ class DeliveryReport:
     carried_items: int | None = None  # stream memory received
     carried_tokens: int | None = None
     carried_delivered: bool | None = None  # whether the mode showed the carried memory
-    # how the corpus entered the memory system (memtool; sdebench.memory.base.LoadReport): backend, items,
+    # how the corpus entered the memory system (memtool; sdebench.delivery.backend.LoadReport): backend, items,
     # stored, seconds, llm_calls, tokens, cost_usd, version
     memory_load: dict[str, Any] | None = None
     # what the agent wrote with the memory system's write tools (memory.write=true): per call, its tool and text

@@ -119,7 +119,7 @@ def test_noop_submits_at_once(mini, tmp_path):
 
 def test_registry_and_bad_agent_configs(tmp_path):
     assert set(AGENTS) == {"noop", "oracle", "conventional", "patch", "prober", "reader-top1", "reader-latest",
-                           "reader-majority", "learner", "llm", "claude-code", "codex", "mini-swe-agent",
+                           "reader-majority", "searcher", "learner", "llm", "claude-code", "codex", "mini-swe-agent",
                            "qwen-code", "opencode", "aider", "gemini-cli"}
     assert isinstance(build_agent({"agent": {"name": "oracle"}, "model": {"name": "none"}}), OracleAgent)
     assert isinstance(build_agent({"agent": {"name": "conventional"}}), ConventionalAgent)

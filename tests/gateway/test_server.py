@@ -328,8 +328,8 @@ def test_the_memory_tool_over_mcp_goes_through_the_toolbox(upstream, tmp_path):
     from mcp.client.streamable_http import streamable_http_client
 
     from sdebench.agents.trajectory import Trajectory, read
+    from sdebench.delivery.bm25 import DESCRIPTION, Bm25Memory
     from sdebench.delivery.memory import MemoryItem
-    from sdebench.memory.bm25 import DESCRIPTION, Bm25Memory
 
     traj = Trajectory(tmp_path / "t.jsonl")
 
@@ -395,9 +395,9 @@ def test_the_memory_command_prints_what_the_tool_returns(upstream, tmp_path):
     import sys
 
     from sdebench.agents.tools import Toolbox
+    from sdebench.delivery.bm25 import DESCRIPTION, Bm25Memory
     from sdebench.delivery.memory import MemoryItem
     from sdebench.gateway import mcp_memory
-    from sdebench.memory.bm25 import DESCRIPTION, Bm25Memory
 
     box = Toolbox(None, ("memory_search",), Bm25Memory.of([
         MemoryItem(id="F:1", source="F", title="rounding", text="Invoices round half down to quarters."),

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sdebench.memory.base import READ, SEARCH, WRITE, MemoryCallError, MemoryLoadError
+from sdebench.delivery.backend import READ, SEARCH, WRITE, MemoryCallError, MemoryLoadError
 from sdebench.memory.kg import KnowledgeGraphMemory, entity_of, shown_names
 from tests.memory.corpus import corpus
 

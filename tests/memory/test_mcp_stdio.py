@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from sdebench.memory.base import MemoryLoadError
+from sdebench.delivery.backend import MemoryLoadError
 from sdebench.memory.mcp_stdio import STDERR_LOG, McpProcess
 
 SERVER = '''

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from sdebench.delivery.backend import READ, SEARCH, WRITE, MemoryLoadError
 from sdebench.delivery.decisive import decisive_items
 from sdebench.delivery.memory import MemoryItem, corpus_from_repo
 from sdebench.memory import install
-from sdebench.memory.base import READ, SEARCH, WRITE, MemoryLoadError
 from sdebench.memory.mem0 import DRIVER, Mem0Memory
 from sdebench.tasks import record, repo
 from sdebench.tasks.tokens import normalise

@@ -58,3 +58,10 @@ def test_bm25_kg_and_mem0_side_by_side(tmp_path):
     hashes = {x.identity.memory: json.loads(Path(results.record_path(tmp_path / "results", x.identity, x.storage.key))
                                             .read_text())["storage"]["config_hash"] for x in recs}
     assert len(set(hashes.values())) == 4  # the system is part of the config where the delivery serves one
+    # the analysis compares each system with BM25 on the same tasks, like two deliveries
+    from sdebench.analysis import tables as analysis
+
+    pairs = analysis.paired_comparisons(results.load(tmp_path / "results"))
+    compared = set(pairs["comparison"])
+    assert {"memtool - memtool/kg", "memtool - memtool/mem0"} <= compared or \
+        {"memtool/kg - memtool", "memtool/mem0 - memtool"} <= compared, compared

@@ -85,7 +85,7 @@ def test_every_delivery_option_builds(name):
 
 @pytest.mark.parametrize("name", options("memory"))
 def test_every_memory_option_builds_and_reaches_memtool(name):
-    from sdebench.memory.base import MemoryBackend
+    from sdebench.delivery.backend import MemoryBackend
 
     cfg = compose_plain([f"memory={name}", "delivery=memtool"])
     memory = components.build_memory(cfg["memory"])

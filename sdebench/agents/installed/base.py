@@ -82,7 +82,7 @@ DEFAULT_PROMPTS = {
 
 def bm25_description() -> str:
     """The BM25 search's own description (the command's help and prompt line)."""
-    from sdebench.memory.bm25 import DESCRIPTION
+    from sdebench.delivery.bm25 import DESCRIPTION
 
     return DESCRIPTION
 

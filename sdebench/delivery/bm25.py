@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdebench.delivery.backend import SEARCH, Answer, LoadReport, MemoryCallError, MemoryTool
 from sdebench.delivery.memory import MemoryIndex, MemoryItem, format_hits
-from sdebench.memory.base import SEARCH, Answer, LoadReport, MemoryCallError, MemoryTool
 
 TOOL = "memory_search"
 DESCRIPTION = ("Search the project's memory (commit history [H], docs [K], a user's past corrections [F], "

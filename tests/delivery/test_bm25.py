@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from sdebench.delivery.backend import SEARCH, MemoryBackend, MemoryCallError
+from sdebench.delivery.bm25 import DESCRIPTION, TOOL, Bm25Memory
 from sdebench.delivery.memory import MemoryIndex, format_hits
-from sdebench.memory.base import SEARCH, MemoryBackend, MemoryCallError
-from sdebench.memory.bm25 import DESCRIPTION, TOOL, Bm25Memory
 from tests.memory.corpus import corpus
 
 
