@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,7 +82,7 @@ class Note:
 def notes_of(items: list[MemoryItem]) -> list[Note]:
     """One note per item: a unique title (the item's, with its id when another item has the same) and permalink."""
     titles = [(it.title.strip().splitlines() or [it.id])[0][:TITLE_MAX].strip() or it.id for it in items]
-    seen_titles = {t: titles.count(t) for t in titles}
+    seen_titles = Counter(titles)
     notes: list[Note] = []
     taken: set[str] = set()
     for it, title in zip(items, titles, strict=True):
@@ -145,6 +147,10 @@ class BasicMemory:
         notes_dir, config_dir, home = state / "notes", state / "config", state / "home"
         notes = notes_of(items)
         try:
+            # a load holds exactly these items, whatever an earlier load into `state` left
+            for d in (notes_dir, config_dir):
+                if d.is_dir():
+                    shutil.rmtree(d)
             for d in (notes_dir, config_dir, home):
                 d.mkdir(parents=True, exist_ok=True)
             for note in notes:

@@ -249,7 +249,9 @@ def test_indexing_that_outlasts_the_timeout_is_a_load_error(tmp_path):
 def test_close_twice_is_fine_and_a_closed_backend_answers_no_more(corpus, tmp_path):
     items, _ = corpus
     bm = BasicMemory()
-    bm.load(items[:3], tmp_path)
+    bm.load(items, tmp_path)
+    report = bm.load(items[:3], tmp_path)  # a second load into the same state holds only its own items
+    assert report.stored == 3 and len(list((tmp_path / "notes").rglob("*.md"))) == 3
     bm.close()
     bm.close()
     assert bm.tools() == ()
