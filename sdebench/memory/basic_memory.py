@@ -25,7 +25,16 @@ from typing import Any
 
 from sdebench.agents.installed.install import InstallError
 from sdebench.delivery.memory import MemoryItem
-from sdebench.memory.base import READ, SEARCH, WRITE, Answer, LoadReport, MemoryLoadError, MemoryTool
+from sdebench.memory.base import (
+    READ,
+    SEARCH,
+    WRITE,
+    Answer,
+    LoadReport,
+    MemoryCallError,
+    MemoryLoadError,
+    MemoryTool,
+)
 from sdebench.memory.mcp_stdio import McpProcess
 
 SYSTEM = "basic-memory"
@@ -38,6 +47,11 @@ READ_TOOLS: dict[str, tuple[str, str | None]] = {
     "build_context": (READ, "url"),
 }
 WRITE_TOOLS: dict[str, tuple[str, str | None]] = {"write_note": (WRITE, None)}
+PAGE_ARGS = (
+    "page_size",
+    "limit",
+    "per_page",
+)  # how search_notes takes its number of results (and its aliases)
 TITLE_MAX = 120
 POLL_S = 0.25
 # A permalink of a loaded note as the server prints it (alone, in a memory:// URL, a file path or an
@@ -256,12 +270,26 @@ class BasicMemory:
         """Run one of the offered tools on the server; the answer's items are the loaded notes it shows, in order."""
         if self._proc is None:
             raise RuntimeError(f"{SYSTEM} is not running")
-        if name not in {t.name for t in self._tools}:
-            raise ValueError(f"unknown memory tool {name!r}")
-        text, is_error, _ = self._proc.call(name, dict(arguments or {}))
+        tool = next((t for t in self._tools if t.name == name), None)
+        if tool is None:
+            raise MemoryCallError(f"unknown memory tool {name!r}")
+        arguments = dict(arguments or {})
+        text, is_error, _ = self._proc.call(name, arguments)
         if self._state is not None:  # an error that names a file must not show where the episode lives
             text = text.replace(str(self._state), ".")
-        return Answer(text, self.items_in(text), is_error)
+        asked = self._asked(tool, arguments) if tool.kind == SEARCH and not is_error else None
+        return Answer(text, self.items_in(text), is_error, asked=asked)
+
+    @staticmethod
+    def _asked(tool: MemoryTool, arguments: dict[str, Any]) -> int | None:
+        """The number of results a search asked for: its page size as given, else the one its schema defaults to."""
+        given = next((arguments[a] for a in PAGE_ARGS if arguments.get(a) is not None), None)
+        if given is None:
+            given = ((tool.parameters.get("properties") or {}).get("page_size") or {}).get("default")
+        try:
+            return max(1, int(given)) if given is not None and not isinstance(given, bool) else None
+        except (TypeError, ValueError):
+            return None
 
     def items_in(self, text: str) -> tuple[str, ...]:
         """The ids of the loaded notes whose permalinks `text` shows, first mention first."""

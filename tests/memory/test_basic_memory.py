@@ -12,7 +12,7 @@ import pytest
 
 from sdebench.delivery.decisive import decisive_items
 from sdebench.delivery.memory import MemoryItem, corpus_from_repo
-from sdebench.memory.base import READ, SEARCH, WRITE, MemoryBackend, MemoryLoadError
+from sdebench.memory.base import READ, SEARCH, WRITE, MemoryBackend, MemoryCallError, MemoryLoadError
 from sdebench.memory.basic_memory import BasicMemory, notes_of
 from sdebench.memory.install import PYTHON_ENV, SYSTEMS, venv_python
 from sdebench.tasks import record, repo
@@ -160,8 +160,9 @@ def test_search_with_a_phrase_of_the_decisive_doc_ranks_it_first(loaded, corpus)
     _, decisive = corpus
     assert PHRASE in decisive.lines[0]
     answer = _search(bm, PHRASE)
-    assert not answer.error
+    assert not answer.error and answer.asked == 10  # its default page size
     assert answer.items[:1] == (decisive.id,)
+    assert _search(bm, "invoice", page_size=2).asked == 2 and len(_search(bm, "invoice", limit=2).items) <= 2
     assert "knowledge/docs-conventions-md" in answer.text
     broad = _search(bm, "invoice amounts rounding")  # several notes: items follow the server's order
     assert len(broad.items) >= 2 and len(set(broad.items)) == len(broad.items)
@@ -199,7 +200,7 @@ def test_tools_are_the_servers_own_and_write_is_absent_by_default(loaded):
     assert tools["search_notes"].query_arg == "query"
     assert "write_note" in declared
     for name in ("write_note", "delete_note", "create_memory_project", "list_memory_projects"):
-        with pytest.raises(ValueError, match="unknown memory tool"):
+        with pytest.raises(MemoryCallError, match="unknown memory tool"):
             bm.call(name, {})
 
 
@@ -258,3 +259,30 @@ def test_close_twice_is_fine_and_a_closed_backend_answers_no_more(corpus, tmp_pa
     assert bm.holds() == frozenset(i.id for i in items[:3])
     with pytest.raises(RuntimeError, match="not running"):
         bm.call("search_notes", {"query": "x"})
+
+
+@pytest.mark.memory
+def test_an_episode_under_memtool_loads_it_and_records_its_searches(tmp_path):
+    from sdebench.runs.assemble import run_episode
+    from sdebench.sandbox import make_factory
+
+    cfg = {
+        "agent": {"name": "searcher", "generators": None},
+        "model": {"name": "none"},
+        "delivery": {"name": "memtool"},
+        "memory": {"name": "sdebench.memory.basic_memory:BasicMemory"},
+        "seed": 0,
+        "max_interventions": 5,
+        "limits": {"max_turns": 500, "max_cost_usd": 2.0, "max_wall_s": 600},
+    }
+    rec = run_episode(
+        record.load(TASK),
+        cfg,
+        make_factory({"backend": "unsafe_local"}),
+        trajectory_path=tmp_path / "t.jsonl",
+    )
+    assert rec.outcome.error is None
+    load = rec.delivery.memory_load
+    assert load["backend"] == "basic-memory" and load["items"] == load["stored"] == rec.delivery.corpus_items
+    assert rec.retrieval.searchable
+    assert [(s.tool, s.k) for s in rec.retrieval.searches][:1] == [("search_notes", 10)]
