@@ -65,6 +65,7 @@ DELIVERIES: dict[str, str] = {
 MEMORIES: dict[str, str] = {
     "bm25": "sdebench.delivery.bm25:Bm25Memory",  # built in: BM25 is part of the delivery stage
     "kg": "sdebench.memory.kg:KnowledgeGraphMemory",
+    "basic-memory": "sdebench.memory.basic_memory:BasicMemory",
     "mem0": "sdebench.memory.mem0:Mem0Memory",
 }
 SANDBOXES: dict[str, str] = {

@@ -7,7 +7,7 @@ searches once per statement term instead (lower-cased words, stopwords out, long
 most `MAX_TERMS`) and ranks what came back by how many terms found it, then by first appearance.
 The answer is read into items whatever the system's format: BM25's rendered hits, a JSON graph's
 entities (name plus observations), a JSON list of memories or notes (their text fields), else the
-whole text as one item. Then it is `reader-top1` (sdebench.generation.readers): the first ranked
+whole text as one item (an answer that says it found nothing, "No results found", is no item). Then it is `reader-top1` (sdebench.generation.readers): the first ranked
 item that mentions a candidate of the family gives the pick, rendered through the family's
 renderer, and submitted. It never receives an answer key. Outside memtool it reads what
 `reader-top1` reads.
@@ -16,12 +16,14 @@ renderer, and submitted. It never receives an answer key. Outside memtool it rea
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from sdebench.agents.readers import ReaderAgent
 from sdebench.delivery.memory import MemoryItem, parse_rendered, tokenize
 
 MAX_TERMS = 12
+_NOTHING = re.compile(r"^no\b[^\n]{0,80}\b(?:found|match|matches|matched)\b", re.I)  # a system saying it found nothing
 _TEXT_KEYS = ("memory", "text", "content", "observations", "title", "name", "permalink", "file_path")
 
 
@@ -55,7 +57,9 @@ def items_of(text: str) -> list[MemoryItem]:
     try:
         data = json.loads(text)
     except ValueError:
-        return [MemoryItem("answer", "K", "answer", text)] if text.strip() else []
+        if not text.strip() or _NOTHING.match(text.strip()):
+            return []  # "No memory items match the query.", "No results found ..."
+        return [MemoryItem("answer", "K", "answer", text)]
     out = []
     for n, rec in enumerate(_records(data)):
         body = "\n".join(_texts(rec))

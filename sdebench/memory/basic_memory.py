@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.agents.installed.install import InstallError
-from sdebench.delivery.memory import MemoryItem
-from sdebench.memory.base import (
+from sdebench.delivery.backend import (
     READ,
     SEARCH,
     WRITE,
@@ -35,6 +34,7 @@ from sdebench.memory.base import (
     MemoryLoadError,
     MemoryTool,
 )
+from sdebench.delivery.memory import MemoryItem
 from sdebench.memory.mcp_stdio import McpProcess
 
 SYSTEM = "basic-memory"

@@ -40,6 +40,7 @@ def test_answers_of_every_shape_become_items():
     memories = {"results": [{"id": "m1", "memory": "Invoices round half down", "metadata": {"item_id": "K:a.md"}}]}
     assert [i.text for i in items_of(json.dumps(memories))] == ["Invoices round half down"]
     assert [i.text for i in items_of("plain words")] == ["plain words"] and items_of("  ") == []
+    assert items_of("No memory items match the query.") == items_of("No results found for query 'x'") == []
 
 
 def test_it_takes_no_answer_key():

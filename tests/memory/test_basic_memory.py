@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from sdebench.delivery.backend import READ, SEARCH, WRITE, MemoryBackend, MemoryCallError, MemoryLoadError
 from sdebench.delivery.decisive import decisive_items
 from sdebench.delivery.memory import MemoryItem, corpus_from_repo
-from sdebench.memory.base import READ, SEARCH, WRITE, MemoryBackend, MemoryCallError, MemoryLoadError
 from sdebench.memory.basic_memory import BasicMemory, notes_of
 from sdebench.memory.install import PYTHON_ENV, SYSTEMS, venv_python
 from sdebench.tasks import record, repo

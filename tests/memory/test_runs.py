@@ -29,20 +29,21 @@ def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
 
 
-def test_bm25_kg_and_mem0_side_by_side(tmp_path):
+def test_every_memory_system_side_by_side(tmp_path):
     with testmodel.in_thread(testmodel.parse_script([])) as srv:
         mem0 = ["memory.infer=false", f"memory.base_url={testmodel.base_url(srv)}", "memory.model=testmodel",
                 "memory.embedding_model=test-embedder", f"memory.prices={PRICES}", f"memory.embedding_prices={PRICES}"]
-        r = run(tmp_path, "-m", "memory=bm25,kg", "delivery=memtool,full", "source=K")
+        r = run(tmp_path, "-m", "memory=bm25,kg,basic-memory", "delivery=memtool,full", "source=K")
         assert r.returncode == 0, r.stderr[-2000:]
         r = run(tmp_path, "memory=mem0", "delivery=memtool", "source=K", *mem0)
         assert r.returncode == 0, r.stderr[-2000:]
     recs = results.read_records(tmp_path / "results")
     by = {(x.identity.delivery, x.identity.memory): x for x in recs}
     # full serves no memory system: one episode for both jobs of the sweep (the second reused it)
-    assert sorted(by, key=str) == sorted([("full", None), ("memtool", "bm25"), ("memtool", "kg"), ("memtool", "mem0")], key=str)
-    assert len(recs) == 4 and len({x.storage.key for x in recs}) == 4
-    for system in ("bm25", "kg", "mem0"):
+    assert sorted(by, key=str) == sorted([("full", None), ("memtool", "bm25"), ("memtool", "kg"), ("memtool", "basic-memory"),
+                                          ("memtool", "mem0")], key=str)
+    assert len(recs) == 5 and len({x.storage.key for x in recs}) == 5
+    for system in ("bm25", "kg", "basic-memory", "mem0"):
         rec = by[("memtool", system)]
         assert rec.outcome.error is None, rec.outcome.error
         load = rec.delivery.memory_load
@@ -57,7 +58,7 @@ def test_bm25_kg_and_mem0_side_by_side(tmp_path):
     assert "| K | memtool/kg |" in table and "| K | memtool/mem0 |" in table and "| K | memtool |" in table
     hashes = {x.identity.memory: json.loads(Path(results.record_path(tmp_path / "results", x.identity, x.storage.key))
                                             .read_text())["storage"]["config_hash"] for x in recs}
-    assert len(set(hashes.values())) == 4  # the system is part of the config where the delivery serves one
+    assert len(set(hashes.values())) == 5  # the system is part of the config where the delivery serves one
     # the analysis compares each system with BM25 on the same tasks, like two deliveries
     from sdebench.analysis import tables as analysis
 
