@@ -34,6 +34,7 @@ from sdebench.grading.testrun import run_tests
 from sdebench.sandbox.base import Sandbox
 
 TRUNCATED = "\n[... {n} chars truncated ...]\n"
+MAX_FAILURES_KEPT = 20
 
 
 def truncate(text: str, limit: int) -> str:
@@ -149,6 +150,9 @@ class Toolbox:
         self.test_timeout = test_timeout
         self.observer = observer  # has .tool(name, arguments, output, error) and .searched(tool, query, items)
         self.written: list[dict[str, Any]] = []  # the agent's write calls to the memory system: tool and text
+        # calls the memory system failed (not a rejected argument): they stay the agent's outcome, since its calls
+        # reach the system directly and an error would let a submission leave the rates; the record counts them
+        self.memory_failures: list[str] = []
         self.counts: Counter[str] = Counter()
         self.errors = 0
         self.seconds = 0.0
@@ -342,7 +346,14 @@ class Toolbox:
     def _memory(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
         """One memory tool call through the memory system: its text and whether the system flagged an error."""
         tool = self.memory_tools[name]
-        answer = self.memory.call(name, args)
+        try:
+            answer = self.memory.call(name, args)
+        except MemoryCallError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the system failed: the agent sees an error result, the record counts it
+            if len(self.memory_failures) < MAX_FAILURES_KEPT:
+                self.memory_failures.append(f"{name}: {type(e).__name__}: {e}".splitlines()[0][:300])
+            raise ToolError(f"the memory system failed ({type(e).__name__})") from None
         if self.observer is not None and tool.kind == SEARCH and not answer.error:
             self.observer.searched(name, args.get(tool.query_arg or "", ""), list(answer.items), answer.asked)
         if tool.kind == WRITE and not answer.error:

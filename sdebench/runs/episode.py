@@ -235,6 +235,8 @@ class Episode:
             rec.count_tools(self.toolbox.stats(), own)
             if self.toolbox.written:
                 rec.delivery.memory_written = list(self.toolbox.written)
+            if self.toolbox.memory_failures:
+                rec.delivery.memory_failures = list(self.toolbox.memory_failures)
         if self.agent is not None:
             rec.count_usage(self.agent.usage)
         if self.tracker is not None:

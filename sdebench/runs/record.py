@@ -146,6 +146,8 @@ class DeliveryReport:
     memory_load: dict[str, Any] | None = None
     # what the agent wrote with the memory system's write tools (memory.write=true): per call, its tool and text
     memory_written: list[dict[str, Any]] | None = None
+    # calls the memory system failed during the episode (the agent's outcome stands: its calls reach the system)
+    memory_failures: list[str] | None = None
     other: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -67,3 +67,24 @@ def test_write_tools_when_asked(tasks_dir, tmp_path):
         assert "rounding rule" in shown_names(found.text) and found.items == ()  # written by the agent: no corpus item
     finally:
         kg.close()
+
+
+@pytest.mark.memory
+def test_a_system_that_dies_mid_episode_is_an_error_result_and_counted(tasks_dir, tmp_path):
+    """The agent's calls reach the system: its failure is the agent's error result, never the episode's error."""
+    from sdebench.agents.tools import Toolbox
+
+    _, items, _ = corpus(tasks_dir, tmp_path / "repo")
+    kg = KnowledgeGraphMemory(timeout_s=20)
+    kg.load(items, tmp_path / "state")
+    try:
+        box = Toolbox(None, ("search_nodes",), kg)
+        assert not box.call("search_nodes", {"query": "rounding"}).error
+        kg._server.close()  # the server is gone
+        r = box.call("search_nodes", {"query": "rounding"})
+        assert r.error and r.output == "Error: the memory system failed (RuntimeError)"
+        assert box.memory_failures == ["search_nodes: RuntimeError: the memory server is not running"]
+        assert box.call("search_nodes", {}).output == "Error: search_nodes: missing required argument 'query'"
+        assert len(box.memory_failures) == 1  # a rejected call is the agent's, not a failure of the system
+    finally:
+        kg.close()
