@@ -76,6 +76,18 @@ def headline_section(df: pd.DataFrame, title: str, by: tuple[str, ...] = analysi
     return [title, "", note + "\n", md_table(t)]
 
 
+def memory_section(df: pd.DataFrame) -> list[str]:
+    """Memory systems side by side, when the records hold any other than BM25 (docs/memory.md)."""
+    t = analysis.memory_systems(df)
+    if not len(t):
+        return []
+    return ["## Memory systems behind memtool", "",
+            "retrieved: episodes whose decisive memory item was among the items an answer showed; load s: starting "
+            "the system and loading the corpus; memory $: the system's own model calls, apart from the agent's. "
+            "The paired comparisons compare `memtool/<system>` with `memtool` (BM25) on the same tasks.", "",
+            md_table(t), ""]
+
+
 def power_section() -> list[str]:
     """How many paired tasks a resolve@1 difference needs."""
     return ["## How many tasks an effect needs", "", paired_stats.FORMULA[0].upper() + paired_stats.FORMULA[1:] + ".\n",
@@ -222,5 +234,5 @@ def render(reference: Path, llm: Path | None = None) -> str:
             f"`{_rel(reference)}/`; every number below is computed from them. Do not edit by hand._", ""]
     top = headline_section(df, "## Headline: resolve@1, resolve@cap and interventions per agent and delivery "
                                 "(over every source)", ("task_set", "feedback_hidden", "agent", "model", "delivery"))
-    return "\n".join([*head, *top, *tier_section(df), *validity_section(df), *readers_section(df),
+    return "\n".join([*head, *top, *memory_section(df), *tier_section(df), *validity_section(df), *readers_section(df),
                       *time_section(df, sweep), *power_section(), *llm_section(llm)]).rstrip() + "\n"

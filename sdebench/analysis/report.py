@@ -189,6 +189,10 @@ def build(dirs: list[Path], out: Path) -> Path:
         with tempfile.TemporaryDirectory() as tmp:
             pngs = plots.write_all(df, Path(tmp))
             body.append("<h2>Plots</h2>" + "".join(f"<p>{img(p, p.stem)}</p>" for p in pngs))
+        systems = analysis.memory_systems(df)
+        if len(systems):
+            body.append("<h2>Memory systems behind memtool: retrieved (the decisive item was among an answer's items), "
+                        "resolve@1, load time, the systems' own model cost and the agent's</h2>" + table(systems, fold=True))
         body.append("<h2>Every cell: resolve@1, then resolve@cap and interventions (Wilson 95% intervals), "
                     "tokens and cost</h2>" + table(analysis.headline(df), fold=True))
         body.append("<h2>How many tasks an effect needs</h2>"

@@ -154,6 +154,28 @@ def metrics(df: pd.DataFrame, by: list[str] | tuple[str, ...]) -> pd.DataFrame:
     return out
 
 
+MEMORY_COLUMNS = ["episodes", "errors", "retrieved", "resolve@1 [95% CI]", "load s", "memory $", "agent $"]
+
+
+def memory_systems(df: pd.DataFrame) -> pd.DataFrame:
+    """Memory systems side by side (memtool; empty unless a system other than BM25 is in `df`): per task set,
+    tier, agent, model, source and system, the episodes whose decisive item was retrieved, resolve@1, the
+    mean load time, what the systems' own model calls cost and what the agent's cost (docs/memory.md)."""
+    keys = ["task_set", "tier", "agent", "model", "source", "memory"]
+    d = _ready(df)
+    if d.empty or "memory" not in d or not (~d["memory"].isin(["none", "bm25"])).any():
+        return pd.DataFrame(columns=[*keys, *MEMORY_COLUMNS])
+    d = d[d["memory"] != "none"]
+    rows = []
+    for r in summary.summarize(results.records(d), keys):
+        n = r["episodes"]
+        rows.append({**{k: r[k] for k in keys}, "episodes": n, "errors": r["errors"],
+                     "retrieved": rules.rate_ci(int(r["retrieved"]), int(n)), "resolve@1 [95% CI]": rules.rate_ci(r["resolved_1"], n),
+                     "load s": "" if r["mean_memory_load_s"] is None else f"{r['mean_memory_load_s']:.2f}",
+                     "memory $": f"{r['memory_cost_usd']:.4f}", "agent $": f"{r['cost_usd']:.4f}"})
+    return ordered(pd.DataFrame(rows, columns=[*keys, *MEMORY_COLUMNS]))
+
+
 def by_cell(df: pd.DataFrame) -> pd.DataFrame:
     """Metrics per task set, agent, model, source and delivery."""
     return ordered(metrics(df, CELL))

@@ -66,3 +66,11 @@ def test_every_memory_system_side_by_side(tmp_path):
     compared = set(pairs["comparison"])
     assert {"memtool - memtool/kg", "memtool - memtool/mem0"} <= compared or \
         {"memtool/kg - memtool", "memtool/mem0 - memtool"} <= compared, compared
+    systems = analysis.memory_systems(results.load(tmp_path / "results"))
+    assert set(systems["memory"]) == {"bm25", "kg", "basic-memory", "mem0"} and (systems["episodes"] == 1).all()
+    assert float(systems.set_index("memory").loc["mem0", "memory $"]) > 0
+    from sdebench.analysis import findings, report
+
+    index = report.build([tmp_path / "results"], tmp_path / "report")
+    assert "Memory systems behind memtool" in index.read_text()
+    assert "## Memory systems behind memtool" in "\n".join(findings.memory_section(analysis.prepare(results.load(tmp_path / "results"))))
