@@ -62,6 +62,21 @@ def check_command(cmd: list[str]) -> str | None:
     line = " ".join(cmd)
     if sd := sdebench_command(cmd):
         sub, args = sd
+        if "." in sub:  # a module of the package with a command line of its own (`python -m sdebench.memory.install`)
+            import importlib
+
+            try:
+                main = importlib.import_module(f"sdebench.{sub}").main
+            except (ImportError, AttributeError) as e:
+                return f"{line}: no module command sdebench.{sub} ({type(e).__name__})"
+            with parse_only():
+                try:
+                    main(list(args))
+                except Parsed:
+                    return None
+                except SystemExit as e:
+                    return f"{line}: exit {e.code} while parsing its arguments"
+            return f"{line}: ran without parsing arguments"
         if sub not in cli.COMMANDS:
             return f"{line}: no subcommand {sub!r}"
         err = io.StringIO()
