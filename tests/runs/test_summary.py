@@ -17,7 +17,7 @@ REFERENCE = ROOT / "experiments" / "reference"
 def test_the_cell_is_defined_once():
     assert results.GROUP is summary.CELL
     # the tables name a memory system in the delivery column (`memtool/kg`), so their cell has no column for it
-    assert tables.CELL == tuple(k for k in summary.CELL if k != "memory") and summary.CELL[-1] == "memory"
+    assert tuple(k for k in summary.CELL if k != "memory") == tables.CELL and summary.CELL[-1] == "memory"
     assert summary.grouping(("family", "tier")) == ("kind", "task_set", "feedback_hidden", "tier", "family")
 
 
