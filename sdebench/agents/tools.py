@@ -357,7 +357,7 @@ class Toolbox:
         if self.observer is not None and tool.kind == SEARCH and not answer.error:
             self.observer.searched(name, args.get(tool.query_arg or "", ""), list(answer.items), answer.asked)
         if tool.kind == WRITE and not answer.error:
-            self.written.append({"tool": name, "text": "\n".join(strings(args))})
+            self.written.append({"tool": name, "text": "\n".join(strings(args)), "arguments": args})
         return answer.text, answer.error
 
     def _submit(self) -> str:

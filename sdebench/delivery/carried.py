@@ -6,9 +6,11 @@ Three kinds of entries:
 - X (past solves): for each earlier task the agent resolved, its statement and accepted diff.
 - W (written memory): what the agent itself wrote with the memory system's write tools on an
   earlier task (memtool with `memory.write=true`: the knowledge graph's entities and observations,
-  basic-memory's notes, mem0's memories), one entry per write call. Shown as experience (source X,
-  ids `X:written#n`); the next task's memory system is loaded with them the way it loads the corpus,
-  so task N+1 reads what task N wrote (`stream.carry=written`, or `all`).
+  basic-memory's notes, mem0's memories), one entry per write call, its tool and arguments kept.
+  Memtool replays each call into the next task's system after loading the corpus, so task N+1 reads
+  what task N wrote as the system's own objects (`stream.carry=written`, or `all`); a system without
+  that tool (another system, or no write tools) loads the call's text as an experience item instead
+  (source X, ids `X:written#n`), as do full and inject.
 
 A `CarriedMemory` is immutable; `after_episode` returns the next one. Delivery modes apply it
 exactly as they apply a task's own memory (see sdebench.delivery.modes): full appends the entries to
@@ -46,6 +48,7 @@ class Entry:
     origin: str
     title: str
     text: str
+    call: str = ""  # W: the write call as JSON, {"tool": ..., "arguments": ...} (replayed into the next system)
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class CarriedMemory:
 
     def digest(self) -> str:
         """A short hash of the entries (keys an episode that received this memory)."""
-        raw = json.dumps([[e.kind, e.origin, e.title, e.text] for e in self.entries])
+        raw = json.dumps([[e.kind, e.origin, e.title, e.text, *([e.call] if e.call else [])] for e in self.entries])
         return hashlib.sha256(raw.encode()).hexdigest()[:12]
 
     def extended(self, new: list[Entry]) -> CarriedMemory:
@@ -112,8 +115,19 @@ def solve_entry(task_id: str, statement: str, diff: str) -> Entry:
 
 def written_entries(task_id: str, written: list[dict[str, Any]] | None) -> list[Entry]:
     """One W entry per write call the agent made to the memory system on `task_id` (its tool and text)."""
-    return [Entry("W", task_id, f"written on {task_id} ({n}) with {w.get('tool', '?')}", str(w.get("text", "")))
+    return [Entry("W", task_id, f"written on {task_id} ({n}) with {w.get('tool', '?')}", str(w.get("text", "")),
+                  json.dumps({"tool": w.get("tool"), "arguments": w.get("arguments", {})}, sort_keys=True))
             for n, w in enumerate(written or [], 1) if str(w.get("text", "")).strip()]
+
+
+def replay_calls(memory: CarriedMemory) -> list[tuple[str, dict[str, Any]]]:
+    """The write calls of the W entries, in order: (tool, arguments)."""
+    out = []
+    for e in memory.entries:
+        if e.kind == "W" and e.call:
+            call = json.loads(e.call)
+            out.append((str(call.get("tool")), dict(call.get("arguments") or {})))
+    return out
 
 
 def after_episode(memory: CarriedMemory, task_id: str, statement: str, record: Any, carry: str) -> CarriedMemory:

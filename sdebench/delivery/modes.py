@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from sdebench.delivery.backend import WRITE, MemoryLoadError
 from sdebench.delivery.bm25 import Bm25Memory
-from sdebench.delivery.carried import CarriedMemory, write_into
+from sdebench.delivery.carried import CarriedMemory, replay_calls, write_into
 from sdebench.delivery.memory import MemoryItem, corpus_from_repo, render_inject
 from sdebench.errors import DeliveryError
 from sdebench.tasks import repo as repo_mod
@@ -131,14 +132,33 @@ class Memtool:
         """A squashed workspace and the memory system loaded with the corpus of the full repo plus carried
         entries; a system that cannot be loaded fails the episode (MemoryLoadError), never an empty memory."""
         ws, items = _squashed(task, work_dir, keep_corpus=True)
-        items += carried.items() if carried is not None else []
         backend = self.memory
         try:
-            report = backend.load(items, work_dir / MEMORY_STATE)
+            # what the agent wrote on earlier tasks of a stream is replayed through the system's own write
+            # tools once the corpus is in; if the system lacks such a tool (another system wrote it, or its
+            # write tools are off) it is loaded afresh with those writes as items (their text) instead
+            carried_items = carried.items() if carried is not None else []
+            calls = replay_calls(carried) if carried is not None else []
+            written = [i for i in carried_items if i.id.startswith("X:written#")]
+            as_items = [i for i in carried_items if i not in written]
+            report = backend.load(items + as_items, work_dir / MEMORY_STATE)
+            writable = {t.name for t in backend.tools() if t.kind == WRITE}
+            if any(tool not in writable for tool, _ in calls):
+                backend.close()
+                shutil.rmtree(work_dir / MEMORY_STATE, ignore_errors=True)
+                as_items += [i for i, (tool, _) in zip(written, calls, strict=True) if tool not in writable]
+                report = backend.load(items + as_items, work_dir / MEMORY_STATE)
+            replay = [(tool, args) for tool, args in calls if tool in writable]
+            for tool, arguments in replay:
+                answer = backend.call(tool, arguments)
+                if answer.error:
+                    raise MemoryLoadError(f"memory system {backend.name!r}: replaying a written {tool} failed: {answer.text[:200]}")
+            report.extra["replayed_writes"] = len(replay)
             names = tuple(t.name for t in backend.tools())
         except BaseException:
             backend.close()
             raise
+        items += as_items
         clash = sorted(set(names) & set(STANDARD_TOOLS))
         if clash:
             backend.close()

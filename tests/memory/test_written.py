@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sdebench.delivery.carried import CarriedMemory, after_episode, written_entries
+from sdebench.delivery.carried import CarriedMemory, after_episode, replay_calls, written_entries
 from sdebench.runs.assemble import run_episode
 from sdebench.sandbox import make_factory
 from sdebench.tasks.record import load
@@ -21,10 +21,26 @@ NOTE = {"entities": [{"name": "invoice rounding lesson", "entityType": "lesson",
 
 
 def test_written_entries_are_experience_numbered_apart():
-    entries = written_entries("t1", [{"tool": "create_entities", "text": "a lesson"}, {"tool": "add_memory", "text": " "}])
+    entries = written_entries("t1", [{"tool": "create_entities", "text": "a lesson", "arguments": NOTE},
+                                     {"tool": "add_memory", "text": " "}])
     assert [(e.kind, e.origin) for e in entries] == [("W", "t1")]
     (item,) = CarriedMemory(tuple(entries)).items()
     assert (item.id, item.source) == ("X:written#1", "X") and item.text == "a lesson"
+    assert replay_calls(CarriedMemory(tuple(entries))) == [("create_entities", NOTE)]
+
+
+def test_a_system_without_the_write_tool_loads_the_writes_as_items(tmp_path):
+    from sdebench.delivery.bm25 import Bm25Memory
+    from sdebench.delivery.modes import Memtool
+
+    memory = CarriedMemory(tuple(written_entries("t1", [{"tool": "create_entities", "text": "invoice lines round half down",
+                                                         "arguments": NOTE}])))
+    prep = Memtool(memory=Bm25Memory()).prepare(load(ROOT / "tasks" / "billing-rounding-v0-K"), tmp_path, memory)
+    try:
+        assert "X:written#1" in prep.memory.holds() and prep.info["memory_load"]["extra"]["replayed_writes"] == 0
+        assert prep.memory.call("memory_search", {"query": "invoice lines round half down"}).items[0] == "X:written#1"
+    finally:
+        prep.memory.close()
 
 
 def _cfg(base: str, key_env: str) -> dict:
@@ -57,10 +73,12 @@ def test_what_task_n_wrote_task_n_plus_1_reads(tmp_path, monkeypatch):
         with urllib.request.urlopen(base.removesuffix("/v1") + "/requests", timeout=10) as r:
             requests = json.loads(r.read())
     assert rec1.outcome.error is None and rec2.outcome.error is None, (rec1.outcome.error, rec2.outcome.error)
-    assert rec1.delivery.memory_written == [{"tool": "create_entities",
+    assert rec1.delivery.memory_written == [{"tool": "create_entities", "arguments": NOTE,
                                              "text": "invoice rounding lesson\nlesson\ninvoice lines round to the cent, half down"}]
     assert rec2.delivery.carried_items == 1 and rec2.delivery.memory_load["items"] == rec2.delivery.corpus_items
-    # the model's third request carries the search's answer: the entity task 1 wrote, loaded into task 2's graph
+    # the model's request after the search carries its answer: the entity task 1 wrote, replayed into task 2's
+    # graph through the graph's own create_entities (its own object, not text)
     answer = json.dumps(requests[3]["body"]["messages"][-1])
-    assert "X:written#1" in answer and "half down" in answer
+    assert '\\"name\\": \\"invoice rounding lesson\\"' in answer and "half down" in answer, answer[:500]
+    assert rec2.delivery.memory_load["extra"]["replayed_writes"] == 1
     assert rec2.usage.tool_calls.get("search_nodes") == 1 and rec1.usage.tool_calls.get("create_entities") == 1
