@@ -18,17 +18,16 @@ import fcntl
 import glob
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from sdebench.agents.installed.install import (
-    INSTALL_TIMEOUT_S,
     InstallError,
     InstallSpec,
     cache_root,
     ensure_installed,
     find_bin,
+    run_install,
 )
 
 VENV = "venv"  # the install kind of a package that gets its own virtualenv
@@ -97,26 +96,6 @@ def venv_python() -> str:
     raise InstallError(f"no Python {'.'.join(map(str, VENV_PYTHON))} found (set {PYTHON_ENV} to one)")
 
 
-def _run(argv: list[str]) -> None:
-    try:
-        r = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT_S,
-            env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
-        )
-    except FileNotFoundError:
-        raise InstallError(f"`{argv[0]}` is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise InstallError(
-            f"`{' '.join(argv[:4])} ...` did not finish within {INSTALL_TIMEOUT_S} s"
-        ) from None
-    if r.returncode != 0:
-        tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
-        raise InstallError(f"`{' '.join(argv[:5])} ...` failed ({r.returncode}): {' | '.join(tail)[:500]}")
-
-
 def ensure_venv(spec: InstallSpec, root: Path) -> Path:
     """The install dir of a `venv` spec under `root`, making its virtualenv and installing into it if needed."""
     root.mkdir(parents=True, exist_ok=True)
@@ -135,9 +114,9 @@ def ensure_venv(spec: InstallSpec, root: Path) -> Path:
                 shutil.rmtree(final)
             final.mkdir()
             try:
-                _run([venv_python(), "-m", "venv", str(final / VENV)])
+                run_install([venv_python(), "-m", "venv", str(final / VENV)])
                 pip = [str(final / VENV / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-                _run([*pip, "--no-warn-script-location", f"{spec.package}=={spec.version}", *spec.extra])
+                run_install([*pip, "--no-warn-script-location", f"{spec.package}=={spec.version}", *spec.extra])
                 if find_bin(final, spec.bin) is None:
                     raise InstallError(
                         f"{spec.package}=={spec.version} installed, but {spec.bin} is not in it"

@@ -65,12 +65,13 @@ def find_bin(prefix: Path, pattern: str) -> Path | None:
     return Path(hits[0]) if hits else None
 
 
-def _run(argv: list[str], cwd: Path | None = None) -> None:
+def run_install(argv: list[str], cwd: Path | None = None) -> None:
+    """Run one install command; InstallError (one line, with its output's tail) if it fails."""
     try:
         r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S,
                            env={**os.environ, "npm_config_update_notifier": "false", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     except FileNotFoundError:
-        raise InstallError(f"`{argv[0]}` is not installed (needed to install agents)") from None
+        raise InstallError(f"`{argv[0]}` is not installed") from None
     except subprocess.TimeoutExpired:
         raise InstallError(f"`{' '.join(argv[:4])} ...` did not finish within {INSTALL_TIMEOUT_S} s") from None
     if r.returncode != 0:
@@ -80,10 +81,10 @@ def _run(argv: list[str], cwd: Path | None = None) -> None:
 
 def _install_into(spec: InstallSpec, dest: Path) -> None:
     if spec.kind == "npm":
-        _run(["npm", "install", "--prefix", str(dest), "--no-audit", "--no-fund", "--loglevel=error",
+        run_install(["npm", "install", "--prefix", str(dest), "--no-audit", "--no-fund", "--loglevel=error",
               f"{spec.package}@{spec.version}", *spec.extra])
     elif spec.kind == "pip":
-        _run([sys.executable, "-m", "pip", "install", "--quiet", "--no-warn-script-location", "--target",
+        run_install([sys.executable, "-m", "pip", "install", "--quiet", "--no-warn-script-location", "--target",
               str(dest / "site"), f"{spec.package}=={spec.version}", *spec.extra])
     else:
         raise InstallError(f"unknown install kind {spec.kind!r} (npm or pip)")
