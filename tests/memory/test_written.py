@@ -82,3 +82,23 @@ def test_what_task_n_wrote_task_n_plus_1_reads(tmp_path, monkeypatch):
     assert '\\"name\\": \\"invoice rounding lesson\\"' in answer and "half down" in answer, answer[:500]
     assert rec2.delivery.memory_load["extra"]["replayed_writes"] == 1
     assert rec2.usage.tool_calls.get("search_nodes") == 1 and rec1.usage.tool_calls.get("create_entities") == 1
+
+
+@pytest.mark.memory
+def test_a_written_call_the_next_system_refuses_is_skipped_not_an_error(tmp_path):
+    """The agent authored the carried calls: one that fails on replay cannot turn the next episode into an error."""
+    from sdebench.delivery.modes import Memtool
+    from sdebench.memory.kg import KnowledgeGraphMemory
+
+    bad = {"relations": [{"from": "nobody", "to": "nothing", "relationType": 7}]}  # refused by the server's schema
+    memory = CarriedMemory(tuple(written_entries("t1", [
+        {"tool": "create_relations", "text": "nobody nothing", "arguments": bad},
+        {"tool": "create_entities", "text": "a lesson", "arguments": NOTE}])))
+    prep = Memtool(memory=KnowledgeGraphMemory(write=True, timeout_s=60)).prepare(
+        load(ROOT / "tasks" / "billing-rounding-v0-K"), tmp_path, memory)
+    try:
+        extra = prep.info["memory_load"]["extra"]
+        assert (extra["replayed_writes"], extra["replay_failed"]) == (1, 1)
+        assert "invoice rounding lesson" in prep.memory.call("search_nodes", {"query": "half down"}).text
+    finally:
+        prep.memory.close()
