@@ -121,19 +121,14 @@ def resolve(kind: str, name: Any) -> Any:
     return obj
 
 
-AGENT_KEYS = ("agent", "model")
-
-
-def agent_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a run config an agent is built from: its own section and the model's."""
-    return {k: cfg[k] for k in AGENT_KEYS if k in cfg}
-
-
-def build_agent(cfg: Mapping[str, Any]) -> Any:
-    """The agent `cfg['agent']['name']` selects, built from the `agent` and `model` sections of the run config."""
-    name = (cfg.get("agent") or {}).get("name")
+def build_agent(agent: Mapping[str, Any] | None, model: Mapping[str, Any] | None = None) -> Any:
+    """The agent `agent['name']` selects, built from its own section and the model's (the run config's `agent`, `model`)."""
+    name = dict(agent or {}).get("name")
     cls = resolve("agent", name)
-    return cls.from_config(agent_config(cfg)) if hasattr(cls, "from_config") else cls()
+    if not hasattr(cls, "from_config"):
+        return cls()
+    sections = {"agent": dict(agent or {}), **({"model": dict(model)} if model is not None else {})}
+    return cls.from_config(sections)
 
 
 def build_memory(section: Mapping[str, Any] | None) -> Any:
@@ -152,14 +147,14 @@ def takes_memory(cls: Any) -> bool:
     return "memory" in getattr(cls, "__dataclass_fields__", {})
 
 
-def memory_system_of(cfg: Mapping[str, Any]) -> str | None:
-    """The memory system an episode under `cfg` uses: `memory.name` (default bm25) when its delivery serves
-    one (memtool), else None. One rule for the record's identity and the config hash."""
+def memory_system_of(delivery: Mapping[str, Any] | None, memory: Mapping[str, Any] | None) -> str | None:
+    """The memory system an episode uses: `memory['name']` (default bm25) when the `delivery` section's mode
+    serves one (memtool), else None. One rule for the record's identity and the config hash."""
     try:
-        serves = takes_memory(resolve("delivery", (cfg.get("delivery") or {}).get("name")))
+        serves = takes_memory(resolve("delivery", dict(delivery or {}).get("name")))
     except ConfigError:  # a bad delivery is reported where it is built, not here
         return None
-    return str((cfg.get("memory") or {}).get("name") or "bm25") if serves else None
+    return str(dict(memory or {}).get("name") or "bm25") if serves else None
 
 
 def build_delivery(section: Mapping[str, Any] | None, memory: Mapping[str, Any] | None = None) -> Any:

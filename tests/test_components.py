@@ -55,7 +55,7 @@ def test_every_registered_name_resolves():
 def test_module_references_build_user_components(tmp_path):
     assert isinstance(c.build_delivery({"name": "tests.test_components:Echo", "note": "x"}), Echo)
     assert c.build_delivery({"name": "tests.test_components:Echo", "note": "x"}).note == "x"
-    assert isinstance(c.build_agent({"agent": {"name": "tests.test_components:Quiet"}}), Quiet)
+    assert isinstance(c.build_agent({"name": "tests.test_components:Quiet"}), Quiet)
     box = c.build_sandbox({"backend": "sdebench.sandbox.unsafe:UnsafeLocalFactory", "output_cap": 100})
     assert isinstance(box, UnsafeLocalFactory) and box.output_cap == 100
     assert c.grader("tests.test_components:scoring")("t", "w", None)[0] == "graded"
@@ -65,15 +65,15 @@ def test_module_references_build_user_components(tmp_path):
 def test_an_agent_is_built_from_its_own_and_the_model_section_only():
     run_cfg = {"agent": {"name": "tests.test_components:Configured", "depth": 2}, "model": {"name": "none"},
                "source": "K", "select": {"ids": "ttlcache-v0-K"}, "tasks_dir": "/store/tasks", "results_dir": "r"}
-    agent = c.build_agent(run_cfg)
+    agent = c.build_agent(run_cfg["agent"], run_cfg["model"])
     assert agent.cfg == {"agent": run_cfg["agent"], "model": {"name": "none"}}
 
 
 def test_unknown_names_and_bad_references_are_one_line_errors():
     cases = [
-        (lambda: c.build_agent({"agent": {"name": "smart"}}), c.ComponentError,
+        (lambda: c.build_agent({"name": "smart"}), c.ComponentError,
          f"unknown agent 'smart' (choose {', '.join(c.AGENTS)}, or give package.module:Name)"),
-        (lambda: c.build_agent({"agent": {}}), c.ComponentError, "unknown agent None"),
+        (lambda: c.build_agent({}), c.ComponentError, "unknown agent None"),
         (lambda: c.build_delivery({"name": "zip"}), c.ComponentError, "unknown delivery 'zip'"),
         (lambda: c.build_delivery({"name": "pkg:"}), c.ComponentError, "bad delivery reference 'pkg:': write package.module:Name"),
         (lambda: c.build_delivery({"name": "a b:C"}), c.ComponentError, "bad delivery reference"),

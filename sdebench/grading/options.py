@@ -53,11 +53,6 @@ class GradeOptions:
         return opts
 
     @classmethod
-    def of_config(cls, cfg: dict[str, Any]) -> GradeOptions:
-        """The options of a run config's `grading` group (validated: a bad one raises OptionError)."""
-        return cls.from_mapping(dict(cfg.get("grading") or {}))
-
-    @classmethod
     def given(cls, options: GradeOptions | None, values: dict[str, Any]) -> GradeOptions:
         """What a grader was handed: the options object as it is, else options from keyword values
         (OptionError for both at once, or for a bad value)."""

@@ -11,6 +11,7 @@ recorded as the episode's error, and `run()` then only releases what was opened 
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -28,9 +29,11 @@ from sdebench.agents.base import (
 )
 from sdebench.agents.trajectory import Trajectory, TrajectoryView
 from sdebench.delivery.carried import CarriedMemory
-from sdebench.grading.options import DEFAULT_FEEDBACK, GradeOptions
+from sdebench.grading.options import GradeOptions
+from sdebench.runs.config import settings
 from sdebench.runs.episode import Episode, Grader, Grading, identity
-from sdebench.runs.record import DEFAULT_MAX_INTERVENTIONS, DeliveryReport, EpisodeRecord
+from sdebench.runs.record import DeliveryReport, EpisodeRecord
+from sdebench.runs.schema import RunConfig
 from sdebench.sandbox.base import SandboxFactory
 from sdebench.tasks.record import Task
 
@@ -38,11 +41,10 @@ AGENT_MEMBERS = ("name", "usage", "capabilities", "start", "run", "feedback", "c
 SANDBOX_AGENT_MEMBERS = ("sandbox_mounts", "tool_calls")  # sdebench.agents.base.SandboxAgent
 
 
-def limits_from(cfg: dict[str, Any]) -> Limits:
-    """The Limits of `cfg['limits']` (missing keys keep their defaults)."""
-    raw = dict(cfg.get("limits") or {})
-    known = {k: raw[k] for k in ("max_turns", "max_cost_usd", "max_wall_s") if raw.get(k) is not None}
-    return Limits(**known)
+def limits_from(conf: RunConfig) -> Limits:
+    """The per-episode Limits of `conf.limits`."""
+    lim = conf.limits
+    return Limits(max_turns=lim.max_turns, max_cost_usd=lim.max_cost_usd, max_wall_s=lim.max_wall_s)
 
 
 def checked_agent(agent: Any) -> Capabilities:
@@ -69,10 +71,10 @@ def _tracker(task: Task, prepared: Any, partial: bool, traj: Trajectory) -> Any:
         return None
 
 
-def _record(task: Task, cfg: dict[str, Any], trajectory_path: Path | None) -> tuple[EpisodeRecord, Trajectory]:
+def _record(task: Task, conf: RunConfig, trajectory_path: Path | None) -> tuple[EpisodeRecord, Trajectory]:
     """The episode's empty record and its trajectory (one that cannot be written is noted, not fatal)."""
-    rec = EpisodeRecord.start(identity(task, cfg))
-    rec.outcome.feedback_hidden = str((cfg.get("grading") or {}).get("feedback_hidden", DEFAULT_FEEDBACK))
+    rec = EpisodeRecord.start(identity(task, conf))
+    rec.outcome.feedback_hidden = str(conf.grading.feedback_hidden)
     try:
         return rec, Trajectory(trajectory_path)
     except OSError as e:
@@ -82,7 +84,7 @@ def _record(task: Task, cfg: dict[str, Any], trajectory_path: Path | None) -> tu
 
 def build(
     task: Task,
-    cfg: dict[str, Any],
+    cfg: RunConfig | dict[str, Any],
     factory: SandboxFactory,
     *,
     trajectory_path: Path | None = None,
@@ -92,7 +94,8 @@ def build(
     keep_workspace: bool = False,
     carried: CarriedMemory | None = None,
 ) -> Episode:
-    """Assemble one episode of `task` under `cfg` (the whole resolved config); never raises (see the module doc).
+    """Assemble one episode of `task` under `cfg` (the run config, typed or as a mapping); never raises (see the module
+    doc) but for a mapping that is no run config (ConfigError).
 
     `carried` is memory earned on earlier tasks of a stream; the delivery mode applies it.
     `grader` replaces the task's own grader (tests); `agent` the one `cfg` names.
@@ -101,22 +104,23 @@ def build(
     from sdebench.components import build_agent, build_delivery, grader_for
 
     started = time.monotonic()
-    rec, traj = _record(task, cfg, trajectory_path)
+    conf = settings(cfg)  # a bad mapping raises here: the caller's input, not an episode's failure
+    rec, traj = _record(task, conf, trajectory_path)
     ep = Episode(task, rec, traj, started, keep_workspace)
     try:
-        ep.max_interventions = int(cfg.get("max_interventions", DEFAULT_MAX_INTERVENTIONS))
+        ep.max_interventions = conf.max_interventions
         rec.outcome.max_interventions = ep.max_interventions  # the cap, so analyses count unresolved episodes at it
-        limits = limits_from(cfg)
+        limits = limits_from(conf)
         ep.max_wall_s = limits.max_wall_s
         if work_root is not None:
             Path(work_root).mkdir(parents=True, exist_ok=True)
-        options = GradeOptions.of_config(cfg)
+        options = GradeOptions.from_mapping(dataclasses.asdict(conf.grading))
         # A neutral name: the workspace path must not name the task (unsafe_local shows it as is).
         work = ep.work = Path(tempfile.mkdtemp(prefix="ep-", dir=work_root))
         traj.log("episode_start", **vars(rec.identity), max_interventions=ep.max_interventions)
-        prepared = ep.prepared = build_delivery(cfg.get("delivery"), cfg.get("memory")).prepare(task, work, carried)
+        prepared = ep.prepared = build_delivery(conf.delivery, conf.memory).prepare(task, work, carried)
         rec.delivery = DeliveryReport.of(prepared.info)
-        chosen = agent if agent is not None else build_agent(cfg)
+        chosen = agent if agent is not None else build_agent(conf.agent, conf.model)
         caps = checked_agent(chosen)  # before the episode holds it: an unchecked agent is never closed
         ep.agent = chosen
         ep.tracker = _tracker(task, prepared, caps.runs_in_sandbox, traj)
@@ -129,7 +133,7 @@ def build(
         sandbox = ep.sandbox = factory.open(prepared.workspace, **opts)
         visible = (*task.tests.fail_to_pass, *task.tests.pass_to_pass)
         ep.toolbox = Toolbox(sandbox, prepared.tools, prepared.memory, traj, visible_tests=visible, observer=ep.tracker,
-                             **dict(cfg.get("tools") or {}))
+                             **dataclasses.asdict(conf.tools))
         grade_fn = grader if grader is not None else grader_for(task)
         rec.timing.setup_s = time.monotonic() - started
         ep.ctx = AgentContext(
@@ -145,7 +149,7 @@ def build(
             sandbox=sandbox if caps.runs_in_sandbox else None,
         )
         ep.grading = Grading(task, sandbox, prepared.workspace, work, factory, grade_fn,
-                             bool(cfg.get("reuse_unchanged_grades", True)), options)
+                             conf.reuse_unchanged_grades, options)
     except Exception as e:  # noqa: BLE001 - an episode failure is a record, never a crash of the sweep
         ep.failed = True
         ep.fail(e)
@@ -157,7 +161,7 @@ def build(
 
 def run_episode(
     task: Task,
-    cfg: dict[str, Any],
+    cfg: RunConfig | dict[str, Any],
     factory: SandboxFactory,
     *,
     trajectory_path: Path | None = None,
@@ -167,7 +171,8 @@ def run_episode(
     keep_workspace: bool = False,
     carried: CarriedMemory | None = None,
 ) -> EpisodeRecord:
-    """Run one episode of `task` under `cfg` (the whole resolved config) and return its record; never raises.
+    """Run one episode of `task` under `cfg` (the run config, typed or as a mapping) and return its record;
+    never raises but for a mapping that is no run config (ConfigError).
 
     `carried` is memory earned on earlier tasks of a stream; the delivery mode applies it.
     `grader` replaces the task's own grader (tests); `agent` the one `cfg` names.

@@ -30,6 +30,8 @@ from typing import Any
 
 from sdebench.errors import RunError
 from sdebench.runs import lease
+from sdebench.runs.config import section
+from sdebench.runs.schema import RunConfig
 
 SWEEP_ID_ENV = "SDEBENCH_SWEEP_ID"
 EPS = 1e-9  # float slack when comparing sums of costs
@@ -48,21 +50,17 @@ class Ledger:
     lease_s: float | None = None  # None: the lock is an flock; else a lease with this staleness limit
 
     @classmethod
-    def for_run(cls, cfg: dict[str, Any]) -> Ledger | None:
-        """The ledger of `cfg`'s sweep, or None when `budget_usd` is null."""
-        raw = cfg.get("budget_usd")
-        if raw is None:
+    def for_run(cls, conf: RunConfig) -> Ledger | None:
+        """The ledger of `conf`'s sweep, or None when `budget_usd` is null."""
+        budget = conf.budget_usd
+        if budget is None:
             return None
-        try:
-            budget = float(raw)
-        except (TypeError, ValueError):
-            raise ValueError(f"budget_usd must be a number of USD or null, got {raw!r}") from None
         if budget < 0:
-            raise ValueError(f"budget_usd must not be negative, got {raw!r}")
+            raise ValueError(f"budget_usd must not be negative, got {budget!r}")
         sweep_id = os.environ.get(SWEEP_ID_ENV) or f"pid{os.getpid()}"  # outside the wrapper: this process
-        results_dir = Path(cfg.get("results_dir") or "results")
+        results_dir = Path(conf.results_dir or "results")
 
-        mode = lease.ClaimMode.of_config(cfg)
+        mode = lease.ClaimMode.of(conf.claims, conf.claim_lease_s)
         return cls(results_dir / ".budget" / f"{sweep_id}.json", budget,
                    mode.lease_s if mode.kind == "lease" else None)
 
@@ -123,11 +121,8 @@ def new_sweep_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
 
 
-def episode_worst_case(cfg: dict[str, Any]) -> float:
-    """What one episode of `cfg` may cost at most: its cap, or 0 for agents without a model; ValueError if uncapped."""
-    if (cfg.get("model") or {}).get("name", "none") == "none":
+def episode_worst_case(conf: RunConfig) -> float:
+    """What one episode of `conf` may cost at most: its cap `limits.max_cost_usd`, or 0 for agents without a model."""
+    if section(conf.model).get("name", "none") == "none":
         return 0.0
-    cap = (cfg.get("limits") or {}).get("max_cost_usd")
-    if cap is None:
-        raise ValueError("budget_usd needs a per-episode cap: set limits.max_cost_usd")
-    return float(cap)
+    return float(conf.limits.max_cost_usd)

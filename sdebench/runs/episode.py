@@ -46,7 +46,9 @@ from sdebench.agents.trajectory import Trajectory
 from sdebench.components import memory_system_of
 from sdebench.grading.grade import Grade
 from sdebench.grading.options import GradeOptions
+from sdebench.runs.config import section
 from sdebench.runs.record import Attempt, EpisodeRecord, Identity
+from sdebench.runs.schema import RunConfig
 from sdebench.sandbox.base import Sandbox, SandboxFactory
 from sdebench.tasks import repo as repo_mod
 from sdebench.tasks.record import Task
@@ -54,11 +56,11 @@ from sdebench.tasks.record import Task
 Grader = Callable[..., Grade]
 
 
-def _name(cfg: dict[str, Any], group: str) -> str:
-    return str((cfg.get(group) or {}).get("name", "none"))
+def _name(part: Any) -> str:
+    return str(section(part).get("name", "none"))
 
 
-def identity(task: Task, cfg: dict[str, Any]) -> Identity:
+def identity(task: Task, conf: RunConfig) -> Identity:
     """The fields naming an episode: task metadata, delivery, agent, model, seed and task set."""
     return Identity(
         task_id=task.id,
@@ -66,14 +68,14 @@ def identity(task: Task, cfg: dict[str, Any]) -> Identity:
         variant=task.variant,
         source=task.source,
         bottleneck=task.bottleneck,
-        delivery=_name(cfg, "delivery"),
-        agent=_name(cfg, "agent"),
-        model=_name(cfg, "model"),
-        seed=int(cfg.get("seed") or 0),
+        delivery=_name(conf.delivery),
+        agent=_name(conf.agent),
+        model=_name(conf.model),
+        seed=conf.seed,
         competency=task.competency,
         set_digest=task.set_digest,  # results on a private set stay told apart from the published one
         memory_scale=task.memory_scale,  # and results at another memory scale from the default one
-        memory=memory_system_of(cfg),
+        memory=memory_system_of(conf.delivery, conf.memory),
     )
 
 

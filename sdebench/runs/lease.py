@@ -49,13 +49,11 @@ class ClaimMode:
     lease_s: float = LEASE_S
 
     @classmethod
-    def of_config(cls, cfg: dict[str, Any]) -> ClaimMode:
-        """The claim mode `cfg` asks for (`claims`, `claim_lease_s`); ValueError (one line) if bad."""
-        raw_kind = cfg.get("claims") or "flock"
-        kind = str(getattr(raw_kind, "value", raw_kind))  # the schema's enum, or a plain string
+    def of(cls, claims: Any = "flock", raw: Any = LEASE_S) -> ClaimMode:
+        """The claim mode a run config asks for (its `claims`, `claim_lease_s`); ValueError (one line) if bad."""
+        kind = str(getattr(claims, "value", claims or "flock"))  # the schema's enum, or a plain string
         if kind not in CLAIM_MODES:
             raise ValueError(f"claims must be one of {', '.join(CLAIM_MODES)}, got {kind!r}")
-        raw = cfg.get("claim_lease_s", LEASE_S)
         try:
             lease_s = float(raw)
         except (TypeError, ValueError):

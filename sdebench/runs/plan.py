@@ -27,9 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from sdebench.runs import slurm
+from sdebench.runs.config import section, settings
+from sdebench.runs.schema import RunConfig
 
 slurm.register()  # the resolvers of hydra/launcher=slurm, before any config is composed
-DEFAULTS = {"turns": 10, "output_tokens": 400, "tool_output_tokens": 1000, "overhead_tokens": 1500}
+OVERHEAD_TOKENS = 1500  # the system prompt and tool schemas every turn sends (the estimate's fixed part)
 
 
 @dataclass
@@ -64,11 +66,6 @@ class Plan:
         return out
 
 
-def estimate_options(cfg: dict[str, Any]) -> dict[str, int]:
-    """The `estimate` block with its defaults."""
-    return {k: int((cfg.get("estimate") or {}).get(k) or v) for k, v in DEFAULTS.items()}
-
-
 def addition_chars(task: Any, delivery: dict[str, Any]) -> int:
     """The characters a delivery adds to the first prompt (inject: its token budget, an upper bound)."""
     from sdebench.agents.accounting import CHARS_PER_TOKEN
@@ -82,80 +79,75 @@ def addition_chars(task: Any, delivery: dict[str, Any]) -> int:
     return 0
 
 
-def episode_estimate(prices: Any, prompt_chars: int, cfg: dict[str, Any]) -> float:
+def episode_estimate(prices: Any, prompt_chars: int, conf: RunConfig) -> float:
     """The estimated cost of one episode whose first prompt has `prompt_chars` characters (module doc)."""
     from sdebench.agents.accounting import CHARS_PER_TOKEN, TokenCounts, price_tokens
 
     if prices is None:
         return 0.0
-    opt = estimate_options(cfg)
-    turns = max(1, min(opt["turns"], int((cfg.get("limits") or {}).get("max_turns") or opt["turns"])))
-    first = opt["overhead_tokens"] + prompt_chars // CHARS_PER_TOKEN + 1
-    growth = opt["output_tokens"] + opt["tool_output_tokens"]
+    opt = conf.estimate
+    turns = max(1, min(opt.turns, conf.limits.max_turns or opt.turns))
+    first = OVERHEAD_TOKENS + prompt_chars // CHARS_PER_TOKEN + 1
+    growth = opt.output_tokens + opt.tool_output_tokens
     prompt = turns * first + growth * turns * (turns - 1) // 2
-    cost = price_tokens(prices, TokenCounts(prompt=prompt, completion=turns * opt["output_tokens"]))
-    cap = (cfg.get("limits") or {}).get("max_cost_usd")
-    return min(cost, float(cap)) if cap is not None else cost
+    cost = price_tokens(prices, TokenCounts(prompt=prompt, completion=turns * opt.output_tokens))
+    return min(cost, conf.limits.max_cost_usd)
 
 
-def model_prices(cfg: dict[str, Any]) -> Any:
-    """The per-million prices of `cfg`'s model (None: no model, or unpriced under cost_tracking=ignore)."""
+def model_prices(conf: RunConfig) -> Any:
+    """The per-million prices of `conf`'s model (None: no model, or unpriced under cost_tracking=ignore)."""
     from sdebench.agents.accounting import known_prices, resolve_pricing
     from sdebench.agents.model import ModelSettings
 
-    model = cfg.get("model") or {}
+    model = section(conf.model)
     if model.get("name", "none") == "none":
         return None
     m = ModelSettings.from_config(model)
     return known_prices(resolve_pricing(m.litellm_model, m.prices, m.cost_tracking))
 
 
-def add_job(plan: Plan, cfg: dict[str, Any]) -> None:
+def add_job(plan: Plan, cfg: RunConfig | dict[str, Any]) -> None:
     """Add one job's episodes (its selected tasks, one episode each) to `plan`."""
     from sdebench.runs import results
     from sdebench.runs.budget import episode_worst_case
-    from sdebench.runs.config import check
     from sdebench.runs.episode import identity
     from sdebench.runs.jobs import filter_text, select_tasks
 
-    cfg = check(cfg)
+    conf = settings(cfg)
     plan.jobs += 1
-    tasks = select_tasks(cfg)
+    tasks = select_tasks(conf)
     if not tasks:
-        plan.notes.append(f"a job matches no task: {filter_text(cfg)}")
+        plan.notes.append(f"a job matches no task: {filter_text(conf)}")
         return
-    prices = model_prices(cfg)
-    try:
-        cap = episode_worst_case(cfg)
-    except ValueError:  # a model without a per-episode cap: no bound at all
-        cap = float("inf")
-    results_dir = Path(cfg.get("results_dir") or "results")
-    cfg_hash = results.config_hash(cfg)
+    prices = model_prices(conf)
+    cap = episode_worst_case(conf)
+    results_dir = Path(conf.results_dir or "results")
+    cfg_hash = results.config_hash(conf)
     for task in tasks:
-        ident = identity(task, cfg)
+        ident = identity(task, conf)
         key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
         if key in plan.keys:
             continue  # e.g. `memory=bm25,kg` on a delivery that serves no memory system: one episode, run once
         plan.keys.add(key)
         done = results.read_record(results.record_path(results_dir, ident, key))
-        fresh = cfg.get("rerun") or done is None or (done.outcome.stop_reason == "error" and cfg.get("retry_errors", True))
+        fresh = conf.rerun or done is None or (done.outcome.stop_reason == "error" and conf.retry_errors)
         delivery = f"{ident.delivery}/{ident.memory}" if ident.memory not in (None, "bm25") else ident.delivery
         cells = (plan.cells[(delivery, ident.agent, ident.model, task.source)], plan.competencies[task.competency])
-        chars = len(task.statement) + addition_chars(task, dict(cfg.get("delivery") or {}))
-        estimate = episode_estimate(prices, chars, cfg) if fresh else 0.0
+        chars = len(task.statement) + addition_chars(task, section(conf.delivery))
+        estimate = episode_estimate(prices, chars, conf) if fresh else 0.0
         for cell in cells:
             cell.episodes += 1
             if fresh:
                 cell.to_run += 1
                 cell.worst_usd += cap
                 cell.estimate_usd += estimate
-    if cfg.get("budget_usd") is not None:
-        plan.budget_usd = float(cfg["budget_usd"])
+    if conf.budget_usd is not None:
+        plan.budget_usd = conf.budget_usd
 
 
-def render(plan: Plan, cfg: dict[str, Any]) -> str:
+def render(plan: Plan, conf: RunConfig) -> str:
     """The plan as a table, totals, the estimate's assumptions and the budget's effect."""
-    opt = estimate_options(cfg)
+    opt = conf.estimate
     rows = ["| delivery | agent | model | source | episodes | to run | worst case $ | estimate $ |",
             "|---|---|---|---|---:|---:|---:|---:|"]
     for (d, a, m, s), c in sorted(plan.cells.items()):
@@ -163,7 +155,7 @@ def render(plan: Plan, cfg: dict[str, Any]) -> str:
     from sdebench.tasks.artifacts import COMPETENCIES, tier_of
 
     t = plan.totals()
-    cap = (cfg.get("limits") or {}).get("max_cost_usd")
+    cap = conf.limits.max_cost_usd
     # The same episodes by the competency of their tasks (tier recall or hard): a study reads the tiers apart.
     by_comp = ["| competency | tier | episodes | to run | worst case $ | estimate $ |", "|---|---|---:|---:|---:|---:|"]
     for comp, c in sorted(plan.competencies.items(), key=lambda kv: COMPETENCIES.index(kv[0])):
@@ -173,8 +165,8 @@ def render(plan: Plan, cfg: dict[str, Any]) -> str:
            *([""] if plan.competencies else []),
            f"worst case: ${t.worst_usd:.2f} (the per-episode cap limits.max_cost_usd={cap} x each episode to run "
            "that calls a model)",
-           f"estimate:   ${t.estimate_usd:.2f} (assumes {opt['turns']} turns, {opt['output_tokens']} output and "
-           f"{opt['tool_output_tokens']} tool-result tokens a turn, {opt['overhead_tokens']} tokens of system prompt "
+           f"estimate:   ${t.estimate_usd:.2f} (assumes {opt.turns} turns, {opt.output_tokens} output and "
+           f"{opt.tool_output_tokens} tool-result tokens a turn, {OVERHEAD_TOKENS} tokens of system prompt "
            "and tools, no prompt caching; set estimate.*)"]
     if plan.budget_usd is not None:
         verdict = ("the worst case fits" if t.worst_usd <= plan.budget_usd else
@@ -236,15 +228,15 @@ def compose_job(overrides: list[str], conf_dir: str, config_name: str) -> dict[s
     return plain
 
 
-def build(args: list[str], conf_dir: str, config_name: str = "config") -> tuple[Plan, dict[str, Any]]:
+def build(args: list[str], conf_dir: str, config_name: str = "config") -> tuple[Plan, RunConfig]:
     """The plan of `sdebench run ARGS` and the config of its first job."""
     plan = Plan()
-    first: dict[str, Any] = {}
+    first: RunConfig | None = None
     for job in job_overrides(args, conf_dir, config_name):
-        cfg = compose_job(job, conf_dir, config_name)
-        first = first or cfg
-        add_job(plan, cfg)
-    return plan, first
+        conf = settings(compose_job(job, conf_dir, config_name))
+        first = first or conf
+        add_job(plan, conf)
+    return plan, first if first is not None else settings({})
 
 
 def main(argv: list[str] | None = None, prog: str = "sdebench plan") -> int:
@@ -267,7 +259,7 @@ def main(argv: list[str] | None = None, prog: str = "sdebench plan") -> int:
     return 0
 
 
-def episode_lines(tasks: list, cfg: dict[str, Any], factory: Any, label: str = "") -> list[str]:
+def episode_lines(tasks: list, conf: RunConfig, factory: Any, label: str = "") -> list[str]:
     """The episodes a job would run, one line each (whether their record already exists, and the task's grader):
     what a job prints under `plan=true` (alias `dry_run=true`), beside the sweep-wide table of `sdebench plan`."""
     from sdebench.components import ComponentError, grader_for
@@ -275,18 +267,18 @@ def episode_lines(tasks: list, cfg: dict[str, Any], factory: Any, label: str = "
     from sdebench.runs.episode import identity
     from sdebench.runs.jobs import RunError, outcome
 
-    results_dir = Path(cfg.get("results_dir") or "results")
-    cfg_hash = results.config_hash(cfg)
+    results_dir = Path(conf.results_dir or "results")
+    cfg_hash = results.config_hash(conf)
     lines = []
     for n, task in enumerate(tasks, 1):
         try:
             grader_for(task)
         except ComponentError as e:
             raise RunError(f"task {task.id}: {e}") from None
-        ident = identity(task, cfg)
+        ident = identity(task, conf)
         key = results.episode_key(task.content_hash(), ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash)
         done = results.read_record(results.record_path(results_dir, ident, key))
-        state = "run" if done is None or cfg.get("rerun") else f"reuse ({outcome(done)})"
+        state = "run" if done is None or conf.rerun else f"reuse ({outcome(done)})"
         lines.append(f"[{n}/{len(tasks)}] {label}{task.id} delivery={ident.delivery} agent={ident.agent} "
                      f"model={ident.model} seed={ident.seed} grader={task.grader} sandbox={factory.name}: {state}")
     return lines

@@ -21,8 +21,10 @@ from typing import Any
 # without using up its script.
 from sdebench.agents.liveness import PROBE_TEXT
 from sdebench.errors import RunError
+from sdebench.runs.config import section
+from sdebench.runs.schema import RunConfig
 
-__all__ = ["PROBE_TEXT", "PreflightError", "check_config", "needs_model", "options", "probe_model", "probe_sandbox", "run"]
+__all__ = ["PROBE_TEXT", "PreflightError", "check_config", "needs_model", "probe_model", "probe_sandbox", "run"]
 DEFAULT_TIMEOUT_S = 20.0
 
 
@@ -30,11 +32,6 @@ class PreflightError(RunError):
     """A pre-flight check failed; the message is one line."""
 
 
-def options(cfg: dict[str, Any]) -> dict[str, Any]:
-    """The `preflight` block with its defaults (model and sandbox checks on, 20 s timeout)."""
-    raw = dict(cfg.get("preflight") or {})
-    return {"model": bool(raw.get("model", True)), "sandbox": bool(raw.get("sandbox", True)),
-            "timeout_s": float(raw.get("timeout_s") or DEFAULT_TIMEOUT_S)}
 
 
 def needs_model(agent_cls: Any) -> bool:
@@ -48,10 +45,10 @@ def needs_model(agent_cls: Any) -> bool:
         raise PreflightError(str(e)) from None
 
 
-def check_config(cfg: dict[str, Any], agent_cls: Any) -> None:
+def check_config(conf: RunConfig, agent_cls: Any) -> None:
     """Refuse an agent that calls a model when no model is chosen."""
-    agent = (cfg.get("agent") or {}).get("name")
-    if needs_model(agent_cls) and (cfg.get("model") or {}).get("name", "none") == "none":
+    agent = section(conf.agent).get("name")
+    if needs_model(agent_cls) and section(conf.model).get("name", "none") == "none":
         raise PreflightError(f"agent {agent} calls a model: choose one with model=NAME (the files of conf/model/)")
 
 
@@ -94,10 +91,10 @@ def probe_sandbox(factory: Any, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
                              + (" (timed out)" if res.timed_out else ""))
 
 
-def run(cfg: dict[str, Any], factory: Any) -> None:
-    """The model and sandbox checks `cfg['preflight']` enables (the config check runs at start-up)."""
-    opts = options(cfg)
-    if opts["model"] and (cfg.get("model") or {}).get("name", "none") != "none":
-        probe_model(dict(cfg.get("model") or {}), opts["timeout_s"])
-    if opts["sandbox"]:
-        probe_sandbox(factory, opts["timeout_s"])
+def run(conf: RunConfig, factory: Any) -> None:
+    """The model and sandbox checks `conf.preflight` enables (the config check runs at start-up)."""
+    opts = conf.preflight
+    if opts.model and section(conf.model).get("name", "none") != "none":
+        probe_model(section(conf.model), opts.timeout_s)
+    if opts.sandbox:
+        probe_sandbox(factory, opts.timeout_s)

@@ -16,6 +16,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from sdebench.runs.config import section
+from sdebench.runs.schema import RunConfig
+
 SWEEP_FILE = "progress.jsonl"
 
 
@@ -98,10 +101,10 @@ class ProgressTracker(list):
                 self.bar.close()
 
 
-def tracker(cfg: dict[str, Any], total: int, job_dir: Path) -> ProgressTracker:
+def tracker(conf: RunConfig, total: int, job_dir: Path) -> ProgressTracker:
     """The record list of one job: a bar over its `total` episodes, plus sweep-wide totals in a multirun."""
     job_dir = Path(job_dir)
     # Hydra writes multirun.yaml into the sweep dir; a job dir inside one belongs to a sweep
     in_sweep = (job_dir.parent / "multirun.yaml").is_file()
-    desc = f"{(cfg.get('agent') or {}).get('name', '?')} {(cfg.get('delivery') or {}).get('name', '?')}"
-    return ProgressTracker(total, desc, job_dir.parent / SWEEP_FILE if in_sweep else None, enabled(cfg.get("progress", "auto")))
+    desc = f"{section(conf.agent).get('name', '?')} {section(conf.delivery).get('name', '?')}"
+    return ProgressTracker(total, desc, job_dir.parent / SWEEP_FILE if in_sweep else None, enabled(conf.progress))

@@ -70,20 +70,23 @@ def config_digest(cfg: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
-def job_entry(cfg: dict[str, Any], now: dt.datetime | None = None) -> dict[str, Any]:
-    """The provenance line of one job run with the resolved config `cfg`."""
+def job_entry(cfg: Any, now: dt.datetime | None = None) -> dict[str, Any]:
+    """The provenance line of one job run with the run config `cfg` (typed, or a resolved mapping)."""
     from sdebench.runs import results
     from sdebench.runs.budget import SWEEP_ID_ENV
+    from sdebench.runs.config import plain, settings
 
+    conf = settings(cfg)
+    cfg = plain(conf)
     now = now or dt.datetime.now(dt.UTC)
     return {"schema": SCHEMA, "sweep_id": os.environ.get(SWEEP_ID_ENV),
             "command": os.environ.get(COMMAND_ENV) or shlex.join(sys.argv),
             "started_utc": now.strftime("%Y-%m-%dT%H:%M:%SZ"), **code_state(),
-            "config_digest": config_digest(cfg), "config_hash": results.config_hash(cfg),
+            "config_digest": config_digest(cfg), "config_hash": results.config_hash(conf),
             "config": {k: dotted(cfg, k) for k in KEY_VALUES}}
 
 
-def note_job(cfg: dict[str, Any], results_dir: Path) -> None:
+def note_job(cfg: Any, results_dir: Path) -> None:
     """Append this job's provenance line to `results_dir`; a failure to write is only a warning."""
     line = json.dumps(job_entry(cfg), sort_keys=True, default=str) + "\n"
     try:

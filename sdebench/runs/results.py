@@ -13,6 +13,7 @@ Summaries are computed in plain Python (single runs print them without importing
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -20,13 +21,14 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from sdebench.components import memory_system_of
 from sdebench.grading.options import DEFAULT_FEEDBACK
 from sdebench.runs import summary
+from sdebench.runs.config import settings
 from sdebench.runs.record import (
     DEFAULT_MAX_INTERVENTIONS,
     FIELDS,
@@ -35,10 +37,11 @@ from sdebench.runs.record import (
     Identity,
     RecordError,
 )
+from sdebench.runs.schema import RunConfig
 
 MANIFEST = "episodes.txt"
-# Config parts that can change an episode's outcome; paths, filters and launcher settings cannot.
-OUTCOME_KEYS = ("agent", "model", "delivery", "limits", "max_interventions", "tools")
+# The config parts that can change an episode's outcome are hashed (config_hash): agent, model, delivery,
+# limits, max_interventions and tools; paths, filters and launcher settings cannot.
 # Outcome-relevant keys left out of the hash because they were never in it: `model.cost_tracking`
 # was a top-level key before it moved under `model`, and hashing it now would orphan old records;
 # `model.gateway_route` changes how the gateway reaches the model, not what it sends (the same body,
@@ -46,21 +49,22 @@ OUTCOME_KEYS = ("agent", "model", "delivery", "limits", "max_interventions", "to
 UNHASHED_MODEL_KEYS = ("cost_tracking", "gateway_route")
 
 
-def config_hash(cfg: dict[str, Any]) -> str:
-    """A short hash of the outcome-relevant part of a resolved config."""
-    part = {k: cfg.get(k) for k in OUTCOME_KEYS}
+def config_hash(cfg: RunConfig | Mapping[str, Any]) -> str:
+    """A short hash of the outcome-relevant part of a run config (typed, or a resolved mapping)."""
+    conf = settings(cfg)
+    part: dict[str, Any] = {"agent": conf.agent, "model": conf.model, "delivery": conf.delivery,
+                            "limits": dataclasses.asdict(conf.limits), "max_interventions": conf.max_interventions,
+                            "tools": dataclasses.asdict(conf.tools)}
     if isinstance(part["model"], dict):
         part["model"] = {k: v for k, v in part["model"].items() if k not in UNHASHED_MODEL_KEYS}
     # The feedback policy changes what an agent learns per submit, so it is outcome-relevant; the
     # default is left out so records made before the option existed keep their hash.
     # The memory system is outcome-relevant where the delivery serves one; BM25, the only system
     # before the `memory` group, is left out so older memtool records keep their hash.
-    memory = cfg.get("memory") or {}
-    if memory_system_of(cfg) not in (None, "bm25"):
-        part["memory"] = {k: v for k, v in dict(memory).items() if k != "cache_dir"}
-    policy = (cfg.get("grading") or {}).get("feedback_hidden", DEFAULT_FEEDBACK)
-    if policy != DEFAULT_FEEDBACK:
-        part["feedback_hidden"] = policy
+    if memory_system_of(conf.delivery, conf.memory) not in (None, "bm25"):
+        part["memory"] = {k: v for k, v in dict(conf.memory or {}).items() if k != "cache_dir"}
+    if conf.grading.feedback_hidden != DEFAULT_FEEDBACK:
+        part["feedback_hidden"] = conf.grading.feedback_hidden
     return hashlib.sha256(json.dumps(part, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 

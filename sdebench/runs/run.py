@@ -21,6 +21,7 @@ Nothing heavy is imported at module top: a single noop run should start and fini
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from dataclasses import dataclass
@@ -30,16 +31,22 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from sdebench.runs.config import CONF_DIR
+from sdebench.runs.config import CONF_DIR, section, settings
 from sdebench.runs.jobs import RunError, filter_text, outcome, select_tasks
 from sdebench.runs.plan import episode_lines
 from sdebench.runs.record import StreamPosition
+from sdebench.runs.schema import RunConfig
 
 log = logging.getLogger("sdebench.run")
 
 
-def start_up(cfg: dict[str, Any], build_agent: bool, check: bool = False) -> Any:
-    """Check the agent, delivery and sandbox `cfg` names and return the sandbox factory; a bad one is a RunError.
+def uses_model(conf: RunConfig) -> bool:
+    """Whether `conf` chooses a model (`model=none`: the reference agents' runs)."""
+    return section(conf.model).get("name", "none") != "none"
+
+
+def start_up(conf: RunConfig, build_agent: bool, check: bool = False) -> Any:
+    """Check the agent, delivery and sandbox `conf` names and return the sandbox factory; a bad one is a RunError.
 
     With `check` the pre-flight checks run too (sdebench.runs.preflight: the model endpoint answers
     one 1-token call, the sandbox runs `echo ok`); an agent that calls a model with `model=none`
@@ -55,42 +62,42 @@ def start_up(cfg: dict[str, Any], build_agent: bool, check: bool = False) -> Any
     from sdebench.sandbox import SandboxError
 
     try:
-        GradeOptions.of_config(cfg)
+        GradeOptions.from_mapping(dataclasses.asdict(conf.grading))
     except (OptionError, TypeError) as e:
         raise RunError(f"grading: {e}") from None
     from sdebench.runs import preflight
 
     try:
-        agent_cls = components.resolve("agent", (cfg.get("agent") or {}).get("name"))
-        components.build_delivery(cfg.get("delivery"))
-        preflight.check_config(cfg, agent_cls)
+        agent_cls = components.resolve("agent", section(conf.agent).get("name"))
+        components.build_delivery(conf.delivery)
+        preflight.check_config(conf, agent_cls)
     except (ComponentError, preflight.PreflightError) as e:
         raise RunError(str(e)) from None
     try:
-        factory = components.build_sandbox(cfg.get("sandbox"))
+        factory = components.build_sandbox(conf.sandbox)
     except (SandboxError, TypeError, ValueError) as e:
         raise RunError(f"sandbox: {e}") from None
-    if (cfg.get("model") or {}).get("name", "none") != "none":
+    if uses_model(conf):
         # litellm takes 10-40 s to import cold: import it now, before any episode's clock starts
         from sdebench.agents.accounting import import_litellm
 
         import_litellm()
     if build_agent:
         try:
-            components.build_agent(cfg)
+            components.build_agent(conf.agent, conf.model)
         except ValueError as e:
             factory.cleanup()
             raise RunError(f"agent: {e}") from None
     if check:
         try:
-            preflight.run(cfg, factory)
+            preflight.run(conf, factory)
         except preflight.PreflightError as e:
             factory.cleanup()
             raise RunError(f"pre-flight: {e}") from None
     return factory
 
 
-def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_extra: str = "", carried=None,
+def run_or_reuse(task, cfg: RunConfig | dict[str, Any], factory, results_dir: Path, *, key_extra: str = "", carried=None,
                  stream: dict[str, Any] | None = None, manifest: Path | None = None, head: str = "", ledger=None,
                  wait: bool = True):
     """The record of one episode: reused if it exists under `results_dir`, else run and written atomically.
@@ -106,14 +113,15 @@ def run_or_reuse(task, cfg: dict[str, Any], factory, results_dir: Path, *, key_e
     from sdebench.runs import results, sweep
     from sdebench.runs.episode import identity
 
-    ident = identity(task, cfg)
+    conf = settings(cfg)
+    ident = identity(task, conf)
     task_hash = task.content_hash()
-    cfg_hash = results.config_hash(cfg)
+    cfg_hash = results.config_hash(conf)
     key = results.episode_key(task_hash, ident.delivery, ident.agent, ident.model, ident.seed, cfg_hash + key_extra)
     path = results.record_path(results_dir, ident, key)
-    claimed = Claimed(task, cfg, factory, path, task_hash, cfg_hash, key, head or task.id, carried=carried,
+    claimed = Claimed(task, conf, factory, path, task_hash, cfg_hash, key, head or task.id, carried=carried,
                       stream=stream, manifest=manifest, ledger=ledger)
-    mode = sweep.ClaimMode.of_config(cfg)
+    mode = sweep.ClaimMode.of(conf.claims, conf.claim_lease_s)
     if wait:
         with sweep.claim(path, on_wait=lambda: log.info("%s: another process is running it, waiting", claimed.head),
                          mode=mode):
@@ -133,7 +141,7 @@ class Claimed:
     """One episode whose claim this process holds: what runs, where its record goes, what keys it."""
 
     task: Any
-    cfg: dict[str, Any]
+    conf: RunConfig
     factory: Any
     path: Path  # the record's path under the results dir
     task_hash: str
@@ -151,8 +159,8 @@ def _run_claimed(c: Claimed):
     from sdebench.runs import results, sweep
     from sdebench.runs.assemble import run_episode
 
-    done = None if c.cfg.get("rerun") else results.read_record(c.path)
-    if done is not None and done.outcome.stop_reason == "error" and c.cfg.get("retry_errors", True):
+    done = None if c.conf.rerun else results.read_record(c.path)
+    if done is not None and done.outcome.stop_reason == "error" and c.conf.retry_errors:
         log.info("%s: last attempt failed with an error (%s), running it again", c.head, done.outcome.error)
         done = None
     if done is not None:
@@ -163,13 +171,13 @@ def _run_claimed(c: Claimed):
         if c.ledger is not None:
             from sdebench.runs.budget import episode_worst_case
 
-            token = c.ledger.reserve(episode_worst_case(c.cfg), c.head)  # BudgetSpent: not started
+            token = c.ledger.reserve(episode_worst_case(c.conf), c.head)  # BudgetSpent: not started
         results.clean_stale(c.path)
         traj = results.trajectory_path(c.path)
         rec = None
         try:
-            rec = run_episode(c.task, c.cfg, c.factory, trajectory_path=traj,
-                              keep_workspace=bool(c.cfg.get("keep_workspace")), carried=c.carried)
+            rec = run_episode(c.task, c.conf, c.factory, trajectory_path=traj, keep_workspace=c.conf.keep_workspace,
+                              carried=c.carried)
         finally:
             if token is not None and rec is not None:
                 c.ledger.settle(token, rec.usage.cost_usd)  # no record (interrupted): the reservation stays, on the safe side
@@ -186,61 +194,56 @@ def _run_claimed(c: Claimed):
     return rec
 
 
-def budget_ledger(cfg: dict[str, Any]):
-    """The sweep's budget ledger (None without `budget_usd`); a bad budget or an uncapped model is a RunError."""
-    from sdebench.runs.budget import Ledger, episode_worst_case
+def budget_ledger(conf: RunConfig):
+    """The sweep's budget ledger (None without `budget_usd`); a negative budget is a RunError."""
+    from sdebench.runs.budget import Ledger
 
     try:
-        ledger = Ledger.for_run(cfg)
-        if ledger is not None:
-            episode_worst_case(cfg)
+        ledger = Ledger.for_run(conf)
     except ValueError as e:
         raise RunError(str(e)) from None
     return ledger
 
 
-def run_job(cfg: dict[str, Any], job_dir: Path) -> list:
+def run_job(cfg: RunConfig | dict[str, Any], job_dir: Path) -> list:
     """Run (or skip, if finished) one episode per selected task; return the records (none for a dry run)."""
     from sdebench.runs import pool, progress, provenance, sweep
     from sdebench.runs.budget import BudgetSpent
-    from sdebench.runs.config import ConfigError, check
+    from sdebench.runs.config import ConfigError
 
     try:
-        cfg = check(cfg)
-    except ConfigError as e:
-        raise RunError(str(e)) from None
-    try:
-        concurrency = pool.concurrency_of(cfg.get("concurrency", 1))
-    except ValueError as e:
+        conf = settings(cfg)
+        concurrency = pool.concurrency_of(conf.concurrency)
+    except (ConfigError, ValueError) as e:
         raise RunError(str(e)) from None
     sweep.die_with_sweep()
-    tasks = select_tasks(cfg)
+    tasks = select_tasks(conf)
     if not tasks:
-        msg = f"no task in {cfg.get('tasks_dir')} matches {filter_text(cfg)}"
+        msg = f"no task in {conf.tasks_dir} matches {filter_text(conf)}"
         log.warning("%s", msg)
         sweep.report("no_match", msg)
         return []
-    dry = bool(cfg.get("dry_run") or cfg.get("plan"))  # plan=true never runs an episode
+    dry = conf.dry_run or conf.plan  # plan=true never runs an episode
     # A model config is checked once at start-up; reference agents (model none) report their own
     # faults per episode, unless this is a dry run, which builds everything it would use.
-    ledger = budget_ledger(cfg)
-    factory = start_up(cfg, build_agent=dry or (cfg.get("model") or {}).get("name", "none") != "none", check=not dry)
-    results_dir = Path(cfg.get("results_dir") or "results")
+    ledger = budget_ledger(conf)
+    factory = start_up(conf, build_agent=dry or uses_model(conf), check=not dry)
+    results_dir = Path(conf.results_dir or "results")
     try:
         if dry:
-            lines = episode_lines(tasks, cfg, factory)
+            lines = episode_lines(tasks, conf, factory)
             print("dry run, nothing is run:\n" + "\n".join(lines), flush=True)
             return []
         # which command, commit and config produced the records (read by the report)
-        provenance.note_job(cfg, results_dir)
-        records = progress.tracker(cfg, len(tasks), job_dir)
+        provenance.note_job(conf, results_dir)
+        records = progress.tracker(conf, len(tasks), job_dir)
 
         def attempt(item: tuple[int, Any], wait: bool) -> bool:
             n, task = item
-            head = (f"[{n}/{len(tasks)}] {task.id} delivery={cfg['delivery'].get('name')} "
-                    f"agent={cfg['agent'].get('name')} model={(cfg.get('model') or {}).get('name', 'none')}")
+            head = (f"[{n}/{len(tasks)}] {task.id} delivery={section(conf.delivery).get('name')} "
+                    f"agent={section(conf.agent).get('name')} model={section(conf.model).get('name', 'none')}")
             try:
-                rec = run_or_reuse(task, cfg, factory, results_dir, manifest=job_dir, head=head, ledger=ledger,
+                rec = run_or_reuse(task, conf, factory, results_dir, manifest=job_dir, head=head, ledger=ledger,
                                    wait=wait)
             except BudgetSpent as e:
                 log.warning("not started, budget: %s", e)
@@ -277,7 +280,7 @@ def app(cfg: DictConfig) -> None:
         log.error("job failed: %s", msg)
         sweep.report("job_failed", f"{hc.job.override_dirname or hc.job.name}: {msg}")
         return
-    if hc.mode == RunMode.RUN and not plain.get("dry_run"):
+    if hc.mode == RunMode.RUN and not cfg.dry_run:
         print("\n" + results.markdown(results.summarize(records)), flush=True)
     # An error is not an outcome: errored episodes are reported through sweep.report and make the
     # exit status 1 (sdebench.runs.sweep.cli), in single runs and sweeps alike.

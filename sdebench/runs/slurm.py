@@ -22,14 +22,15 @@ BASE_MEM_GB, MEM_GB_PER_EPISODE = 2.0, 0.5
 EPISODES_PER_CPU, MAX_CPUS = 4, 8
 
 
-def episodes_of(cfg: dict[str, Any]) -> int:
-    """How many episodes one job of `cfg` selects (1 when the tasks cannot be read now: the job says why)."""
-    from sdebench.errors import RunError
+def episodes_of(conf: Any) -> int:
+    """How many episodes one job of `conf` (the run config) selects (1 when the tasks cannot be read now: the job says why)."""
+    from sdebench.errors import ConfigError, RunError
+    from sdebench.runs.config import settings
     from sdebench.runs.jobs import select_tasks
 
     try:
-        return max(1, len(select_tasks(cfg)))
-    except RunError:
+        return max(1, len(select_tasks(settings(conf))))
+    except (RunError, ConfigError):
         return 1
 
 
@@ -45,7 +46,14 @@ def _minutes(*, _root_: Any) -> int:
     cfg = OmegaConf.to_container(_root_, resolve=False)
     cfg.pop("hydra", None)
     cfg = OmegaConf.to_container(OmegaConf.create(cfg), resolve=True)
-    return minutes(episodes_of(cfg), int(cfg.get("concurrency") or 1), float((cfg.get("limits") or {}).get("max_wall_s", 1800)))
+    from sdebench.errors import ConfigError
+    from sdebench.runs.config import settings
+
+    try:
+        conf = settings(cfg)
+    except ConfigError:
+        return minutes(1, 1, 1800)  # the job itself reports its config error: a short limit is enough for that
+    return minutes(episodes_of(conf), conf.concurrency, conf.limits.max_wall_s)
 
 
 def mem_gb(concurrency: Any) -> int:

@@ -19,6 +19,7 @@ outcome, transfer), `stream.md` and `learning_curve.png` into its output dir.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import random
@@ -34,6 +35,7 @@ from sdebench.errors import RunError
 from sdebench.runs import slurm
 from sdebench.runs.config import CONF_DIR
 from sdebench.runs.rules import outcome_label
+from sdebench.runs.schema import RunConfig
 
 slurm.register()  # the resolvers of hydra/launcher=slurm
 
@@ -57,12 +59,12 @@ class StreamSpec:
     fresh: bool = True
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> StreamSpec:
-        """The spec in `cfg['stream']`; a bad value is a StreamError."""
+    def of(cls, section: Any) -> StreamSpec:
+        """The spec a run config's `stream` section gives; a bad value is a StreamError."""
         from sdebench.delivery.carried import CarryError, kinds_for
         from sdebench.tasks.selection import comma_list
 
-        raw = dict(cfg.get("stream") or {})
+        raw = dict(section or {})
         tasks = comma_list(raw.get("tasks")) or ()
         try:
             kinds_for(str(raw.get("carry", "both")))
@@ -82,25 +84,25 @@ class StreamSpec:
         return f"{self.name}:{self.carry}" + (f":shuffle{self.shuffle_seed}" if self.shuffle else "")
 
 
-def order_tasks(spec: StreamSpec, cfg: dict[str, Any]) -> list:
+def order_tasks(spec: StreamSpec, conf: RunConfig) -> list:
     """The stream's tasks in order: `stream.tasks` (else the run selection), shuffled if asked."""
     from sdebench.runs.jobs import RunError, select_tasks
     from sdebench.tasks.record import TaskError
     from sdebench.tasks.selection import select
 
     if spec.tasks:
-        chosen = {k: v for k, v in dict(cfg.get("select") or {}).items() if v is not None}
+        chosen = {k: v for k, v in dataclasses.asdict(conf.select).items() if v is not None}
         if chosen:  # a filter the stream would not apply is refused, not ignored
             raise StreamError(f"stream {spec.name} lists its own tasks (stream.tasks), so select.{next(iter(chosen))} "
                               "would not apply; drop it, or set stream.tasks=null to stream the tasks select.* picks")
         try:
-            by_id = {t.id: t for t in select(cfg.get("tasks_dir") or "tasks", ids=spec.tasks)}
+            by_id = {t.id: t for t in select(conf.tasks_dir or "tasks", ids=spec.tasks)}
         except TaskError as e:
             raise StreamError(f"stream task: {e}") from None
         tasks = [by_id[tid] for tid in spec.tasks]
     else:
         try:
-            tasks = select_tasks(cfg)
+            tasks = select_tasks(conf)
         except RunError as e:
             raise StreamError(str(e)) from None
     if spec.shuffle:
@@ -108,49 +110,49 @@ def order_tasks(spec: StreamSpec, cfg: dict[str, Any]) -> list:
     return tasks
 
 
-def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
+def run_stream(cfg: RunConfig | dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
     """Run the stream of `cfg`; return one row per position (see sdebench.runs.stream_metrics.position_row)."""
     from sdebench.delivery.carried import CarriedMemory, after_episode
     from sdebench.runs.budget import BudgetSpent
-    from sdebench.runs.config import ConfigError, check
+    from sdebench.runs.config import ConfigError, settings
     from sdebench.runs.jobs import RunError
     from sdebench.runs.plan import episode_lines
-    from sdebench.runs.run import budget_ledger, run_or_reuse, start_up
+    from sdebench.runs.run import budget_ledger, run_or_reuse, start_up, uses_model
     from sdebench.runs.stream_metrics import position_row
 
     try:
-        cfg = check(cfg)
+        conf = settings(cfg)
     except ConfigError as e:
         raise StreamError(str(e)) from None
     from sdebench.runs import sweep
 
     sweep.die_with_sweep()
-    spec = StreamSpec.from_config(cfg)
-    tasks = order_tasks(spec, cfg)
+    spec = StreamSpec.of(conf.stream)
+    tasks = order_tasks(spec, conf)
     if not tasks:
         from sdebench.runs.jobs import filter_text
 
-        raise StreamError(f"the stream has no tasks: no task in {cfg.get('tasks_dir')} matches {filter_text(cfg)} "
+        raise StreamError(f"the stream has no tasks: no task in {conf.tasks_dir} matches {filter_text(conf)} "
                           "(set stream.tasks, or select.*)")
-    dry = bool(cfg.get("dry_run") or cfg.get("plan"))  # plan=true never runs an episode
+    dry = conf.dry_run or conf.plan  # plan=true never runs an episode
     try:
-        ledger = budget_ledger(cfg)
-        factory = start_up(cfg, build_agent=dry or (cfg.get("model") or {}).get("name", "none") != "none", check=not dry)
+        ledger = budget_ledger(conf)
+        factory = start_up(conf, build_agent=dry or uses_model(conf), check=not dry)
     except RunError as e:
         raise StreamError(str(e)) from None
-    results_dir = Path(cfg.get("results_dir") or "results")
+    results_dir = Path(conf.results_dir or "results")
     sid = spec.stream_id()
     memory = CarriedMemory()
     rows = []
     try:
         if dry:
-            lines = episode_lines(tasks, cfg, factory, label=f"stream {sid}: ")
+            lines = episode_lines(tasks, conf, factory, label=f"stream {sid}: ")
             print("dry run, nothing is run (positions in order; carried memory is earned as the stream runs):\n"
                   + "\n".join(lines), flush=True)
             return []
         from sdebench.runs import provenance
 
-        provenance.note_job(cfg, results_dir)  # which command, commit and config produced the records
+        provenance.note_job(conf, results_dir)  # which command, commit and config produced the records
         for pos, task in enumerate(tasks):
             stream = {
                 "stream_id": sid,
@@ -168,11 +170,11 @@ def run_stream(cfg: dict[str, Any], job_dir: Path) -> list[dict[str, Any]]:
             key_extra = f":stream:{sid}:{pos}:{memory.digest()}"
             head = f"[{pos + 1}/{len(tasks)}] {task.id} (stream {sid})"
             try:
-                rec = run_or_reuse(task, cfg, factory, results_dir, key_extra=key_extra, carried=memory, stream=stream,
+                rec = run_or_reuse(task, conf, factory, results_dir, key_extra=key_extra, carried=memory, stream=stream,
                                    manifest=job_dir, head=head, ledger=ledger)
                 fresh = None
                 if spec.fresh:
-                    fresh = run_or_reuse(task, cfg, factory, results_dir, head=f"{head} fresh", ledger=ledger)
+                    fresh = run_or_reuse(task, conf, factory, results_dir, head=f"{head} fresh", ledger=ledger)
             except BudgetSpent as e:
                 # a stream's later positions depend on the earlier ones: it ends here
                 log.warning("stream %s ends at position %d, budget: %s", sid, pos + 1, e)
@@ -245,9 +247,9 @@ def app(cfg: DictConfig) -> None:
     job_dir = Path(hc.runtime.output_dir)
     try:
         rows = run_stream(plain, job_dir)
-        if plain.get("dry_run"):
+        if cfg.dry_run:
             return
-        md = write_outputs(job_dir, StreamSpec.from_config(plain).stream_id(), rows)
+        md = write_outputs(job_dir, StreamSpec.of(cfg.stream).stream_id(), rows)
     except Exception as e:  # noqa: BLE001 - one line, and a sweep goes on with its other jobs
         msg = str(e) if isinstance(e, StreamError) else f"{type(e).__name__}: {e}"
         print(f"sdebench.stream: error: {msg}", file=sys.stderr, flush=True)

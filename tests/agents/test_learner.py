@@ -50,7 +50,7 @@ def test_learner_fixes_only_when_its_memory_holds_the_fact(mini, tmp_path, sourc
 
 
 def test_learner_is_registered():
-    assert isinstance(build_agent({"agent": {"name": "learner"}}), LearnerAgent)
+    assert isinstance(build_agent({"name": "learner"}), LearnerAgent)
 
 
 def test_learner_switches_fix_when_memory_changes_between_attempts(mini, tmp_path):

@@ -66,7 +66,7 @@ def test_patch_agent_applies_through_the_toolbox(mini, tmp_path):
     repo.build(ws, [Commit("start", BEFORE)])
     patch = tmp_path / "fix.patch"
     patch.write_text(repo.diff_files(BEFORE, AFTER))
-    agent = build_agent({"agent": {"name": "patch", "patch": str(patch)}})
+    agent = build_agent({"name": "patch", "patch": str(patch)})
     assert isinstance(agent, PatchAgent)
     ctx = ctx_for(mini["K"], ws, tmp_path)
     agent.start(ctx)
@@ -108,7 +108,7 @@ def test_oracle_and_conventional_reproduce_their_patches(task_dir, tmp_path):
 
 def test_noop_submits_at_once(mini, tmp_path):
     ws = build_delivery({"name": "squashed"}).prepare(mini["K"], tmp_path).workspace
-    agent = build_agent({"agent": {"name": "noop"}})
+    agent = build_agent({"name": "noop"})
     assert isinstance(agent, NoopAgent)
     agent.start(ctx_for(mini["K"], ws, tmp_path))
     res = agent.run()
@@ -121,14 +121,14 @@ def test_registry_and_bad_agent_configs(tmp_path):
     assert set(AGENTS) == {"noop", "oracle", "conventional", "patch", "prober", "reader-top1", "reader-latest",
                            "reader-majority", "searcher", "learner", "llm", "claude-code", "codex", "mini-swe-agent",
                            "qwen-code", "opencode", "aider", "gemini-cli"}
-    assert isinstance(build_agent({"agent": {"name": "oracle"}, "model": {"name": "none"}}), OracleAgent)
-    assert isinstance(build_agent({"agent": {"name": "conventional"}}), ConventionalAgent)
+    assert isinstance(build_agent({"name": "oracle"}, {"name": "none"}), OracleAgent)
+    assert isinstance(build_agent({"name": "conventional"}), ConventionalAgent)
     with pytest.raises(ComponentError, match="unknown agent 'smart'"):
-        build_agent({"agent": {"name": "smart"}})
+        build_agent({"name": "smart"})
     with pytest.raises(ValueError, match=r"needs agent.patch=PATH"):
-        build_agent({"agent": {"name": "patch", "patch": None}})
+        build_agent({"name": "patch", "patch": None})
     with pytest.raises(ValueError, match="no such file"):
-        build_agent({"agent": {"name": "patch", "patch": str(tmp_path / "missing.patch")}})
+        build_agent({"name": "patch", "patch": str(tmp_path / "missing.patch")})
 
 
 def test_only_the_answer_key_agents_ask_for_it():

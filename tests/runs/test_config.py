@@ -14,7 +14,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from sdebench import components
-from sdebench.runs.config import ConfigError, check, sources
+from sdebench.runs.config import ConfigError, check, settings, sources
 from tests import tiers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,14 +61,15 @@ def test_every_agent_option_builds(name, keys, tmp_path):
                    "gemini-cli"}  # model-driven agents need a model
     extra = {**{n: ["model=testmodel"] for n in needs_model}, "patch": [f"agent.patch={ROOT / 'tasks' / 'ttlcache-v0-K' / 'oracle.patch'}"]}
     cfg = compose_plain([f"agent={name}", *extra.get(name, [])])
-    agent = components.build_agent(check(cfg))
+    checked = check(cfg)
+    agent = components.build_agent(checked["agent"], checked["model"])
     assert agent.name == cfg["agent"]["name"] == name
 
 
 @pytest.mark.parametrize("name", options("model"))
 def test_every_model_option_builds_its_agent(name, keys):
     cfg = check(compose_plain([f"model={name}", "agent=llm" if name != "none" else "agent=noop"]))
-    agent = components.build_agent(cfg)
+    agent = components.build_agent(cfg["agent"], cfg["model"])
     if name == "none":
         assert agent.name == "noop" and cfg["model"] == {"name": "none"}
     else:
@@ -91,8 +92,9 @@ def test_every_memory_option_builds_and_reaches_memtool(name):
     memory = components.build_memory(cfg["memory"])
     assert memory.name == name and isinstance(memory, MemoryBackend)  # nothing is started until it is loaded
     d = components.build_delivery(cfg["delivery"], cfg["memory"])
-    assert type(d.memory) is type(memory) and components.memory_system_of(cfg) == name
-    assert components.memory_system_of(compose_plain([f"memory={name}", "delivery=full"])) is None
+    assert type(d.memory) is type(memory) and components.memory_system_of(cfg["delivery"], cfg["memory"]) == name
+    full = compose_plain([f"memory={name}", "delivery=full"])
+    assert components.memory_system_of(full["delivery"], full["memory"]) is None
 
 
 def test_an_unknown_memory_system_is_one_line():
@@ -160,8 +162,8 @@ def test_every_stream_option_orders_real_tasks(name):
     from sdebench.runs.stream import StreamSpec, order_tasks
 
     cfg = check(compose_plain([f"stream={name}", f"tasks_dir={ROOT / 'tasks'}"], config_name="stream_run"))
-    spec = StreamSpec.from_config(cfg)
-    assert [t.id for t in order_tasks(spec, cfg)] == list(spec.tasks) and spec.tasks
+    spec = StreamSpec.of(cfg["stream"])
+    assert [t.id for t in order_tasks(spec, settings(cfg))] == list(spec.tasks) and spec.tasks
 
 
 @pytest.mark.parametrize("name", options("hydra/launcher"))
@@ -217,13 +219,13 @@ def test_every_experiment_dry_runs(name, tmp_path):
 
 
 def test_source_is_validated():
-    assert sources({"source": "all"}) is None and sources({}) is None
-    assert sources({"source": "K"}) == ("K",) and sources({"source": "H,none"}) == ("H", "none")
-    assert sources({"source": ["F", "X"]}) == ("F", "X")
+    assert sources("all") is None and sources() is None
+    assert sources("K") == ("K",) and sources("H,none") == ("H", "none")
+    assert sources(["F", "X"]) == ("F", "X")
     with pytest.raises(ConfigError, match=r"^source=Q: unknown source 'Q' \(choose H, K, F, X, none, all\)$"):
-        sources({"source": "Q"})
+        sources("Q")
     with pytest.raises(ConfigError, match="plain value"):
-        sources({"source": {"name": "K"}})
+        sources({"name": "K"})
 
 
 def test_an_unknown_source_is_one_line_from_the_command_line(tmp_path):
@@ -243,3 +245,37 @@ def test_moved_top_level_cost_tracking_still_works_with_a_warning(caplog):
     assert check({"cost_tracking": None, "model": {"name": "none"}}) == {"model": {"name": "none"}}
     composed = compose_plain(["cost_tracking=ignore", "model=testmodel"])
     assert check(composed)["model"]["cost_tracking"] == "ignore"
+
+
+def test_settings_reads_the_config_once_with_types_and_the_tree_defaults():
+    from sdebench.runs import schema
+
+    conf = settings({"agent": {"name": "oracle"}, "limits": {"max_turns": 7}, "max_interventions": 2})
+    assert isinstance(conf, schema.RunConfig) and settings(conf) is conf
+    # what the mapping leaves out is the YAML tree's (conf/config.yaml, conf/grading/default.yaml)
+    tree = compose_plain([])
+    assert conf.limits.max_turns == 7 and conf.limits.max_wall_s == tree["limits"]["max_wall_s"]
+    assert conf.grading.feedback_hidden == tree["grading"]["feedback_hidden"] == "binary"
+    assert conf.max_interventions == 2 and conf.tools.bash_timeout == tree["tools"]["bash_timeout"]
+    assert conf.agent == {"name": "oracle"} and conf.delivery is None  # a component's section is its own
+    # a composed config reads back as itself
+    assert settings(tree).limits == schema.LimitsConfig(**tree["limits"])
+    bad = [({"max_interventions": "many"}, "max_interventions: Value 'many' of type 'str' could not be converted to Integer"),
+           ({"selct": {"family": "x"}}, "selct: Key 'selct' not in 'RunConfig'"),
+           ({"limits": {"max_trns": 3}}, "limits.max_trns: Key 'max_trns' not in 'LimitsConfig'"),
+           ({"claims": "fcntl"}, "claims must be one of flock, lease, got 'fcntl'"),
+           ({"source": "Q"}, "source=Q: unknown source 'Q'")]
+    for given, msg in bad:
+        with pytest.raises(ConfigError) as e:
+            settings(given)
+        assert str(e.value).startswith(msg) and "\n" not in str(e.value), str(e.value)
+
+
+def test_the_config_hash_of_a_composed_config_is_unchanged_by_typed_reading():
+    from sdebench.runs import results
+
+    # The hash keys every stored record: reading the config with types must not move it (these values were
+    # computed from the plain mapping before the run layer read it typed).
+    assert results.config_hash(compose_plain(["agent=oracle", "delivery=memtool"])) == "774f2d02e473"
+    assert results.config_hash(compose_plain(["delivery=memtool", "memory=kg"])) == "85d16a81b2d6"
+    assert results.config_hash(compose_plain(["agent=claude-code", "model=testmodel", "limits.max_turns=7"])) == "363c5c9a6cb7"

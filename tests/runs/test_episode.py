@@ -9,6 +9,7 @@ import pytest
 from sdebench.agents.base import Capabilities, RunResult, Usage
 from sdebench.agents.trajectory import read
 from sdebench.runs.assemble import limits_from, run_episode
+from sdebench.runs.config import settings
 from sdebench.runs.episode import identity
 from sdebench.sandbox import make_factory
 from tests.minitask import build_all
@@ -140,11 +141,11 @@ def test_workspace_is_removed_unless_kept(mini, tmp_path):
 
 
 def test_identity_and_limits(mini):
-    assert identity(mini["X"], cfg("noop", seed=3)).seed == 3
-    assert identity(mini["X"], cfg("noop")).competency == "recall"
-    assert identity(dataclasses.replace(mini["X"], competency="scope"), cfg("noop")).competency == "scope"
-    lim = limits_from({"limits": {"max_turns": 7, "max_wall_s": None}})
-    assert lim.max_turns == 7 and lim.max_wall_s == 1800.0
+    assert identity(mini["X"], settings(cfg("noop", seed=3))).seed == 3
+    assert identity(mini["X"], settings(cfg("noop"))).competency == "recall"
+    assert identity(dataclasses.replace(mini["X"], competency="scope"), settings(cfg("noop"))).competency == "scope"
+    lim = limits_from(settings({"limits": {"max_turns": 7}}))
+    assert lim.max_turns == 7 and lim.max_wall_s == 1800.0  # a key left out takes conf/config.yaml's value
 
 
 class EditingAgent(LimitAgent):

@@ -158,4 +158,4 @@ def test_sweep_claims_in_lease_mode(tmp_path):
                                       ({"claims": "lease", "claim_lease_s": 0}, "claim_lease_s must be")])
 def test_a_bad_claim_mode_is_one_line(cfg, msg):
     with pytest.raises(ValueError, match=msg):
-        sweep.ClaimMode.of_config(cfg)
+        sweep.ClaimMode.of(cfg["claims"], cfg.get("claim_lease_s", 60))

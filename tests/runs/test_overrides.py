@@ -8,7 +8,7 @@ import re
 import pytest
 
 from sdebench.runs import sweep
-from sdebench.runs.config import CONF_DIR
+from sdebench.runs.config import CONF_DIR, settings
 
 DID = "no such config key; did you mean"
 
@@ -64,8 +64,8 @@ def test_a_filter_reads_as_typed():
     from sdebench.runs.jobs import filter_text
 
     cfg = {"source": "K", "select": {"family": "ttlcache,ledger", "variant": None, "ids": ["a", "b"], "tier": None}}
-    assert filter_text(cfg) == "source=K select.family=ttlcache,ledger select.ids=a,b"
-    assert filter_text({"source": "all", "select": {}}) == "source=all"
+    assert filter_text(settings(cfg)) == "source=K select.family=ttlcache,ledger select.ids=a,b"
+    assert filter_text(settings({"source": "all", "select": {}})) == "source=all"
 
 
 def test_a_plan_that_matches_nothing_says_the_filter(capsys):
@@ -81,4 +81,4 @@ def test_a_stream_with_its_own_tasks_refuses_a_filter():
 
     spec = StreamSpec(name="rounding", tasks=("a",), shuffle=False, shuffle_seed=0, carry="both", fresh=True)
     with pytest.raises(StreamError, match="select.family would not apply"):
-        order_tasks(spec, {"select": {"family": "ttlcache", "variant": None}, "tasks_dir": "tasks"})
+        order_tasks(spec, settings({"select": {"family": "ttlcache", "variant": None}, "tasks_dir": "tasks"}))

@@ -12,6 +12,7 @@ import urllib.request
 import pytest
 
 from sdebench.runs import preflight
+from sdebench.runs.config import settings
 from sdebench.sandbox import unsafe_local_factory
 from sdebench.testing import testmodel
 from tests.runs.test_run import common, env
@@ -67,10 +68,10 @@ def test_model_agent_without_model_is_refused():
         capabilities = Capabilities(uses_model=True)
 
     with pytest.raises(preflight.PreflightError, match="model=NAME"):
-        preflight.check_config({"agent": {"name": "llm"}, "model": {"name": "none"}}, NeedsModel)
-    preflight.check_config({"agent": {"name": "oracle"}, "model": {"name": "none"}}, OracleAgent)
+        preflight.check_config(settings({"agent": {"name": "llm"}, "model": {"name": "none"}}), NeedsModel)
+    preflight.check_config(settings({"agent": {"name": "oracle"}, "model": {"name": "none"}}), OracleAgent)
     with pytest.raises(preflight.PreflightError, match="agent object declares no capabilities"):
-        preflight.check_config({"agent": {"name": "x"}, "model": {"name": "none"}}, object)
+        preflight.check_config(settings({"agent": {"name": "x"}, "model": {"name": "none"}}), object)
 
 
 def run(args, cwd, extra_env=None):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sdebench.runs import progress
+from sdebench.runs.config import settings
 from tests.helpers import record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_tracker_counts_resolved_errors_and_cost(tmp_path, capsys):
     (tmp_path / "multirun.yaml").write_text("{}\n")
     job = tmp_path / "0"
-    t = progress.tracker({"agent": {"name": "a"}, "delivery": {"name": "d"}, "progress": True}, 4, job)
+    t = progress.tracker(settings({"agent": {"name": "a"}, "delivery": {"name": "d"}, "progress": True}), 4, job)
     for ok, why, cost in ((True, "resolved", 0.25), (False, "max_interventions", 0.5), (True, "resolved", 0.0),
                           (False, "error", 0.125)):
         t.append(record(key="k", resolved=ok, stop_reason=why, cost_usd=cost))
@@ -31,7 +32,7 @@ def test_tracker_counts_resolved_errors_and_cost(tmp_path, capsys):
 
 
 def test_no_bar_when_disabled_and_no_tally_outside_a_sweep(tmp_path, capsys):
-    t = progress.tracker({"progress": False}, 1, tmp_path / "run")
+    t = progress.tracker(settings({"progress": False}), 1, tmp_path / "run")
     t.append(record(resolved=True, stop_reason="resolved"))
     assert capsys.readouterr().err == "" and not list(tmp_path.rglob(progress.SWEEP_FILE))
     assert progress.enabled("auto") == sys.stderr.isatty()

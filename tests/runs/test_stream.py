@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from sdebench.runs import results
+from sdebench.runs.config import settings
 from sdebench.runs.stream import StreamError, StreamSpec, order_tasks, run_stream
 from sdebench.runs.stream_metrics import forward_transfer
 from tests.conftest import ROOT
@@ -26,22 +27,22 @@ def stream_cfg(tmp_path, delivery="full", **stream):
 
 
 def test_order_and_shuffle_by_seed(tmp_path):
-    plain = [t.id for t in order_tasks(StreamSpec.from_config(stream_cfg(tmp_path)), {"tasks_dir": ROOT / "tasks"})]
+    plain = [t.id for t in order_tasks(StreamSpec.of(stream_cfg(tmp_path)["stream"]), settings({"tasks_dir": str(ROOT / "tasks")}))]
     assert plain == ROUNDING
     orders = []
     for seed in (0, 1, 0):
-        spec = StreamSpec.from_config(stream_cfg(tmp_path, shuffle=True, shuffle_seed=seed))
-        orders.append([t.id for t in order_tasks(spec, {"tasks_dir": ROOT / "tasks"})])
+        spec = StreamSpec.of(stream_cfg(tmp_path, shuffle=True, shuffle_seed=seed)["stream"])
+        orders.append([t.id for t in order_tasks(spec, settings({"tasks_dir": str(ROOT / "tasks")}))])
         assert spec.stream_id() == f"t:both:shuffle{seed}"
     assert orders[0] == orders[2] and orders[0] != orders[1] and sorted(orders[1]) == sorted(ROUNDING)
 
 
 def test_bad_stream_input_is_one_line_error(tmp_path):
     with pytest.raises(StreamError, match="stream.carry: unknown carry 'everything'"):
-        StreamSpec.from_config(stream_cfg(tmp_path, carry="everything"))
-    spec = StreamSpec.from_config(stream_cfg(tmp_path, tasks=["no-such-task"]))
+        StreamSpec.of(stream_cfg(tmp_path, carry="everything")["stream"])
+    spec = StreamSpec.of(stream_cfg(tmp_path, tasks=["no-such-task"])["stream"])
     with pytest.raises(StreamError, match="stream task: no task 'no-such-task'"):
-        order_tasks(spec, {"tasks_dir": ROOT / "tasks"})
+        order_tasks(spec, settings({"tasks_dir": str(ROOT / "tasks")}))
 
 
 def run_cli(tmp_path, carry: str) -> dict:

@@ -11,6 +11,12 @@ from sdebench.components import ComponentError, build_agent, resolve
 from tests.agents.installed.helpers import compose
 
 
+def sections(*overrides: str) -> tuple[dict, dict]:
+    """The agent and model sections of the config `overrides` compose."""
+    cfg = compose(*overrides)
+    return cfg["agent"], cfg["model"]
+
+
 def test_the_registry_takes_module_colon_class():
     assert resolve("agent", "sdebench.agents.reference:NoopAgent").__name__ == "NoopAgent"
     with pytest.raises(ComponentError, match="cannot import"):
@@ -33,10 +39,10 @@ def test_each_installed_agent_builds_from_its_config(monkeypatch):
     for name, version in (("claude-code", "2.1.332"), ("codex", "0.171.0"), ("mini-swe-agent", "2.4.6"),
                           ("qwen-code", "0.24.4"), ("opencode", "1.18.33"), ("aider", "0.86.2"),
                           ("gemini-cli", "0.61.0")):
-        agent = build_agent(compose(f"agent={name}", "model=testmodel"))
+        agent = build_agent(*sections(f"agent={name}", "model=testmodel"))
         assert agent.name == name and agent.spec.version == version
     with pytest.raises(ConfigError, match="unknown option"):
-        build_agent(compose("agent=codex", "model=testmodel", "+agent.bogus=1"))
+        build_agent(*sections("agent=codex", "model=testmodel", "+agent.bogus=1"))
 
 
 def test_an_installed_agent_refuses_a_sandbox_without_its_own_network(monkeypatch, tmp_path):
@@ -45,7 +51,7 @@ def test_an_installed_agent_refuses_a_sandbox_without_its_own_network(monkeypatc
     from sdebench.sandbox.unsafe import UnsafeLocalSandbox
 
     monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "x")
-    agent = build_agent(compose("agent=claude-code", "model=testmodel"))
+    agent = build_agent(*sections("agent=claude-code", "model=testmodel"))
 
     class Box:
         def names(self):
@@ -80,8 +86,8 @@ def test_an_agent_raises_the_address_space_cap_of_its_local_sandbox(tmp_path):
 
 def test_gemini_cli_takes_a_list_of_context_files_or_none(monkeypatch):
     monkeypatch.setenv("SDEBENCH_TESTMODEL_KEY", "x")
-    assert build_agent(compose("agent=gemini-cli", "model=testmodel")).context_files is None
-    agent = build_agent(compose("agent=gemini-cli", "model=testmodel", "agent.context_files=[GEMINI.md,AGENTS.md]"))
+    assert build_agent(*sections("agent=gemini-cli", "model=testmodel")).context_files is None
+    agent = build_agent(*sections("agent=gemini-cli", "model=testmodel", "agent.context_files=[GEMINI.md,AGENTS.md]"))
     assert agent.context_files == ["GEMINI.md", "AGENTS.md"]
     # the typed config refuses a bare string when composed; the agent refuses one given to it directly
     with pytest.raises(ConfigCompositionException, match="agent.context_files"):
@@ -89,4 +95,4 @@ def test_gemini_cli_takes_a_list_of_context_files_or_none(monkeypatch):
     cfg = compose("agent=gemini-cli", "model=testmodel")
     cfg["agent"]["context_files"] = "AGENTS.md"
     with pytest.raises(ConfigError, match="context_files must be a list"):
-        build_agent(cfg)
+        build_agent(cfg["agent"], cfg["model"])
