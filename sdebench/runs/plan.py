@@ -12,7 +12,7 @@ episodes per competency of their tasks (and its tier, recall or hard).
 The estimate prices, at the model's prices (configured, else litellm's map: the pricing code the
 agents use), an episode of `estimate.turns` model calls (at most `limits.max_turns`): each call
 resends the first prompt (the task's statement, the delivery's prompt additions and
-`estimate.overhead_tokens` of system prompt and tool schemas) plus the conversation so far, which
+`OVERHEAD_TOKENS` of system prompt and tool schemas) plus the conversation so far, which
 grows by `estimate.output_tokens` (the reply) and `estimate.tool_output_tokens` (the tool result)
 per turn; no prompt caching is assumed and no episode is counted above its cap. Characters are
 turned into tokens at the cautious rate the cost cap uses (3 per token).
