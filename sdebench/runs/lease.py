@@ -12,8 +12,9 @@ shared filesystem does atomically on its server: an exclusive create, a hard lin
 - **Stale**: a lease not renewed for `lease_s` seconds, or whose holder ran in this host's pid
   namespace and is gone, is taken over. The taker hard-links the stale file to a private name: the
   link count then tells whether another taker holds such a link too, so of many racing takers at
-  most one sees exactly two names, checks that the file is still the stale one it read, and renames
-  a fresh lease of its own over it. The others back off.
+  most one sees exactly two names while the stale file is still at the lease's path (checked after
+  the count: a winner's rename leaves two takers' links on the old file), checks that the file is
+  still the stale one it read, and renames a fresh lease of its own over it. The others back off.
 
 The machines' clocks must agree to well within `lease_s` (NTP does). A holder that cannot renew for
 `lease_s` (a stopped process, a partitioned node) loses its lease; it notices at its next renewal
@@ -234,6 +235,14 @@ def _take_over(path: Path, seen: Seen, lease_s: float) -> Lease | None:
             return None  # replaced or released since it was read
         if st.st_nlink != 2:
             _remove_abandoned(path, lease_s)
+            return None
+        # Two names may also be two takers' links after a winner renamed its lease over `path` (and
+        # before it removed its own link): the stale file must still be the one at `path`, read after
+        # the count (a rename after this read came from a taker that counted before our link: three).
+        try:
+            if os.stat(path).st_ino != seen.ino:
+                return None
+        except FileNotFoundError:
             return None
         again = read(mark)
         if again is None or again.ino != seen.ino or not again.stale(lease_s):

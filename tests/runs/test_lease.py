@@ -120,6 +120,29 @@ def test_a_stale_lease_is_taken_over_by_exactly_one_of_many_racing_processes(tmp
     assert not list(tmp_path.iterdir())  # released; no taker left a link behind
 
 
+def test_a_taker_that_linked_before_a_winners_rename_backs_off(tmp_path, monkeypatch):
+    # The interleaving the race above hits only now and then, made to happen: taker B links the stale file,
+    # then winner A (which counted two names before B linked) renames its fresh lease over the path while
+    # its own link is still there, so B counts two names on the stale file: B must see the path moved on.
+    path = tmp_path / "ep.lease"
+    stale_lease(path)
+    seen = lease.read(path)
+    real_link = os.link
+
+    def link_then_lose_the_race(src, dst):
+        real_link(src, dst)
+        real_link(src, tmp_path / "ep.lease.A.take")  # winner A's link, removed only after its rename
+        fresh = tmp_path / "ep.lease.A.new"
+        fresh.write_text(json.dumps({"nonce": "A"}))
+        os.rename(fresh, path)
+
+    monkeypatch.setattr(os, "link", link_then_lose_the_race)
+    assert lease._take_over(path, seen, 5) is None
+    monkeypatch.undo()
+    assert lease.read(path).info == {"nonce": "A"}  # A's lease stands
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ep.lease", "ep.lease.A.take"]  # B left no link
+
+
 def test_a_fresh_lease_of_another_machine_is_not_taken_and_a_stale_one_is(tmp_path):
     path = tmp_path / "ep.lease"
     stale_lease(path, age_s=1.0)
