@@ -176,8 +176,10 @@ def test_a_job_warned_of_its_time_limit_is_requeued_and_finishes_without_duplica
     """submitit's checkpointing: Slurm signals the job 60 s before its 2-minute limit, submitit requeues it,
     and the requeued job skips the episodes already recorded: the sweep completes in one command."""
     log = tmp_path / "agent.log"
-    # six episodes of 8 s: more than one run's window before the warning (Slurm sends it up to 60 s early)
-    extra = {"SDEBENCH_TEST_AGENT_LOG": str(log), "SDEBENCH_TEST_AGENT_SLEEP": "8"}
+    # Six episodes of 12 s (72 s of work), so the warning always comes before the last one ends. The
+    # limit is 2 min and the warning is due 60 s before it; Slurm may send it up to 60 s early, but never
+    # late. With 8 s episodes, an idle machine finished the sweep before the warning came.
+    extra = {"SDEBENCH_TEST_AGENT_LOG": str(log), "SDEBENCH_TEST_AGENT_SLEEP": "12"}
     args = [*SLOW_SWEEP, f"tasks_dir={ROOT / 'tasks'}", f"results_dir={tmp_path / 'results'}",
             f"hydra.sweep.dir={tmp_path / 'sweep'}", "hydra.launcher.timeout_min=2", "hydra.launcher.signal_delay_s=60",
             "hydra.launcher.max_num_timeout=5"]
